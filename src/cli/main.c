@@ -1,0 +1,72 @@
+/*
+ * zlb: the command-line front. A git-style table of subcommands; the only
+ * place (with the cmd_*.c files) that prints usage and exits.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+const struct cmd_struct commands[] = {
+	{ "run", cmd_run, "measure one FlagGems operator into runs/<op>_<time>/" },
+	{ "help", cmd_help, "list commands, or show one command's options" },
+	{ "version", cmd_version, "print the zlb version" },
+	{ NULL, NULL, NULL },
+};
+
+static const struct cmd_struct *find_command(const char *name)
+{
+	for (const struct cmd_struct *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+static void list_commands(FILE *out)
+{
+	fprintf(out, "usage: zlb <command> [options]\n\ncommands:\n");
+	for (const struct cmd_struct *c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out, "\n'zlb <command> --help' shows a command's options.\n");
+}
+
+int cmd_help(int argc, char **argv)
+{
+	const struct cmd_struct *c;
+
+	if (argc < 2) {
+		list_commands(stdout);
+		return ZLB_EXIT_OK;
+	}
+	c = find_command(argv[1]);
+	if (!c) {
+		fprintf(stderr, "zlb: '%s' is not a zlb command; see 'zlb help'\n", argv[1]);
+		return ZLB_EXIT_USAGE;
+	}
+	char *sub[] = { argv[1], "--help", NULL };
+	return c->fn(2, sub);
+}
+
+int cmd_version(int argc, char **argv)
+{
+	printf("zlb %s\n", ZLB_VERSION);
+	return ZLB_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd_struct *c;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		list_commands(argc < 2 ? stderr : stdout);
+		return argc < 2 ? ZLB_EXIT_USAGE : ZLB_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version"))
+		return cmd_version(argc - 1, argv + 1);
+	c = find_command(argv[1]);
+	if (!c) {
+		fprintf(stderr, "zlb: '%s' is not a zlb command; see 'zlb help'\n", argv[1]);
+		return ZLB_EXIT_USAGE;
+	}
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,1 @@
+#include "timer/zlbtimer.h"

@@ -1,0 +1,2 @@
+/* filled by the timer work */
+int fake_cuda_placeholder;
