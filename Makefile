@@ -1,6 +1,11 @@
-# Thin front for CMake: `make`, `make test`, `make clean`.
+# Thin front for CMake: `make deps` (root, Debian), `make`, `make test`, `make clean`.
 BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+
+# Everything zlb needs to build and test, from Debian's archive only.
+DEBIAN_PACKAGES = build-essential cmake ninja-build pkg-config \
+	libjansson-dev libyaml-dev libxxhash-dev libcmocka-dev \
+	python3 python3-pytest python3-yaml
 
 all: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -8,10 +13,20 @@ all: $(BUILD)/build.ninja
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja
 
+deps:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
 test: all
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test clean
+.PHONY: all deps test clean

@@ -1,0 +1,96 @@
+/*
+ * Accelerator backends: everything that differs between vendors lives in
+ * one struct backend_ops per vendor (src/backends/<vendor>.c), listed once
+ * in registry.c. Code outside src/backends/ asks a backend; it never names
+ * a vendor.
+ */
+#ifndef ZLB_BACKEND_H
+#define ZLB_BACKEND_H
+
+#include <stdint.h>
+
+#include "core/strbuf.h"
+#include "core/strvec.h"
+
+struct device_info {
+	int index;          /* ordinal as this process sees it */
+	char *name;         /* e.g. "NVIDIA H200" */
+	char *uuid;         /* vendor's stable id, or NULL */
+	uint64_t total_mem; /* bytes, 0 if unknown */
+};
+
+struct device_list {
+	struct device_info *v;
+	int nr;
+	char *driver_version; /* or NULL */
+};
+
+void device_list_release(struct device_list *list);
+
+enum backend_cap {
+	/* zlb's graph timer (capture + libzlbtimer replay) works on this backend. */
+	BACKEND_CAP_GRAPH_TIMER = 1 << 0,
+};
+
+struct backend_ops {
+	const char *name;                      /* canonical, e.g. "cuda" */
+	const char *const *aliases;            /* NULL-terminated */
+	const char *description;
+	/* Visibility variables this backend writes (all set to the device id). */
+	const char *const *visibility_keys;
+	/* FlagGems' vendor name: exported as GEMS_VENDOR so flag_gems skips its probe. */
+	const char *flaggems_vendor;
+	unsigned caps;                         /* enum backend_cap bits */
+	/*
+	 * Exact error texts that make a graph-capture failure fatal (the device
+	 * is broken, falling back would hide it). Anything else falls back to
+	 * direct timing for that row.
+	 */
+	const char *const *capture_fatal_texts;
+	/* In-process plugins only this backend needs, loaded before all others. */
+	const char *const *compat_plugins;
+	/*
+	 * Enumerate the devices visible to this process.
+	 * Returns 0 (list filled, possibly empty), 1 when the vendor's stack is
+	 * absent, or -1 on error (with error() called).
+	 */
+	int (*list_devices)(struct device_list *out, struct strbuf *why);
+};
+
+/* Find a backend by name or alias (case-insensitive); NULL if unknown. */
+const struct backend_ops *backend_find(const char *name);
+/* All registered backends, NULL-terminated, in registry order. */
+const struct backend_ops *const *backend_all(void);
+/* "cuda (nvidia, nv), musa (...), ..." for messages. Fresh allocation. */
+char *backend_names_help(void);
+
+/*
+ * The physical device id for the logical index the user asked for:
+ * when the inherited environment already restricts visibility (say
+ * CUDA_VISIBLE_DEVICES=6,7), logical 1 is "7", so a caller who picked idle
+ * cards is never moved onto others. Returns NULL (with error()) when the
+ * index is outside the inherited list.
+ */
+char *backend_physical_device(const struct backend_ops *b,
+			      const struct strvec *env, int logical);
+
+/*
+ * Write the backend's visibility variables into env (all set to
+ * physical_id) and remove every other backend's keys.
+ */
+void backend_apply_visibility(const struct backend_ops *b, struct strvec *env,
+			      const char *physical_id);
+
+/* Helpers shared by the vendor files (dlprobe.c). */
+struct dl_count_probe {
+	const char *const *libs;    /* tried in order with dlopen */
+	const char *init_sym;       /* int init(unsigned) or NULL */
+	int init_takes_null;        /* init(NULL) instead of init(0) */
+	const char *count_sym;      /* int count(int *) */
+	const char *name_sym;       /* int name(char *, int, int dev) or NULL */
+	const char *version_sym;    /* int version(int *) or NULL */
+};
+int dl_count_devices(const struct dl_count_probe *p, struct device_list *out,
+		     struct strbuf *why);
+
+#endif

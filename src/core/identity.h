@@ -1,0 +1,39 @@
+/*
+ * run_identity.json: what a run was (caliber) and what it ran on
+ * (provenance). Two runs are comparable only when every caliber field
+ * matches; provenance may differ (the compiler under test is provenance).
+ *
+ *   { "schema_version": 1,
+ *     "status": "running" | "completed" | "failed" | "interrupted" | "crashed",
+ *     "op": ..., "caliber": {...}, "provenance": {...}, "outcome": {...} }
+ *
+ * The caliber fields are listed once, in identity_caliber_fields[], so the
+ * comparison code can never forget one.
+ */
+#ifndef ZLB_IDENTITY_H
+#define ZLB_IDENTITY_H
+
+#include <jansson.h>
+
+#define IDENTITY_SCHEMA_VERSION 1
+#define IDENTITY_FILE "run_identity.json"
+
+/* Every key of the "caliber" object, NULL-terminated. */
+extern const char *const identity_caliber_fields[];
+
+/* A fresh identity object with schema_version and empty sections. */
+json_t *identity_new(void);
+
+/* The named section ("caliber", "provenance", "outcome"), created if absent. */
+json_t *identity_section(json_t *id, const char *name);
+
+/* Write <run_dir>/run_identity.json atomically. */
+int identity_write(const char *run_dir, const json_t *id);
+
+/* Read it back: 0, 1 when absent, -1 on error. Checks schema_version. */
+int identity_load(const char *run_dir, json_t **out);
+
+/* Current UTC time as ISO 8601 ("2026-11-29T08:15:02Z"). */
+json_t *identity_now(void);
+
+#endif

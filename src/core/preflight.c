@@ -1,0 +1,453 @@
+#include "preflight.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "paths.h"
+#include "plugin_plan.h"
+#include "proc.h"
+
+#define PROBE_TIMEOUT_MS 60000
+
+static int fail(struct preflight *pf, const char *check, const char *fix_fmt, ...)
+	ZLB_PRINTF(3, 4);
+
+/* Record a failure: the sentence is the last error(); fix says what to do. */
+static int fail(struct preflight *pf, const char *check, const char *fix_fmt, ...)
+{
+	va_list ap;
+
+	pf->failed_check = check;
+	strbuf_reset(&pf->why);
+	strbuf_addstr(&pf->why, last_error());
+	va_start(ap, fix_fmt);
+	strbuf_vaddf(&pf->fix, fix_fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Where zlb's own pieces live: build tree or install prefix. */
+static void locate_own_files(struct preflight *pf, char *const *envp)
+{
+	char *exe = self_exe_dir();
+	const char *env_dir = getenv("ZLB_PYTHON_DIR");
+	const char *env_lib = getenv("ZLB_TIMER_LIB");
+
+	if (env_dir && *env_dir)
+		pf->python_dir = path_absolute(env_dir);
+	if (env_lib && *env_lib)
+		pf->timer_lib = path_absolute(env_lib);
+	if (!exe)
+		return;
+	const char *const py_cands[] = { "../python", "../share/zlbench/python", NULL };
+	for (int i = 0; py_cands[i] && !pf->python_dir; i++) {
+		char *d = path_join(exe, py_cands[i]);
+		char *init = path_join(d, "zlbench/__init__.py");
+		if (is_file(init))
+			pf->python_dir = path_absolute(d);
+		free(init);
+		free(d);
+	}
+	const char *const lib_cands[] = { "libzlbtimer.so", "../lib/zlbench/libzlbtimer.so", NULL };
+	for (int i = 0; lib_cands[i] && !pf->timer_lib; i++) {
+		char *l = path_join(exe, lib_cands[i]);
+		if (is_file(l))
+			pf->timer_lib = path_absolute(l);
+		free(l);
+	}
+	free(exe);
+}
+
+void preflight_python_env(const struct preflight *pf, char *const *envp,
+			  struct strvec *env)
+{
+	const char *old;
+
+	strvec_pushv(env, (const char *const *)envp);
+	old = env_get(env, "PYTHONPATH");
+	if (pf->python_dir) {
+		char *pp = old && *old ? xstrfmt("%s:%s", pf->python_dir, old)
+				       : xstrdup(pf->python_dir);
+		env_set(env, "PYTHONPATH", pp);
+		free(pp);
+	}
+}
+
+static const char probe_script[] =
+	"import json, sys, importlib.util as u\n"
+	"def spec(n):\n"
+	"    try:\n"
+	"        s = u.find_spec(n)\n"
+	"        return s.origin if s else None\n"
+	"    except Exception:\n"
+	"        return None\n"
+	"out = {'python': sys.version.split()[0], 'executable': sys.executable}\n"
+	"try:\n"
+	"    import pytest\n"
+	"    out['pytest'] = pytest.__version__\n"
+	"except Exception as e:\n"
+	"    out['pytest'] = None\n"
+	"    out['pytest_error'] = '%s: %s' % (type(e).__name__, e)\n"
+	"out['zlbench'] = spec('zlbench')\n"
+	"for n in ('flag_gems', 'flaggems_vllm'):\n"
+	"    out[n] = spec(n)\n"
+	"print('ZLB_PROBE ' + json.dumps(out))\n";
+
+static int check_python(struct preflight *pf, const struct run_config *cfg,
+			char *const *envp, json_t **facts)
+{
+	struct strvec env = STRVEC_INIT;
+	struct strbuf out = STRBUF_INIT;
+	json_error_t jerr;
+	const char *line;
+	int rc;
+
+	pf->python = find_program(cfg->python);
+	if (!pf->python) {
+		error("Python interpreter '%s' was not found%s", cfg->python,
+		      strchr(cfg->python, '/') ? "" : " on PATH");
+		return fail(pf, "python", "point --python (ZLB_PYTHON) at the python that "
+			    "has torch, triton and pytest");
+	}
+	if (!pf->python_dir) {
+		error("zlb's Python package (zlbench) was not found beside the zlb binary");
+		return fail(pf, "python", "run zlb from its build tree (build/zlb) or an "
+			    "install, or set ZLB_PYTHON_DIR to the folder holding zlbench/");
+	}
+	preflight_python_env(pf, envp, &env);
+	char *argv[] = { pf->python, "-c", (char *)probe_script, NULL };
+	rc = run_capture(argv, env.v, NULL, PROBE_TIMEOUT_MS, &out);
+	strvec_clear(&env);
+	line = strstr(out.buf, "ZLB_PROBE ");
+	if (rc != 0 || !line) {
+		strbuf_rtrim(&out);
+		error("%s could not be probed (exit %d)%s%s", pf->python, rc,
+		      out.len ? ": " : "", out.len > 300 ? out.buf + out.len - 300 : out.buf);
+		strbuf_release(&out);
+		return fail(pf, "python", "check that '%s -c pass' works", pf->python);
+	}
+	*facts = json_loads(line + 10, JSON_DISABLE_EOF_CHECK, &jerr);
+	strbuf_release(&out);
+	if (!*facts) {
+		error("the Python probe answered garbage: %s", jerr.text);
+		return fail(pf, "python", "check the interpreter given by --python");
+	}
+	pf->python_version = xstrdup(json_string_value(json_object_get(*facts, "python"))
+				     ? json_string_value(json_object_get(*facts, "python")) : "?");
+	if (!json_string_value(json_object_get(*facts, "pytest"))) {
+		const char *e = json_string_value(json_object_get(*facts, "pytest_error"));
+		error("%s cannot import pytest (%s)", pf->python, e ? e : "unknown error");
+		return fail(pf, "python", "install pytest for that interpreter, or choose "
+			    "another with --python (ZLB_PYTHON)");
+	}
+	pf->pytest_version = xstrdup(json_string_value(json_object_get(*facts, "pytest")));
+	if (!json_string_value(json_object_get(*facts, "zlbench"))) {
+		error("%s cannot import zlbench from %s", pf->python, pf->python_dir);
+		return fail(pf, "python", "set ZLB_PYTHON_DIR to the folder holding zlbench/");
+	}
+	return 0;
+}
+
+static int check_checkout(struct preflight *pf, const struct run_config *cfg,
+			  json_t *facts)
+{
+	struct strbuf looked = STRBUF_INIT;
+	const char *importable = json_string_value(json_object_get(facts, "flag_gems"));
+	char *dir = NULL;
+
+	if (cfg->test_node && !cfg->flaggems_dir) {
+		/* The node names its own checkout. */
+		if (flaggems_resolve(&pf->target, NULL, NULL, NULL, cfg->test_node))
+			return fail(pf, "benchmark_file", "give a node like "
+				    "/path/FlagGems/benchmark/test_softmax.py::test_softmax");
+		pf->looked = xstrfmt("the checkout of test node %s", cfg->test_node);
+		return 0;
+	}
+	if (flaggems_find_checkout(cfg->flaggems_dir, importable, &looked, &dir)) {
+		pf->looked = strbuf_detach(&looked, NULL);
+		error("%s (looked in: %s)", last_error(), pf->looked);
+		return fail(pf, "flaggems_dir", "set FLAGGEMS_DIR or --flaggems-dir to a "
+			    "FlagGems checkout (the folder holding benchmark/ and src/)");
+	}
+	pf->looked = strbuf_detach(&looked, NULL);
+	if (flaggems_resolve(&pf->target, dir, cfg->op, cfg->op_file, cfg->test_node)) {
+		free(dir);
+		return fail(pf, "benchmark_file", "name the operator as its test function "
+			    "without 'test_' (zlb run softmax), add --op-file when "
+			    "several files define it, or pass --test-node");
+	}
+	free(dir);
+	return 0;
+}
+
+static void chain_text(const struct flaggems_target *t, struct strbuf *sb)
+{
+	for (size_t i = 0; i < t->chain.nr; i++)
+		strbuf_addf(sb, "%s%s", i ? " -> " : "", t->chain.v[i]);
+}
+
+static int check_shapes(struct preflight *pf, const struct run_config *cfg)
+{
+	const struct flaggems_target *t = &pf->target;
+	const char *lookup_name = t->op_name ? t->op_name : t->op;
+	const char *mode = cfg->shape_mode;
+	struct strbuf chain = STRBUF_INIT;
+
+	pf->builtin = builtin_shapes_find(t->op);
+	if (!mode) {
+		if (cfg->shape_file)
+			mode = "file";
+		else if (cfg->test_node)
+			mode = "upstream";
+		else if (pf->builtin)
+			mode = "inline";
+		else
+			mode = "upstream";
+	}
+	pf->shape_mode = mode;
+	if (!strcmp(mode, "file") && !cfg->shape_file) {
+		error("shape mode 'file' needs a shape file");
+		return fail(pf, "shape_file", "pass --shapes FILE (SHAPE_FILE)");
+	}
+	if (!strcmp(mode, "inline") && !pf->builtin) {
+		error("zlb has no built-in shapes for '%s'", t->op);
+		return fail(pf, "shape_file", "pass --shapes FILE, or --shape-mode upstream "
+			    "for FlagGems' own core_shapes.yaml");
+	}
+	if (!strcmp(mode, "upstream")) {
+		if (cfg->shape_file) {
+			error("shape mode 'upstream' ignores shape files, but %s was given",
+			      cfg->shape_file);
+			return fail(pf, "shape_file", "drop --shapes or use --shape-mode file");
+		}
+		if (!pf->builtin || cfg->test_node || cfg->shape_mode)
+			strvec_pushf(&pf->notes, "shapes: FlagGems' own benchmark/core_shapes.yaml"
+				     " (upstream mode)");
+		else
+			strvec_pushf(&pf->notes, "shapes: upstream");
+		return 0;
+	}
+	if (!strcmp(mode, "file")) {
+		char *abs = path_absolute(cfg->shape_file);
+		if (is_dir(abs)) {
+			error("shape file '%s' is a directory", abs);
+			free(abs);
+			return fail(pf, "shape_file", "pass the YAML file itself");
+		}
+		if (!is_file(abs)) {
+			error("shape file '%s' does not exist", abs);
+			free(abs);
+			return fail(pf, "shape_file", "check the path given by --shapes (SHAPE_FILE)");
+		}
+		if (shape_file_load(&pf->shapes, abs, NULL)) {
+			free(abs);
+			return fail(pf, "shape_file", "fix the YAML: a mapping of op or class "
+				    "names to {shapes: [[...], ...]}");
+		}
+		free(abs);
+	} else if (shape_file_load(&pf->shapes, "<built-in>", pf->builtin->yaml)) {
+		BUG("built-in shapes for %s do not parse", t->op);
+	}
+
+	shape_file_lookup(&pf->shapes, lookup_name,
+			  (const char *const *)(t->chain.nr ? t->chain.v : NULL), &pf->lookup);
+	chain_text(t, &chain);
+	if (pf->lookup.problem) {
+		error("shape file %s: %s", pf->shapes.path, pf->lookup.problem);
+		strbuf_release(&chain);
+		return fail(pf, "shape_file", "give '%s' a list of shapes, e.g. "
+			    "'%s: {shapes: [[1024, 1024]]}'", pf->lookup.key, pf->lookup.key);
+	}
+	if (!pf->lookup.key) {
+		struct strvec keys = STRVEC_INIT;
+		struct strbuf wrong = STRBUF_INIT;
+		shape_file_keys(&pf->shapes, &keys);
+		for (size_t i = 0; i < keys.nr; i++)
+			if (ends_with(keys.v[i], "Benchmark"))
+				strbuf_addf(&wrong, "%s'%s'", wrong.len ? ", " : "", keys.v[i]);
+		if (!t->chain.nr) {
+			/* The chain is unknown: FlagGems might still find a class key. */
+			strvec_pushf(&pf->notes, "warning: shape file has no '%s' key and "
+				     "zlb could not read the benchmark's class chain; FlagGems "
+				     "may fall back to a class key or to DEFAULT_SHAPES",
+				     lookup_name);
+			strvec_clear(&keys);
+			strbuf_release(&wrong);
+			strbuf_release(&chain);
+			return 0;
+		}
+		if (wrong.len)
+			error("shape file %s has no '%s' key, and its class key(s) %s are not "
+			      "in %s's class chain (%s), so none applies; FlagGems would "
+			      "fall back to DEFAULT_SHAPES (which include a 2**30-element tensor)",
+			      pf->shapes.path, lookup_name, wrong.buf, lookup_name, chain.buf);
+		else
+			error("shape file %s has neither '%s' nor any class of its chain (%s); "
+			      "FlagGems would fall back to DEFAULT_SHAPES (which include a "
+			      "2**30-element tensor)", pf->shapes.path, lookup_name, chain.buf);
+		strvec_clear(&keys);
+		strbuf_release(&wrong);
+		strbuf_release(&chain);
+		return fail(pf, "shape_file", "add a '%s:' entry with 'shapes: [[...]]'",
+			    lookup_name);
+	}
+	if (pf->lookup.via_class)
+		strvec_pushf(&pf->notes, "shapes: no '%s' key; FlagGems will use the class "
+			     "entry '%s' (%zu shapes) along %s", lookup_name, pf->lookup.key,
+			     pf->lookup.count, chain.buf);
+	else
+		strvec_pushf(&pf->notes, "shapes: %zu under '%s' (%s)", pf->lookup.count,
+			     pf->lookup.key, !strcmp(mode, "inline") ? pf->builtin->about
+								     : pf->shapes.path);
+	if (t->hardcoding_class)
+		strvec_pushf(&pf->notes, "note: %s hard-codes its shapes; zlb's shape "
+			     "plugin makes the file win", t->hardcoding_class);
+	strbuf_release(&chain);
+	return 0;
+}
+
+static int check_replay(struct preflight *pf, const struct run_config *cfg)
+{
+	char *abs;
+
+	if (!cfg->replay_from)
+		return 0;
+	abs = path_absolute(cfg->replay_from);
+	if (!is_dir(abs)) {
+		error(is_file(abs) ? "REPLAY_FROM %s is a file, not a run directory"
+				   : "REPLAY_FROM %s does not exist", abs);
+		free(abs);
+		return fail(pf, "replay_dir", "point --replay-from (REPLAY_FROM) at the run "
+			    "directory of the recording side, e.g. runs/softmax_20260101-120000");
+	}
+	pf->replay_from = abs;
+	return 0;
+}
+
+static int check_device(struct preflight *pf, const struct run_config *cfg,
+			char *const *envp)
+{
+	struct strbuf why = STRBUF_INIT;
+	struct strvec env = STRVEC_INIT;
+	int rc = pf->backend->list_devices(&pf->devices, &why);
+
+	if (rc) {
+		if (rc > 0)
+			error("no %s device is visible: %s", pf->backend->name, why.buf);
+		strbuf_release(&why);
+		return fail(pf, "device", "run on a machine with a %s device, check the "
+			    "driver and the visibility variables, or pick another "
+			    "--backend (ZL_BACKEND)", pf->backend->name);
+	}
+	strbuf_release(&why);
+	if (!pf->devices.nr) {
+		error("no %s device is visible", pf->backend->name);
+		return fail(pf, "device", "check the driver and %s",
+			    pf->backend->visibility_keys[0]);
+	}
+	if (cfg->device >= pf->devices.nr) {
+		error("device %d was asked for, but only %d %s device(s) are visible",
+		      cfg->device, pf->devices.nr, pf->backend->name);
+		return fail(pf, "device", "pick --device 0..%d (ZL_DEVICE)", pf->devices.nr - 1);
+	}
+	strvec_pushv(&env, (const char *const *)envp);
+	pf->physical_device = backend_physical_device(pf->backend, &env, cfg->device);
+	strvec_clear(&env);
+	if (!pf->physical_device)
+		return fail(pf, "device", "pick a device index among those %s leaves visible",
+			    pf->backend->visibility_keys[0]);
+	return 0;
+}
+
+static int check_runs_dir(struct preflight *pf, const struct run_config *cfg)
+{
+	char *abs = path_absolute(cfg->runs_dir);
+	char *probe = abs;
+
+	/* The nearest existing ancestor must be writable. */
+	while (!is_dir(probe)) {
+		char *up = path_dirname(probe);
+		if (probe != abs)
+			free(probe);
+		probe = up;
+	}
+	if (access(probe, W_OK)) {
+		error_errno("cannot create run directories under %s (%s is not writable)",
+			    abs, probe);
+		if (probe != abs)
+			free(probe);
+		free(abs);
+		return fail(pf, "runs_dir", "choose a writable --runs-dir (ZLB_RUNS_DIR)");
+	}
+	if (probe != abs)
+		free(probe);
+	free(abs);
+	return 0;
+}
+
+int preflight_run(struct preflight *pf, const struct run_config *cfg,
+		  char *const *envp)
+{
+	json_t *facts = NULL;
+	int ret = -1;
+
+	memset(pf, 0, sizeof(*pf));
+	strbuf_init(&pf->why, 0);
+	strbuf_init(&pf->fix, 0);
+	strvec_init(&pf->notes);
+
+	pf->backend = backend_find(cfg->backend);
+	if (!pf->backend) {
+		char *names = backend_names_help();
+		error("unknown backend '%s'", cfg->backend);
+		fail(pf, "backend", "use one of: %s", names);
+		free(names);
+		return -1;
+	}
+	pf->timer = plan_timer(pf->backend, cfg->timer);
+	if (!pf->timer)
+		return fail(pf, "timer", "use --timer auto or direct");
+	locate_own_files(pf, envp);
+	if (!strcmp(pf->timer, "graph") && !pf->timer_lib) {
+		error("libzlbtimer.so was not found beside the zlb binary");
+		return fail(pf, "timer", "build it (make) or set ZLB_TIMER_LIB");
+	}
+	if (check_python(pf, cfg, envp, &facts))
+		goto out;
+	if (check_checkout(pf, cfg, facts))
+		goto out;
+	if (check_shapes(pf, cfg))
+		goto out;
+	if (check_replay(pf, cfg))
+		goto out;
+	if (check_device(pf, cfg, envp))
+		goto out;
+	if (check_runs_dir(pf, cfg))
+		goto out;
+	ret = 0;
+out:
+	json_decref(facts);
+	return ret;
+}
+
+void preflight_release(struct preflight *pf)
+{
+	free(pf->python);
+	free(pf->python_version);
+	free(pf->pytest_version);
+	free(pf->python_dir);
+	free(pf->timer_lib);
+	flaggems_target_release(&pf->target);
+	if (pf->shapes.path)
+		shape_file_release(&pf->shapes);
+	free(pf->lookup.problem);
+	device_list_release(&pf->devices);
+	free(pf->physical_device);
+	free(pf->replay_from);
+	free(pf->looked);
+	strvec_clear(&pf->notes);
+	strbuf_release(&pf->why);
+	strbuf_release(&pf->fix);
+}

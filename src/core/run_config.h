@@ -1,0 +1,51 @@
+/*
+ * Everything that configures one `zlb run`: the option table (every knob of
+ * the original tool, each a --flag that reads its environment variable as
+ * the default) and the typed configuration built from it.
+ */
+#ifndef ZLB_RUN_CONFIG_H
+#define ZLB_RUN_CONFIG_H
+
+#include "options.h"
+#include "strvec.h"
+
+extern const struct opt_def run_option_defs[];
+
+/* FlagGems' --dtypes vocabulary (its conftest choices). */
+extern const char *const flaggems_dtypes[];
+
+struct run_config {
+	char *op;               /* operator (test function without test_) */
+	char *op_file;          /* benchmark file stem, or NULL to search */
+	char *shape_file;       /* user shape file, or NULL */
+	char *flaggems_dir;     /* explicit checkout, or NULL to discover */
+	char *test_node;        /* explicit pytest node, or NULL */
+	char *shape_mode;       /* explicit shape mode, or NULL to derive */
+	struct strvec dtypes;   /* empty: upstream's own dtype list */
+	char *bench_level;      /* core | comprehensive */
+	int use_flagtune;
+	char *color;            /* always | never | auto */
+	char *backend;          /* as given (name or alias) */
+	int direct_repeat;
+	struct strvec extra_plugins;
+	char *replay_from;
+	int isolate_tuner_cache;
+	int device;             /* logical device index */
+	char *timer;            /* auto | graph | direct */
+	int warmup_ms;
+	int rep_ms;
+	int seed;
+	char *python;
+	char *runs_dir;
+	int op_given;           /* op came from the command line or OP */
+};
+
+/*
+ * Parse `zlb run` arguments and the environment into cfg. Returns 0,
+ * 1 when --help was asked, or -1 with error() describing bad input.
+ */
+int run_config_parse(struct run_config *cfg, int argc, char **argv,
+		     char *const *envp, struct opt_values *raw);
+void run_config_release(struct run_config *cfg);
+
+#endif

@@ -1,0 +1,679 @@
+#include "runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ansi.h"
+#include "exit_codes.h"
+#include "gitinfo.h"
+#include "identity.h"
+#include "jsonfile.h"
+#include "paths.h"
+#include "plugin_plan.h"
+#include "proc.h"
+#include "rundir.h"
+#include "table.h"
+#include "term.h"
+
+/* How long an interrupted pytest gets before SIGTERM, then SIGKILL. */
+#define INTERRUPT_GRACE_MS 5000
+
+/* --- output: terminal (pretty) and run.log (ANSI-free) ------------------ */
+
+struct tee {
+	int log_fd;
+	int term_fd;
+	int color;
+	struct table_filter tf;
+	struct strbuf scratch;
+};
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return; /* a closed terminal must not stop the run */
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static void term_emit(void *data, const char *line, size_t len)
+{
+	struct tee *t = data;
+	write_all(t->term_fd, line, len);
+	write_all(t->term_fd, "\n", 1);
+}
+
+static void log_line(struct tee *t, const char *line, size_t len)
+{
+	strbuf_reset(&t->scratch);
+	strbuf_add(&t->scratch, line, len);
+	strbuf_ansi_strip(&t->scratch);
+	strbuf_addch(&t->scratch, '\n');
+	write_all(t->log_fd, t->scratch.buf, t->scratch.len);
+}
+
+static void tee_on_line(void *ctx, const char *line, size_t len, size_t shown)
+{
+	struct tee *t = ctx;
+
+	log_line(t, line, len);
+	if (shown) {
+		/* The start of this line is already on the screen: finish it as is. */
+		write_all(t->term_fd, line + shown, len - shown);
+		write_all(t->term_fd, "\n", 1);
+		return;
+	}
+	table_filter_line(&t->tf, line, len);
+}
+
+static size_t tee_on_partial(void *ctx, const char *data, size_t len)
+{
+	struct tee *t = ctx;
+
+	if (table_filter_holding(&t->tf))
+		return 0;
+	write_all(t->term_fd, data, len);
+	return len;
+}
+
+static void tee_on_interrupt(void *ctx, int sig)
+{
+	struct tee *t = ctx;
+	char *msg = xstrfmt("zlb: interrupted (SIG%s): stopping pytest and its children; "
+			    "the run directory keeps what was written",
+			    sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+
+	table_filter_flush(&t->tf);
+	log_line(t, msg, strlen(msg));
+	strbuf_reset(&t->scratch);
+	term_addstr_colored(&t->scratch, t->color, TERM_YELLOW, msg);
+	strbuf_addch(&t->scratch, '\n');
+	write_all(t->term_fd, t->scratch.buf, t->scratch.len);
+	free(msg);
+}
+
+/* A line of zlb's own, to both sinks, coloured on the terminal (PLAIN: not). */
+#define PLAIN (-1)
+static void say(struct tee *t, int c, const char *fmt, ...) ZLB_PRINTF(3, 4);
+static void say(struct tee *t, int c, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	log_line(t, sb.buf, sb.len);
+	term_addstr_colored(&out, t->color && c != PLAIN, c == PLAIN ? TERM_BOLD : (enum term_color)c,
+			    sb.buf);
+	strbuf_addch(&out, '\n');
+	write_all(t->term_fd, out.buf, out.len);
+	strbuf_release(&sb);
+	strbuf_release(&out);
+}
+
+/* --- the child ---------------------------------------------------------- */
+
+static char *tuner_cache_caliber(const struct run_config *cfg, const struct strvec *env,
+				 const char *isolated_dir)
+{
+	const char *url = env_get(env, "FLAGGEMS_DB_URL");
+	const char *dir = env_get(env, "FLAGGEMS_CACHE_DIR");
+	const char *home = env_get(env, "HOME");
+
+	if (isolated_dir)
+		return xstrdup("isolated");
+	if (url && *url)
+		return xstrfmt("shared(%s)", url);
+	if (dir && *dir)
+		return xstrfmt("shared(%s)", dir);
+	return xstrfmt("shared(%s/.flaggems)", home && *home ? home : "~");
+}
+
+static void build_env(const struct run_config *cfg, const struct preflight *pf,
+		      char *const *envp, const char *run_dir, const char *shape_archive,
+		      const char *isolated_cache, struct strvec *env)
+{
+	struct strbuf fatal = STRBUF_INIT;
+
+	preflight_python_env(pf, envp, env);
+	backend_apply_visibility(pf->backend, env, pf->physical_device);
+	/* flag_gems reads this first and skips its device probe (a subprocess per vendor). */
+	env_set(env, "GEMS_VENDOR", pf->backend->flaggems_vendor);
+	env_set(env, "USE_FLAGTUNE", cfg->use_flagtune ? "1" : "0");
+	env_set(env, "PYTHONUNBUFFERED", "1");
+	env_set(env, "ZLB_RUN_DIR", run_dir);
+	env_set(env, "ZLB_OP", pf->target.op);
+	env_set(env, "ZLB_SHAPE_MODE", pf->shape_mode);
+	if (strcmp(pf->shape_mode, "upstream"))
+		env_set(env, "ZLB_SHAPE_FILE", shape_archive);
+	else
+		env_unset(env, "ZLB_SHAPE_FILE");
+	{
+		char *v = xstrfmt("%d", cfg->seed);
+		env_set(env, "ZLB_SEED", v);
+		free(v);
+		v = xstrfmt("%d", cfg->direct_repeat);
+		env_set(env, "ZLB_DIRECT_REPEAT", v);
+		free(v);
+	}
+	env_set(env, "ZLB_TIMER", pf->timer);
+	if (pf->timer_lib)
+		env_set(env, "ZLB_TIMER_LIB", pf->timer_lib);
+	for (const char *const *f = pf->backend->capture_fatal_texts; f && *f; f++)
+		strbuf_addf(&fatal, "%s%s", fatal.len ? "\n" : "", *f);
+	env_set(env, "ZLB_CAPTURE_FATAL", fatal.buf);
+	if (pf->target.package)
+		env_set(env, "ZLB_PACKAGE", pf->target.package);
+	if (isolated_cache) {
+		env_set(env, "FLAGGEMS_CACHE_DIR", isolated_cache);
+		env_unset(env, "FLAGGEMS_DB_URL");
+	}
+	strbuf_release(&fatal);
+}
+
+static void build_argv(const struct run_config *cfg, const struct preflight *pf,
+		       const char *shape_archive, const struct strvec *plugins,
+		       struct strvec *argv)
+{
+	strvec_pushl(argv, pf->python, "-m", "pytest", pf->target.node,
+		     "-p", "no:cacheprovider", "-s", "-v", "-rfEsx", NULL);
+	for (size_t i = 0; i < plugins->nr; i++)
+		strvec_pushl(argv, "-p", plugins->v[i], NULL);
+	strvec_pushl(argv, "--level", cfg->bench_level, "--mode", "kernel", NULL);
+	strvec_pushf(argv, "--warmup");
+	strvec_pushf(argv, "%d", cfg->warmup_ms);
+	strvec_pushf(argv, "--iter");
+	strvec_pushf(argv, "%d", cfg->rep_ms);
+	if (strcmp(pf->shape_mode, "upstream"))
+		strvec_pushl(argv, "--shape_file", shape_archive, NULL);
+	for (size_t i = 0; i < cfg->dtypes.nr; i++)
+		strvec_pushl(argv, "--dtypes", cfg->dtypes.v[i], NULL);
+}
+
+/* --- identity ----------------------------------------------------------- */
+
+static json_t *strvec_json(const struct strvec *sv)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < sv->nr; i++)
+		json_array_append_new(a, json_string(sv->v[i]));
+	return a;
+}
+
+static json_t *initial_identity(const struct run_config *cfg, const struct preflight *pf,
+				const char *run_dir, const char *tuner_cache,
+				const struct strvec *plugins, const struct strvec *child_argv,
+				int argc, char **argv)
+{
+	json_t *id = identity_new();
+	json_t *cal = identity_section(id, "caliber");
+	json_t *prov = identity_section(id, "provenance");
+	const struct device_info *dev = &pf->devices.v[cfg->device];
+	char host[256] = "";
+	char *commit = git_head_commit(pf->target.dir);
+	struct strvec cmd = STRVEC_INIT;
+
+	json_object_set_new(id, "op", json_string(pf->target.op));
+	json_object_set_new(id, "run_dir", json_string(run_dir));
+
+	json_object_set_new(cal, "backend", json_string(pf->backend->name));
+	json_object_set_new(cal, "device", json_string(dev->name ? dev->name : "unknown"));
+	json_object_set_new(cal, "timer", json_string(pf->timer));
+	json_object_set_new(cal, "mode", json_string("kernel"));
+	json_object_set_new(cal, "bench_level", json_string(cfg->bench_level));
+	json_object_set_new(cal, "shape_mode", json_string(pf->shape_mode));
+	json_object_set_new(cal, "tuner_cache", json_string(tuner_cache));
+	json_object_set_new(cal, "direct_repeat", json_integer(cfg->direct_repeat));
+	json_object_set_new(cal, "autotune_mode", json_string(cfg->replay_from ? "replay" : "record"));
+	json_object_set_new(cal, "use_flagtune", json_boolean(cfg->use_flagtune));
+	json_object_set_new(cal, "dtypes", cfg->dtypes.nr ? strvec_json(&cfg->dtypes)
+							  : json_string("upstream"));
+	json_object_set_new(cal, "seed", json_integer(cfg->seed));
+	json_object_set_new(cal, "warmup_ms", json_integer(cfg->warmup_ms));
+	json_object_set_new(cal, "rep_ms", json_integer(cfg->rep_ms));
+
+	gethostname(host, sizeof(host) - 1);
+	strvec_pushv(&cmd, (const char *const *)argv);
+	(void)argc;
+	json_object_set_new(prov, "zlb_version", json_string(ZLB_VERSION));
+	json_object_set_new(prov, "command_line", strvec_json(&cmd));
+	json_object_set_new(prov, "host", json_string(host));
+	json_object_set_new(prov, "started_at", identity_now());
+	json_object_set_new(prov, "op_file", json_string(pf->target.op_file));
+	json_object_set_new(prov, "op_name", pf->target.op_name ? json_string(pf->target.op_name)
+								: json_null());
+	json_object_set_new(prov, "test_node", json_string(pf->target.node));
+	json_object_set_new(prov, "flaggems_dir", json_string(pf->target.dir));
+	json_object_set_new(prov, "flaggems_package", pf->target.package ?
+			    json_string(pf->target.package) : json_null());
+	json_object_set_new(prov, "flaggems_commit", commit ? json_string(commit) : json_null());
+	json_object_set_new(prov, "python", json_string(pf->python));
+	json_object_set_new(prov, "python_version", json_string(pf->python_version));
+	json_object_set_new(prov, "pytest_version", json_string(pf->pytest_version));
+	json_object_set_new(prov, "device_index", json_integer(cfg->device));
+	json_object_set_new(prov, "device_visible_as", json_string(pf->physical_device));
+	json_object_set_new(prov, "gpu_name", json_string(dev->name ? dev->name : "unknown"));
+	json_object_set_new(prov, "gpu_uuid", dev->uuid ? json_string(dev->uuid) : json_null());
+	json_object_set_new(prov, "gpu_total_mem", json_integer((json_int_t)dev->total_mem));
+	json_object_set_new(prov, "driver_version", pf->devices.driver_version ?
+			    json_string(pf->devices.driver_version) : json_null());
+	json_object_set_new(prov, "replay_from", pf->replay_from ? json_string(pf->replay_from)
+								 : json_null());
+	json_object_set_new(prov, "shape_source", json_string(
+		!strcmp(pf->shape_mode, "file") ? pf->shapes.path :
+		!strcmp(pf->shape_mode, "inline") ? "built-in" : "upstream core_shapes.yaml"));
+	json_object_set_new(prov, "plugins", strvec_json(plugins));
+	json_object_set_new(prov, "timer_lib", pf->timer_lib ? json_string(pf->timer_lib)
+							     : json_null());
+	json_object_set_new(prov, "pytest_command", strvec_json(child_argv));
+	strvec_clear(&cmd);
+	free(commit);
+	return id;
+}
+
+/* --- reading back what the plugins wrote -------------------------------- */
+
+struct tally {
+	long rows, rows_graph, rows_direct, rows_failed;
+	long passed, failed, skipped;
+	json_t *markers;      /* name -> count */
+	json_t *runtime;      /* PROVENANCE fields */
+	json_t *skips;        /* reasons */
+	json_t *fallbacks;    /* "op dtype shape" of rows not graph-timed */
+};
+
+static int measurement_timer(const json_t *m, const char **timer)
+{
+	*timer = json_is_object(m) ? json_str(m, "timer") : NULL;
+	return *timer != NULL;
+}
+
+static int tally_row(void *ctx, json_t *row, size_t lineno)
+{
+	struct tally *t = ctx;
+	const char *kind = json_str(row, "kind"), *tt, *gt;
+	int has_t, has_g, direct;
+
+	if (kind && strcmp(kind, "row"))
+		return 0;
+	t->rows++;
+	if (json_str(row, "status") && strcmp(json_str(row, "status"), "SUCCESS"))
+		t->rows_failed++;
+	has_t = measurement_timer(json_object_get(row, "torch"), &tt);
+	has_g = measurement_timer(json_object_get(row, "gems"), &gt);
+	direct = (has_t && !strcmp(tt, "direct")) || (has_g && !strcmp(gt, "direct"));
+	if (direct) {
+		t->rows_direct++;
+		json_array_append_new(t->fallbacks, json_sprintf("%s %s %s",
+			json_str(row, "op_name") ? json_str(row, "op_name") : "?",
+			json_str(row, "dtype") ? json_str(row, "dtype") : "?",
+			json_str(row, "shape_detail") ? json_str(row, "shape_detail") : "?"));
+	} else if (has_t || has_g) {
+		t->rows_graph++;
+	}
+	return 0;
+}
+
+static int tally_event(void *ctx, json_t *ev, size_t lineno)
+{
+	struct tally *t = ctx;
+	const char *name = json_str(ev, "event");
+
+	if (!name)
+		return 0;
+	if (!strcmp(name, "PROVENANCE")) {
+		json_object_update(t->runtime, ev);
+		json_object_del(t->runtime, "event");
+		json_object_del(t->runtime, "ts");
+		json_object_del(t->runtime, "schema_version");
+		return 0;
+	}
+	if (!strcmp(name, "TEST_OUTCOME")) {
+		const char *when = json_str(ev, "when"), *outcome = json_str(ev, "outcome");
+		if (!when || !outcome)
+			return 0;
+		if (!strcmp(outcome, "skipped") && strcmp(when, "teardown")) {
+			t->skipped++;
+			if (json_str(ev, "reason"))
+				json_array_append_new(t->skips, json_string(json_str(ev, "reason")));
+		} else if (!strcmp(outcome, "failed")) {
+			t->failed++;
+		} else if (!strcmp(when, "call") && !strcmp(outcome, "passed")) {
+			t->passed++;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "PLUGIN") || !strcmp(name, "SHAPES_INJECTED"))
+		return 0;
+	json_object_set_new(t->markers, name,
+			    json_integer(json_integer_value(json_object_get(t->markers, name)) + 1));
+	return 0;
+}
+
+static void read_back(const char *run_dir, struct tally *t, struct tee *tee)
+{
+	char *results = path_join(run_dir, "results.jsonl");
+	char *events = path_join(run_dir, "events.jsonl");
+	size_t bad = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->markers = json_object();
+	t->runtime = json_object();
+	t->skips = json_array();
+	t->fallbacks = json_array();
+	if (jsonl_each(results, tally_row, t, &bad) < 0 || bad)
+		say(tee, TERM_YELLOW, "zlb: warning: %zu unreadable line(s) in results.jsonl", bad);
+	if (jsonl_each(events, tally_event, t, &bad) < 0 || bad)
+		say(tee, TERM_YELLOW, "zlb: warning: %zu unreadable line(s) in events.jsonl", bad);
+	free(results);
+	free(events);
+}
+
+static void tally_release(struct tally *t)
+{
+	json_decref(t->markers);
+	json_decref(t->runtime);
+	json_decref(t->skips);
+	json_decref(t->fallbacks);
+}
+
+/* --- exit status -------------------------------------------------------- */
+
+static int map_exit(const struct child *c, int interrupted)
+{
+	int code = child_exit_code(c);
+
+	if (interrupted)
+		return ZLB_EXIT_INTERRUPTED;
+	if (code >= 128)
+		return code;              /* killed by a signal: 128+N */
+	switch (code) {
+	case 0: return ZLB_EXIT_OK;
+	case 1: return ZLB_EXIT_TESTS_FAILED;
+	case 5: return ZLB_EXIT_NO_TESTS;
+	default: return ZLB_EXIT_PYTEST_ERROR;  /* 2 interrupted, 3 internal, 4 usage */
+	}
+}
+
+static const char *status_word(int exit_code)
+{
+	switch (exit_code) {
+	case ZLB_EXIT_OK: return "completed";
+	case ZLB_EXIT_INTERRUPTED: return "interrupted";
+	default: return exit_code >= 128 ? "crashed" : "failed";
+	}
+}
+
+/* --- the run ------------------------------------------------------------ */
+
+static int archive_shapes(const struct run_config *cfg, const struct preflight *pf,
+			  const char *dest)
+{
+	char *header;
+	int r;
+
+	if (!strcmp(pf->shape_mode, "upstream")) {
+		/* Not passed to pytest; kept so the run says what FlagGems read. */
+		struct shape_file up;
+		char *core = path_join(pf->target.dir, "benchmark/core_shapes.yaml");
+		header = xstrfmt("zlbench: op=%s bench_level=%s shape_mode=upstream\n"
+				 "copy of %s: FlagGems read its own file", pf->target.op,
+				 cfg->bench_level, core);
+		if (shape_file_load(&up, core, NULL)) {
+			r = error("cannot archive FlagGems' %s", core);
+		} else {
+			r = shape_file_archive(&up, dest, header);
+		}
+		shape_file_release(&up);
+		free(core);
+		free(header);
+		return r;
+	}
+	header = xstrfmt("zlbench: op=%s bench_level=%s shape_mode=%s\nsource: %s",
+			 pf->target.op, cfg->bench_level, pf->shape_mode,
+			 !strcmp(pf->shape_mode, "inline") ? pf->builtin->about : pf->shapes.path);
+	r = shape_file_archive(&pf->shapes, dest, header);
+	free(header);
+	return r;
+}
+
+static void print_header(struct tee *t, const struct run_config *cfg,
+			 const struct preflight *pf, const char *run_dir,
+			 const json_t *id, const struct strvec *plugins)
+{
+	const json_t *cal = json_object_get(id, "caliber");
+	const json_t *prov = json_object_get(id, "provenance");
+	const char *commit = json_str(prov, "flaggems_commit");
+	const struct device_info *dev = &pf->devices.v[cfg->device];
+	struct strbuf sb = STRBUF_INIT;
+	const char *key;
+	json_t *v;
+
+	say(t, TERM_BOLD, "zlb %s: run %s -> %s", ZLB_VERSION, pf->target.op, run_dir);
+	say(t, PLAIN, "  flaggems: %s (%s%s%.12s) node %s", pf->target.dir,
+	    pf->target.package ? pf->target.package : "package unknown",
+	    commit ? " @ " : "", commit ? commit : "", pf->target.node);
+	say(t, PLAIN, "  device:   %s %d -> %s=%s, %s%s%s, driver %s", pf->backend->name,
+	    cfg->device, pf->backend->visibility_keys[0], pf->physical_device,
+	    dev->name ? dev->name : "?", dev->uuid ? " " : "", dev->uuid ? dev->uuid : "",
+	    pf->devices.driver_version ? pf->devices.driver_version : "?");
+	json_object_foreach((json_t *)cal, key, v) {
+		char *txt = json_is_string(v) ? xstrdup(json_string_value(v))
+					      : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		strbuf_addf(&sb, "%s%s=%s", sb.len ? " " : "", key, txt);
+		free(txt);
+	}
+	say(t, PLAIN, "  caliber:  %s", sb.buf);
+	for (size_t i = 0; i < pf->notes.nr; i++)
+		say(t, starts_with(pf->notes.v[i], "warning") ? TERM_YELLOW : PLAIN,
+		    "  %s", pf->notes.v[i]);
+	strbuf_reset(&sb);
+	for (size_t i = 0; i < plugins->nr; i++)
+		strbuf_addf(&sb, "%s%s", i ? " " : "", plugins->v[i]);
+	say(t, PLAIN, "  plugins:  %s", sb.buf);
+	strbuf_release(&sb);
+}
+
+static void print_summary(struct tee *t, const struct run_outcome *o,
+			  const struct tally *ta, const struct child *c)
+{
+	struct strbuf sb = STRBUF_INIT, end = STRBUF_INIT;
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	child_describe_end(c, &end);
+	say(t, PLAIN, "%s", "");
+	say(t, ta->rows ? TERM_BOLD : TERM_YELLOW,
+	    "zlb: %ld row(s): %ld graph-timed, %ld direct-timed%s; tests: %ld passed, "
+	    "%ld failed, %ld skipped; pytest %s", ta->rows, ta->rows_graph, ta->rows_direct,
+	    ta->rows_failed ? " (some FAILED)" : "", ta->passed, ta->failed, ta->skipped,
+	    end.buf);
+	json_object_foreach(ta->markers, key, v)
+		strbuf_addf(&sb, "%s%s x%lld", sb.len ? ", " : "", key,
+			    (long long)json_integer_value(v));
+	if (sb.len)
+		say(t, TERM_YELLOW, "zlb: markers: %s (see events.jsonl)", sb.buf);
+	json_array_foreach(ta->fallbacks, i, v)
+		say(t, TERM_YELLOW, "zlb:   not graph-timed: %s", json_string_value(v));
+	json_array_foreach(ta->skips, i, v)
+		say(t, TERM_YELLOW, "zlb:   skipped: %s", json_string_value(v));
+	say(t, o->exit_code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
+	    "zlb: %s, exit %d; run directory %s", status_word(o->exit_code),
+	    o->exit_code, o->run_dir);
+	strbuf_release(&sb);
+	strbuf_release(&end);
+}
+
+static void finalize_identity(json_t *id, const struct run_outcome *o,
+			      const struct tally *ta, const struct child *c,
+			      const char *planned_timer)
+{
+	json_t *cal = identity_section(id, "caliber");
+	json_t *prov = identity_section(id, "provenance");
+	json_t *out = identity_section(id, "outcome");
+	struct strbuf end = STRBUF_INIT;
+	const char *used = planned_timer;
+
+	/* The timer actually used: a row that fell back changes the caliber. */
+	if (ta->rows_direct && ta->rows_graph)
+		used = "graph+direct";
+	else if (ta->rows_direct)
+		used = "direct";
+	else if (ta->rows_graph)
+		used = "graph";
+	json_object_set_new(cal, "timer", json_string(used));
+
+	json_object_set_new(prov, "finished_at", identity_now());
+	json_object_set_new(prov, "runtime", json_deep_copy(ta->runtime));
+
+	child_describe_end(c, &end);
+	json_object_set_new(id, "status", json_string(status_word(o->exit_code)));
+	json_object_set_new(out, "exit_code", json_integer(o->exit_code));
+	json_object_set_new(out, "pytest_exit", json_integer(o->pytest_rc));
+	json_object_set_new(out, "pytest_end", json_string(end.buf));
+	json_object_set_new(out, "interrupted", json_boolean(o->interrupted));
+	json_object_set_new(out, "timer_planned", json_string(planned_timer));
+	json_object_set_new(out, "rows", json_integer(ta->rows));
+	json_object_set_new(out, "rows_graph", json_integer(ta->rows_graph));
+	json_object_set_new(out, "rows_direct", json_integer(ta->rows_direct));
+	json_object_set_new(out, "rows_failed", json_integer(ta->rows_failed));
+	json_object_set_new(out, "tests", json_pack("{s:I,s:I,s:I}",
+		"passed", (json_int_t)ta->passed, "failed", (json_int_t)ta->failed,
+		"skipped", (json_int_t)ta->skipped));
+	json_object_set_new(out, "markers", json_deep_copy(ta->markers));
+	strbuf_release(&end);
+}
+
+int runner_run(const struct run_config *cfg, struct preflight *pf,
+	       char *const *envp, int argc, char **argv, int out_fd,
+	       struct run_outcome *out)
+{
+	struct tee tee = { .log_fd = -1, .term_fd = out_fd };
+	struct strvec env = STRVEC_INIT, child_argv = STRVEC_INIT, plugins = STRVEC_INIT;
+	struct plugin_plan_input plan = { pf->backend, pf->shape_mode, &cfg->extra_plugins };
+	struct child c = { 0 };
+	struct tally ta;
+	char *shape_archive = NULL, *log_path = NULL, *isolated = NULL, *tuner = NULL;
+	json_t *id = NULL;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->pytest_rc = -1;
+	out->exit_code = ZLB_EXIT_IO;
+
+	if (cfg->replay_from) {
+		/* Refused before anything is created: a run that says "replay" must replay. */
+		out->exit_code = ZLB_EXIT_USAGE;
+		return error("--replay-from: replaying recorded autotune configs is not "
+			     "available in this zlb yet; nothing was started");
+	}
+	if (interrupts_install())
+		return -1;
+	if (rundir_claim(cfg->runs_dir, pf->target.op, time(NULL), &out->run_dir))
+		goto done;
+
+	shape_archive = path_join(out->run_dir, "shapes.yaml");
+	if (archive_shapes(cfg, pf, shape_archive))
+		goto done;
+	if (cfg->isolate_tuner_cache) {
+		isolated = path_join(out->run_dir, "tuner_cache");
+		if (mkdir_p(isolated, 0755))
+			goto done;
+	}
+	plan_plugins(&plan, &plugins);
+	build_env(cfg, pf, envp, out->run_dir, shape_archive, isolated, &env);
+	build_argv(cfg, pf, shape_archive, &plugins, &child_argv);
+	tuner = tuner_cache_caliber(cfg, &env, isolated);
+	id = initial_identity(cfg, pf, out->run_dir, tuner, &plugins, &child_argv, argc, argv);
+	if (identity_write(out->run_dir, id))
+		goto done;
+
+	log_path = path_join(out->run_dir, "run.log");
+	tee.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (tee.log_fd < 0) {
+		error_errno("cannot create %s", log_path);
+		goto done;
+	}
+	tee.color = term_color_wanted(out_fd, cfg->color);
+	strbuf_init(&tee.scratch, 256);
+	table_filter_init(&tee.tf, tee.color, term_emit, &tee);
+	print_header(&tee, cfg, pf, out->run_dir, id, &plugins);
+	{
+		struct strbuf cmd = STRBUF_INIT;
+		for (size_t i = 0; i < child_argv.nr; i++)
+			strbuf_addf(&cmd, "%s%s", i ? " " : "", child_argv.v[i]);
+		say(&tee, TERM_DIM, "  command:  (cd %s && %s)", pf->target.dir, cmd.buf);
+		strbuf_release(&cmd);
+	}
+
+	if (interrupt_pending()) {
+		out->interrupted = interrupt_pending();
+	} else {
+		c.argv = child_argv.v;
+		c.envp = env.v;
+		c.dir = pf->target.dir;
+		c.new_pgroup = 1;
+		c.capture = 1;
+		if (child_start(&c))
+			goto done;
+		struct pump_ops ops = { tee_on_line, tee_on_partial, tee_on_interrupt };
+		if (child_pump(&c, &ops, &tee, INTERRUPT_GRACE_MS))
+			goto done;
+		table_filter_flush(&tee.tf);
+		out->interrupted = interrupt_pending();
+		out->pytest_rc = child_exit_code(&c);
+	}
+	out->exit_code = c.pid > 0 ? map_exit(&c, out->interrupted) : ZLB_EXIT_INTERRUPTED;
+
+	read_back(out->run_dir, &ta, &tee);
+	out->rows = ta.rows;
+	out->rows_graph = ta.rows_graph;
+	out->rows_direct = ta.rows_direct;
+	out->tests_passed = ta.passed;
+	out->tests_failed = ta.failed;
+	out->tests_skipped = ta.skipped;
+	finalize_identity(id, out, &ta, &c, pf->timer);
+	print_summary(&tee, out, &ta, &c);
+	tally_release(&ta);
+	if (identity_write(out->run_dir, id)) {
+		out->exit_code = ZLB_EXIT_IO;
+		goto done;
+	}
+	ret = 0;
+done:
+	if (isolated && remove_tree(isolated))
+		warning("could not remove the isolated tuner cache %s", isolated);
+	if (tee.log_fd >= 0) {
+		table_filter_release(&tee.tf);
+		strbuf_release(&tee.scratch);
+		close(tee.log_fd);
+	}
+	interrupts_restore();
+	json_decref(id);
+	strvec_clear(&env);
+	strvec_clear(&child_argv);
+	strvec_clear(&plugins);
+	free(shape_archive);
+	free(log_path);
+	free(isolated);
+	free(tuner);
+	return ret;
+}
+
+void run_outcome_release(struct run_outcome *out)
+{
+	free(out->run_dir);
+	memset(out, 0, sizeof(*out));
+}

@@ -1,0 +1,574 @@
+#include "providers/flaggems.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/paths.h"
+
+#define SOURCE_LIMIT (8u << 20)
+
+void flaggems_target_release(struct flaggems_target *t)
+{
+	free(t->dir);
+	free(t->package);
+	free(t->op);
+	free(t->op_file);
+	free(t->test_path);
+	free(t->node);
+	free(t->op_name);
+	free(t->hardcoding_class);
+	strvec_clear(&t->chain);
+	memset(t, 0, sizeof(*t));
+}
+
+const char *flaggems_package(const char *dir)
+{
+	static const char *const pkgs[] = { "flag_gems", "flaggems_vllm", NULL };
+
+	for (const char *const *p = pkgs; *p; p++) {
+		char *init = xstrfmt("%s/src/%s/__init__.py", dir, *p);
+		int ok = is_file(init);
+		free(init);
+		if (ok)
+			return *p;
+	}
+	return NULL;
+}
+
+static int looks_like_checkout(const char *dir)
+{
+	char *b = path_join(dir, "benchmark");
+	int ok = is_dir(b);
+	free(b);
+	return ok;
+}
+
+static void note(struct strbuf *looked, const char *what)
+{
+	if (looked->len)
+		strbuf_addstr(looked, "; ");
+	strbuf_addstr(looked, what);
+}
+
+int flaggems_find_checkout(const char *explicit_dir, const char *importable_pkg_init,
+			   struct strbuf *looked, char **out)
+{
+	*out = NULL;
+	if (explicit_dir && *explicit_dir) {
+		char *abs = path_absolute(explicit_dir);
+		note(looked, abs);
+		if (!is_dir(abs)) {
+			int r = error("FlagGems directory '%s' does not exist", abs);
+			free(abs);
+			return r;
+		}
+		if (!looks_like_checkout(abs)) {
+			int r = error("'%s' has no benchmark/ folder, so it is not a "
+				      "FlagGems checkout", abs);
+			free(abs);
+			return r;
+		}
+		*out = abs;
+		return 0;
+	}
+	if (importable_pkg_init && *importable_pkg_init) {
+		/* .../src/flag_gems/__init__.py -> walk up to the folder with benchmark/ */
+		char *d = path_dirname(importable_pkg_init);
+		for (int i = 0; i < 4 && strcmp(d, "/"); i++) {
+			char *up = path_dirname(d);
+			free(d);
+			d = up;
+			if (looks_like_checkout(d)) {
+				char *what = xstrfmt("root of the importable package (%s)", d);
+				note(looked, what);
+				free(what);
+				*out = d;
+				return 0;
+			}
+		}
+		char *what = xstrfmt("above %s (no benchmark/ folder: not an "
+				     "editable install)", importable_pkg_init);
+		note(looked, what);
+		free(what);
+		free(d);
+	} else {
+		note(looked, "an importable flag_gems (none)");
+	}
+	char *local = path_absolute("FlagGems");
+	note(looked, local);
+	if (looks_like_checkout(local)) {
+		*out = local;
+		return 0;
+	}
+	free(local);
+	return error("no FlagGems checkout found");
+}
+
+/* Every "def test_<name>(" that starts a line of text (module-level tests). */
+static void scan_test_names(const char *text, struct strvec *names)
+{
+	for (const char *p = text; (p = strstr(p, "def test_")); ) {
+		const char *start = p + 9, *e = start;
+		int at_bol = p == text || p[-1] == '\n';
+
+		while (isalnum((unsigned char)*e) || *e == '_')
+			e++;
+		if (at_bol && *e == '(' && e > start)
+			strvec_pushf(names, "%.*s", (int)(e - start), start);
+		p = e;
+	}
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Benchmark files: benchmark/test_*.py and those one folder deeper (test_FLA/...). */
+static void list_benchmark_files(const char *dir, struct strvec *files)
+{
+	char *bdir = path_join(dir, "benchmark");
+	DIR *d = opendir(bdir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *p;
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "models_benchmark"))
+			continue;
+		p = path_join(bdir, e->d_name);
+		if (starts_with(e->d_name, "test_") && ends_with(e->d_name, ".py")) {
+			if (is_file(p))
+				strvec_push(files, p);
+		} else if (is_dir(p)) {
+			DIR *sd = opendir(p);
+			struct dirent *se;
+			while (sd && (se = readdir(sd))) {
+				if (!starts_with(se->d_name, "test_") || !ends_with(se->d_name, ".py"))
+					continue;
+				char *sp = path_join(p, se->d_name);
+				if (is_file(sp))
+					strvec_push(files, sp);
+				free(sp);
+			}
+			if (sd)
+				closedir(sd);
+		}
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	free(bdir);
+	qsort(files->v, files->nr, sizeof(char *), cmp_str);
+}
+
+size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t *row = xcalloc(lb + 1, sizeof(size_t));
+	size_t res;
+
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	res = row[lb];
+	free(row);
+	return res;
+}
+
+struct candidate {
+	char *name;
+	size_t score;
+};
+
+static int cmp_candidate(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score < y->score ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void flaggems_close_names(const char *dir, const char *op, struct strvec *out,
+			  size_t max)
+{
+	struct strvec files = STRVEC_INIT, names = STRVEC_INIT;
+	struct candidate *c;
+	size_t n = 0, limit = strlen(op) / 3 + 2;
+
+	list_benchmark_files(dir, &files);
+	for (size_t i = 0; i < files.nr; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		if (!strbuf_read_file(&sb, files.v[i], SOURCE_LIMIT))
+			scan_test_names(sb.buf, &names);
+		strbuf_release(&sb);
+	}
+	c = xcalloc(names.nr + 1, sizeof(*c));
+	for (size_t i = 0; i < names.nr; i++) {
+		size_t d = edit_distance(op, names.v[i]);
+		/* A name containing the query (or contained in it) is a good hint too. */
+		if (strstr(names.v[i], op) || strstr(op, names.v[i]))
+			d = d < limit ? d : limit;
+		if (d > limit)
+			continue;
+		int dup = 0;
+		for (size_t k = 0; k < n; k++)
+			dup |= !strcmp(c[k].name, names.v[i]);
+		if (!dup)
+			c[n++] = (struct candidate){ names.v[i], d };
+	}
+	qsort(c, n, sizeof(*c), cmp_candidate);
+	for (size_t i = 0; i < n && i < max; i++)
+		strvec_push(out, c[i].name);
+	free(c);
+	strvec_clear(&names);
+	strvec_clear(&files);
+}
+
+/* The body of module-level `def test_<op>(`: up to the next top-level statement. */
+static char *function_body(const char *text, const char *op)
+{
+	char *needle = xstrfmt("def test_%s(", op);
+	const char *p = text, *end;
+
+	while ((p = strstr(p, needle)) && !(p == text || p[-1] == '\n'))
+		p++;
+	free(needle);
+	if (!p)
+		return NULL;
+	end = strchr(p, '\n');
+	while (end && end[1] && (end[1] == ' ' || end[1] == '\t' || end[1] == '\n' ||
+				 end[1] == ')' || end[1] == '#'))
+		end = strchr(end + 1, '\n');
+	return end ? xstrndup(p, (size_t)(end - p)) : xstrdup(p);
+}
+
+/* Value of name="..." (or '...') in text, or NULL. */
+static char *keyword_string(const char *text, const char *name)
+{
+	char *needle = xstrfmt("%s=", name);
+	const char *p = text;
+	char *res = NULL;
+
+	while ((p = strstr(p, needle))) {
+		if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) {
+			p++;
+			continue;
+		}
+		const char *q = p + strlen(needle);
+		if (*q == '"' || *q == '\'') {
+			const char *e = strchr(q + 1, *q);
+			if (e)
+				res = xstrndup(q + 1, (size_t)(e - q - 1));
+		}
+		break;
+	}
+	free(needle);
+	return res;
+}
+
+/* The first "<Name>Benchmark...(" constructor called in a function body. */
+static char *benchmark_class_called(const char *body)
+{
+	for (const char *p = body; (p = strstr(p, "Benchmark")); p++) {
+		const char *s = p, *e = p;
+		while (s > body && (isalnum((unsigned char)s[-1]) || s[-1] == '_'))
+			s--;
+		while (isalnum((unsigned char)*e) || *e == '_')
+			e++;
+		if (*e == '(' && (s == body || s[-1] != ' ' || strncmp(s - 6, "class ", 6)))
+			return xstrndup(s, (size_t)(e - s));
+	}
+	return NULL;
+}
+
+/* Bases of `class <name>(...)` in text, as bare class names. 0 if found. */
+static int class_bases(const char *text, const char *name, struct strvec *bases,
+		       int *overrides_shapes)
+{
+	char *needle = xstrfmt("class %s(", name);
+	const char *p = text;
+	int found = -1;
+
+	while ((p = strstr(p, needle)) && !(p == text || p[-1] == '\n'))
+		p++;
+	if (p) {
+		const char *q = p + strlen(needle), *close = strchr(q, ')');
+		struct strvec raw = STRVEC_INIT;
+		char *inside = close ? xstrndup(q, (size_t)(close - q)) : xstrdup("");
+		strvec_split(&raw, inside, ", \n\t");
+		for (size_t i = 0; i < raw.nr; i++) {
+			const char *dot = strrchr(raw.v[i], '.');
+			const char *bare = dot ? dot + 1 : raw.v[i];
+			if (*bare && !strchr(bare, '='))
+				strvec_push(bases, bare);
+		}
+		strvec_clear(&raw);
+		free(inside);
+		/* Does the class body define set_shapes or get_input_iter itself? */
+		const char *body = close ? strchr(close, '\n') : NULL, *stop = body;
+		while (stop && stop[1] && (stop[1] == ' ' || stop[1] == '\t' || stop[1] == '\n'))
+			stop = strchr(stop + 1, '\n');
+		if (body) {
+			char *cls = stop ? xstrndup(body, (size_t)(stop - body)) : xstrdup(body);
+			*overrides_shapes = strstr(cls, "def set_shapes(") ||
+					    strstr(cls, "def get_input_iter(");
+			free(cls);
+		}
+		found = 0;
+	}
+	free(needle);
+	return found;
+}
+
+/*
+ * What FlagGems' set_shapes will look up, read statically: the op_name
+ * given to the Benchmark constructor and its class chain through the test
+ * module and benchmark/base.py. Used only to say, before the run, which
+ * shape-file key applies; the plugins redo this in-process for real.
+ */
+static void scan_benchmark(struct flaggems_target *t, const char *text)
+{
+	char *body = function_body(text, t->op);
+	char *cls, *base_py, *bp;
+	struct strbuf base_text = STRBUF_INIT;
+
+	if (!body)
+		return;
+	t->op_name = keyword_string(body, "op_name");
+	if (t->op_name && strstr(body, "is_backward=True") && !strstr(t->op_name, "_backward")) {
+		char *b = xstrfmt("%s_backward", t->op_name);
+		free(t->op_name);
+		t->op_name = b;
+	}
+	cls = benchmark_class_called(body);
+	free(body);
+	if (!cls)
+		return;
+	base_py = path_join(t->dir, "benchmark/base.py");
+	if (strbuf_read_file(&base_text, base_py, SOURCE_LIMIT))
+		strbuf_reset(&base_text);
+	free(base_py);
+	bp = strrchr(cls, '.') ? strrchr(cls, '.') + 1 : cls;
+	/* Depth-first along the first base: FlagGems' classes use single inheritance. */
+	for (char *cur = xstrdup(bp); cur && t->chain.nr < 16; ) {
+		struct strvec bases = STRVEC_INIT;
+		int hard = 0;
+		strvec_push(&t->chain, cur);
+		if (class_bases(text, cur, &bases, &hard) &&
+		    class_bases(base_text.buf, cur, &bases, &hard)) {
+			free(cur);
+			strvec_clear(&bases);
+			break;
+		}
+		if (hard && !t->hardcoding_class && strcmp(cur, "Benchmark"))
+			t->hardcoding_class = xstrdup(cur);
+		free(cur);
+		cur = bases.nr && strcmp(bases.v[0], "object") ? xstrdup(bases.v[0]) : NULL;
+		strvec_clear(&bases);
+	}
+	strbuf_release(&base_text);
+	free(cls);
+}
+
+static char *checkout_above(const char *test_path)
+{
+	char *d = path_dirname(test_path);
+
+	while (strcmp(d, "/")) {
+		char *up = path_dirname(d);
+		if (!strcmp(path_basename(d), "benchmark")) {
+			free(d);
+			return up;
+		}
+		free(d);
+		d = up;
+	}
+	free(d);
+	return NULL;
+}
+
+static int resolve_node(struct flaggems_target *t, const char *dir, const char *test_node)
+{
+	const char *sep = strstr(test_node, "::");
+	char *file, *fn, *abs = NULL, *p;
+
+	if (!sep || !sep[2])
+		return error("test node '%s' must look like "
+			     "path/benchmark/test_<file>.py::test_<op>", test_node);
+	file = xstrndup(test_node, (size_t)(sep - test_node));
+	fn = xstrdup(sep + 2);
+	if ((p = strchr(fn, '[')))
+		*p = '\0';
+	if (!starts_with(fn, "test_") || !fn[5] || strstr(fn, "::")) {
+		int r = error("test node '%s' must name a module-level test function "
+			      "test_<op>", test_node);
+		free(file);
+		free(fn);
+		return r;
+	}
+	if (file[0] != '/' && !is_file(file) && dir) {
+		char *cand = path_join(dir, file);
+		if (is_file(cand))
+			abs = path_absolute(cand);
+		free(cand);
+	}
+	if (!abs)
+		abs = path_absolute(file);
+	free(file);
+	if (!is_file(abs)) {
+		int r = error("benchmark file '%s' of test node '%s' does not exist", abs, test_node);
+		free(abs);
+		free(fn);
+		return r;
+	}
+	t->test_path = abs;
+	t->op = xstrdup(fn + 5);
+	free(fn);
+	t->dir = checkout_above(abs);
+	if (!t->dir)
+		return error("'%s' is not inside a benchmark/ folder of a FlagGems checkout", abs);
+	return 0;
+}
+
+static int file_defines(const char *path, const char *op, struct strbuf *text)
+{
+	struct strvec names = STRVEC_INIT;
+	int found;
+
+	strbuf_reset(text);
+	if (strbuf_read_file(text, path, SOURCE_LIMIT))
+		return 0;
+	scan_test_names(text->buf, &names);
+	found = strvec_find(&names, op) >= 0;
+	strvec_clear(&names);
+	return found;
+}
+
+static int unknown_op(const char *dir, const char *op, const char *where)
+{
+	struct strvec close = STRVEC_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	int r;
+
+	flaggems_close_names(dir, op, &close, 5);
+	for (size_t i = 0; i < close.nr; i++)
+		strbuf_addf(&sb, "%s%s", i ? ", " : "", close.v[i]);
+	if (close.nr)
+		r = error("no benchmark test_%s in %s; close names: %s", op, where, sb.buf);
+	else
+		r = error("no benchmark test_%s in %s, and no operator with a similar name",
+			  op, where);
+	strvec_clear(&close);
+	strbuf_release(&sb);
+	return r;
+}
+
+int flaggems_resolve(struct flaggems_target *t, const char *dir, const char *op,
+		     const char *op_file, const char *test_node)
+{
+	struct strbuf text = STRBUF_INIT;
+	const char *pkg;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (test_node && *test_node) {
+		if (resolve_node(t, dir, test_node))
+			return -1;
+		if (dir) {
+			char *want = path_absolute(dir);
+			if (strcmp(want, t->dir))
+				warning("test node '%s' lies in the checkout %s, not in %s; "
+					"using %s", test_node, t->dir, want, t->dir);
+			free(want);
+		}
+		if (!file_defines(t->test_path, t->op, &text)) {
+			ret = error("'%s' defines no module-level test_%s", t->test_path, t->op);
+			goto out;
+		}
+	} else {
+		if (!op || !*op)
+			return error("no operator given");
+		t->dir = path_absolute(dir);
+		t->op = xstrdup(op);
+		if (op_file && *op_file) {
+			char *rel = xstrfmt("benchmark/test_%s.py", op_file);
+			t->test_path = path_join(t->dir, rel);
+			free(rel);
+			if (!is_file(t->test_path)) {
+				ret = error("benchmark file %s does not exist (from op file '%s')",
+					    t->test_path, op_file);
+				goto out;
+			}
+			if (!file_defines(t->test_path, op, &text)) {
+				char *where = xstrfmt("%s", t->test_path);
+				ret = unknown_op(t->dir, op, where);
+				free(where);
+				goto out;
+			}
+		} else {
+			struct strvec files = STRVEC_INIT, hits = STRVEC_INIT;
+			list_benchmark_files(t->dir, &files);
+			for (size_t i = 0; i < files.nr; i++)
+				if (file_defines(files.v[i], op, &text))
+					strvec_push(&hits, files.v[i]);
+			if (hits.nr == 1) {
+				t->test_path = xstrdup(hits.v[0]);
+				file_defines(t->test_path, op, &text);
+			} else if (!hits.nr) {
+				char *where = xstrfmt("%s/benchmark", t->dir);
+				ret = unknown_op(t->dir, op, where);
+				free(where);
+			} else {
+				struct strbuf sb = STRBUF_INIT;
+				for (size_t i = 0; i < hits.nr; i++)
+					strbuf_addf(&sb, "%s%s", i ? ", " : "",
+						    path_basename(hits.v[i]));
+				ret = error("test_%s is defined in %zu benchmark files (%s); "
+					    "choose one with --op-file (OP_FILE)", op, hits.nr, sb.buf);
+				strbuf_release(&sb);
+			}
+			strvec_clear(&files);
+			strvec_clear(&hits);
+			if (ret)
+				goto out;
+		}
+	}
+	{
+		/* op_file: the stem of the file, relative path kept for subfolders. */
+		char *bdir = path_join(t->dir, "benchmark/");
+		const char *rel = t->test_path + strlen(bdir);
+		const char *base = path_basename(t->test_path);
+		if (!starts_with(t->test_path, bdir)) {
+			ret = error("'%s' is not under %s", t->test_path, bdir);
+			free(bdir);
+			goto out;
+		}
+		t->node = xstrfmt("benchmark/%s::test_%s", rel, t->op);
+		t->op_file = xstrndup(base + (starts_with(base, "test_") ? 5 : 0),
+				      strlen(base) - (starts_with(base, "test_") ? 5 : 0) - 3);
+		free(bdir);
+	}
+	pkg = flaggems_package(t->dir);
+	t->package = pkg ? xstrdup(pkg) : NULL;
+	scan_benchmark(t, text.buf);
+out:
+	strbuf_release(&text);
+	if (ret)
+		flaggems_target_release(t);
+	return ret;
+}
