@@ -33,6 +33,17 @@ enum zlbt_status {
 	ZLBT_ETIMEOUT = 4, /* wall-clock limit hit before min_samples */
 };
 
+/*
+ * What to time. A field left 0 takes its default:
+ *   calls_per_replay  1
+ *   min_samples       10 (or max_samples, if that is set and smaller)
+ *   max_samples       10000
+ *   min_time_ms       0: no GPU-time floor, min_samples alone decides
+ *   max_wall_ms       10000
+ *   warmup_replays    0: none
+ * min_samples > max_samples, a negative or non-finite time, graph_exec 0 or
+ * struct_size smaller than this (version 1) struct give ZLBT_EINVAL.
+ */
 struct zlbt_request {
 	uint32_t struct_size;       /* sizeof(struct zlbt_request) */
 	uint32_t calls_per_replay;  /* K: workload calls captured in the graph */
@@ -46,6 +57,10 @@ struct zlbt_request {
 	uint32_t reserved;
 };
 
+/*
+ * The caller sets struct_size (at least this version 1 size); the library
+ * writes the other fields and never more than struct_size bytes.
+ */
 struct zlbt_result {
 	uint32_t struct_size;       /* sizeof(struct zlbt_result) */
 	uint32_t n;                 /* samples taken (per-call values) */
@@ -74,7 +89,14 @@ ZLBT_API int zlbt_open(char *err, size_t errlen);
  * at least min_samples and min_time_ms of GPU time, at most max_samples or
  * max_wall_ms of wall time. Each sample is one replay's elapsed time divided
  * by calls_per_replay. Up to samples_cap per-call samples are copied to
- * samples_ms (may be NULL). Returns a zlbt_status; err explains failures.
+ * samples_ms (may be NULL), in the order they were taken. Returns a
+ * zlbt_status; err explains failures.
+ *
+ * The graph must have been captured in a CUDA context that is current in
+ * the calling thread (ZLBT_EINVAL otherwise). total_gpu_ms is the sum of
+ * the timed replays (not per call); wall_ms is the time spent sampling,
+ * warm-up excluded. On ZLBT_ETIMEOUT res still describes the samples that
+ * were taken (n < min_samples); on other errors res is zeroed.
  */
 ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
 			     struct zlbt_result *res,
@@ -84,6 +106,9 @@ ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
 /*
  * Statistics over n per-call samples (copied and sorted internally).
  * Exposed so the Python side summarises direct-timer samples the same way.
+ * total_gpu_ms is the sum of the samples and wall_ms is 0. Returns ZLBT_OK,
+ * or ZLBT_EINVAL for n == 0, a NULL pointer, a non-finite sample or a
+ * struct_size below the version 1 size.
  */
 ZLBT_API int zlbt_summarize(const double *samples_ms, uint32_t n,
 			    struct zlbt_result *res);

@@ -1,2 +1,479 @@
-/* filled by the timer work */
-int fake_cuda_placeholder;
+/*
+ * libfakecuda.so: a deterministic stand-in for libcuda.so.1, so that the
+ * whole timing path (stub torch -> ctypes -> libzlbtimer -> "driver") runs
+ * in CI without a GPU. Point $ZLB_LIBCUDA at it.
+ *
+ * The model (the Python stub torch relies on it; change both together):
+ *
+ *   Devices   FAKE_CUDA_DEVICES devices (default 1). "0": cuInit returns
+ *             CUDA_ERROR_NO_DEVICE (100). Each is "Fake H200 (zlbench test
+ *             driver)", 141 GiB, compute capability 9.0, 60 MiB L2, 132 SMs;
+ *             device i has uuid bytes fa ce c0 da 00 00 40 00 80 00 00 00
+ *             00 00 00 i, i.e. GPU-facec0da-0000-4000-8000-0000000000ii.
+ *             cuDriverGetVersion says 13000.
+ *   Context   cuCtxGetCurrent gives a fixed non-NULL context when there are
+ *             devices; FAKE_CUDA_NO_CONTEXT=1 makes it give NULL.
+ *   Graphs    A CUgraphExec's integer value is the nanoseconds of GPU work
+ *             one replay takes. cuGraphLaunch advances a global fake GPU
+ *             clock by that much (handle 0: CUDA_ERROR_INVALID_VALUE).
+ *             FAKE_CUDA_NOISE_PPM=p adds uniform jitter of +-p ppm of the
+ *             replay time from an LCG seeded by FAKE_CUDA_SEED (default 1).
+ *             FAKE_CUDA_LAUNCH_FAIL_AFTER=N: the first N launches succeed,
+ *             launch N+1 and every later one fail with
+ *             CUDA_ERROR_LAUNCH_FAILED (719), as a broken context stays
+ *             broken on a real GPU.
+ *   Events    cuEventRecord stamps the event with the fake clock;
+ *             cuEventElapsedTime gives (end - start) / 1e6 ms. Unrecorded
+ *             events and events created with CU_EVENT_DISABLE_TIMING give
+ *             CUDA_ERROR_INVALID_HANDLE, as the real driver does.
+ *             Synchronisation returns at once: the fake GPU is never behind.
+ *   Graph inspection: every graph has 0 nodes for now.
+ *   Memory    cuMemAlloc_v2 hands out host memory; cuMemsetD8Async fills it.
+ *
+ * The FAKE_CUDA_* variables are read when used, so a test can change them
+ * between calls; the launch count (for FAIL_AFTER) and the jitter LCG start
+ * over at load and at fake_cuda_reset().
+ *
+ * The fake is not thread-safe: the timer calls it from one thread.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda_driver.h"
+
+#define FAKE_API __attribute__((visibility("default")))
+
+/* Prototypes double as a check that the fake matches cuda_driver.h's types. */
+#define CHECK(member, fn) \
+	static __attribute__((unused)) __typeof__(((struct cuda_driver *)0)->member) \
+		check_##fn = fn
+
+struct CUevent_st {
+	uint32_t magic;
+	unsigned int flags;
+	int recorded;
+	uint64_t stamp_ns;
+};
+
+#define EVENT_MAGIC 0x45564e54u
+
+static uint64_t clock_ns;
+static uint64_t launches;
+static long live_events;
+static uint64_t lcg_state;
+static int lcg_seeded;
+static int ctx_storage;
+
+static long env_long(const char *name, long dflt)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return dflt;
+	v = strtol(s, &end, 10);
+	return *end ? dflt : v;
+}
+
+static int device_count(void)
+{
+	long n = env_long("FAKE_CUDA_DEVICES", 1);
+
+	return n < 0 ? 0 : n > 64 ? 64 : (int)n;
+}
+
+/* A uniform value in [-1, 1) from a 64-bit LCG (Knuth's MMIX constants). */
+static double jitter_unit(void)
+{
+	if (!lcg_seeded) {
+		lcg_state = (uint64_t)env_long("FAKE_CUDA_SEED", 1);
+		lcg_seeded = 1;
+	}
+	lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (double)(lcg_state >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+/* ---- introspection for tests ------------------------------------------ */
+
+/* Start the model over: clock 0, no launches, LCG reseeded on next use. */
+FAKE_API void fake_cuda_reset(void)
+{
+	clock_ns = 0;
+	launches = 0;
+	lcg_seeded = 0;
+}
+
+FAKE_API unsigned long long fake_cuda_launch_count(void)
+{
+	return launches;
+}
+
+/* Events created and not yet destroyed. */
+FAKE_API long fake_cuda_live_events(void)
+{
+	return live_events;
+}
+
+FAKE_API unsigned long long fake_cuda_clock_ns(void)
+{
+	return clock_ns;
+}
+
+/* Let a stub "kernel" outside any graph take GPU time. */
+FAKE_API void fake_cuda_advance_ns(unsigned long long ns)
+{
+	clock_ns += ns;
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+static const struct {
+	CUresult rc;
+	const char *name;
+	const char *text;
+} errors[] = {
+	{ 0, "CUDA_SUCCESS", "no error" },
+	{ 1, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+	{ 2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+	{ 3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+	{ 100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
+	{ 101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+	{ 201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+	{ 400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
+	{ 600, "CUDA_ERROR_NOT_READY", "device not ready" },
+	{ 719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure" },
+	{ 999, "CUDA_ERROR_UNKNOWN", "unknown error" },
+};
+
+FAKE_API CUresult cuGetErrorName(CUresult rc, const char **name)
+{
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+		if (errors[i].rc == rc) {
+			*name = errors[i].name;
+			return CUDA_SUCCESS;
+		}
+	}
+	*name = NULL;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+CHECK(cuGetErrorName, cuGetErrorName);
+
+FAKE_API CUresult cuGetErrorString(CUresult rc, const char **text)
+{
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+		if (errors[i].rc == rc) {
+			*text = errors[i].text;
+			return CUDA_SUCCESS;
+		}
+	}
+	*text = NULL;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+CHECK(cuGetErrorString, cuGetErrorString);
+
+/* ---- init and devices -------------------------------------------------- */
+
+FAKE_API CUresult cuInit(unsigned int flags)
+{
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	return device_count() ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+}
+CHECK(cuInit, cuInit);
+
+FAKE_API CUresult cuDriverGetVersion(int *version)
+{
+	if (!version)
+		return CUDA_ERROR_INVALID_VALUE;
+	*version = 13000;
+	return CUDA_SUCCESS;
+}
+CHECK(cuDriverGetVersion, cuDriverGetVersion);
+
+FAKE_API CUresult cuDeviceGetCount(int *count)
+{
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = device_count();
+	return CUDA_SUCCESS;
+}
+CHECK(cuDeviceGetCount, cuDeviceGetCount);
+
+FAKE_API CUresult cuDeviceGet(CUdevice *dev, int ordinal)
+{
+	if (!dev)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ordinal < 0 || ordinal >= device_count())
+		return CUDA_ERROR_INVALID_DEVICE;
+	*dev = ordinal;
+	return CUDA_SUCCESS;
+}
+CHECK(cuDeviceGet, cuDeviceGet);
+
+static int bad_device(CUdevice dev)
+{
+	return dev < 0 || dev >= device_count();
+}
+
+FAKE_API CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	if (!name || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	snprintf(name, (size_t)len, "Fake H200 (zlbench test driver)");
+	return CUDA_SUCCESS;
+}
+CHECK(cuDeviceGetName, cuDeviceGetName);
+
+FAKE_API CUresult cuDeviceGetAttribute(int *value, int attrib, CUdevice dev)
+{
+	if (!value)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	switch (attrib) {
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+		*value = 132;
+		return CUDA_SUCCESS;
+	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+		*value = 60 << 20;
+		return CUDA_SUCCESS;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+		*value = 9;
+		return CUDA_SUCCESS;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+		*value = 0;
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+CHECK(cuDeviceGetAttribute, cuDeviceGetAttribute);
+
+FAKE_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	if (!bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*bytes = (size_t)141 << 30;
+	return CUDA_SUCCESS;
+}
+CHECK(cuDeviceTotalMem, cuDeviceTotalMem_v2);
+
+FAKE_API CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+	static const unsigned char base[16] = {
+		0xfa, 0xce, 0xc0, 0xda, 0x00, 0x00, 0x40, 0x00,
+		0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	};
+
+	if (!uuid)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	memcpy(uuid->bytes, base, sizeof(base));
+	uuid->bytes[15] = (char)dev;
+	return CUDA_SUCCESS;
+}
+CHECK(cuDeviceGetUuid, cuDeviceGetUuid_v2);
+
+FAKE_API CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	return cuDeviceGetUuid_v2(uuid, dev);
+}
+
+/* ---- contexts and streams ---------------------------------------------- */
+
+FAKE_API CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+	if (!ctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!device_count() || env_long("FAKE_CUDA_NO_CONTEXT", 0))
+		*ctx = NULL;
+	else
+		*ctx = (CUcontext)(void *)&ctx_storage;
+	return CUDA_SUCCESS;
+}
+CHECK(cuCtxGetCurrent, cuCtxGetCurrent);
+
+FAKE_API CUresult cuStreamSynchronize(CUstream stream)
+{
+	return CUDA_SUCCESS;
+}
+CHECK(cuStreamSynchronize, cuStreamSynchronize);
+
+FAKE_API CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
+{
+	if (!stream)
+		return CUDA_ERROR_INVALID_VALUE;
+	*stream = malloc(1);
+	return *stream ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+CHECK(cuStreamCreate, cuStreamCreate);
+
+FAKE_API CUresult cuStreamDestroy_v2(CUstream stream)
+{
+	if (!stream)
+		return CUDA_ERROR_INVALID_HANDLE;
+	free(stream);
+	return CUDA_SUCCESS;
+}
+CHECK(cuStreamDestroy, cuStreamDestroy_v2);
+
+FAKE_API CUresult cuStreamDestroy(CUstream stream)
+{
+	return cuStreamDestroy_v2(stream);
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+FAKE_API CUresult cuEventCreate(CUevent *ev, unsigned int flags)
+{
+	struct CUevent_st *e;
+
+	if (!ev)
+		return CUDA_ERROR_INVALID_VALUE;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	e->magic = EVENT_MAGIC;
+	e->flags = flags;
+	*ev = e;
+	live_events++;
+	return CUDA_SUCCESS;
+}
+CHECK(cuEventCreate, cuEventCreate);
+
+static int bad_event(CUevent ev)
+{
+	return !ev || ev->magic != EVENT_MAGIC;
+}
+
+FAKE_API CUresult cuEventRecord(CUevent ev, CUstream stream)
+{
+	if (bad_event(ev))
+		return CUDA_ERROR_INVALID_HANDLE;
+	ev->recorded = 1;
+	ev->stamp_ns = clock_ns;
+	return CUDA_SUCCESS;
+}
+CHECK(cuEventRecord, cuEventRecord);
+
+FAKE_API CUresult cuEventSynchronize(CUevent ev)
+{
+	return bad_event(ev) ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
+}
+CHECK(cuEventSynchronize, cuEventSynchronize);
+
+FAKE_API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
+{
+	if (!ms)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_event(start) || bad_event(end) || !start->recorded ||
+	    !end->recorded || (start->flags & CU_EVENT_DISABLE_TIMING) ||
+	    (end->flags & CU_EVENT_DISABLE_TIMING))
+		return CUDA_ERROR_INVALID_HANDLE;
+	/* Signed: the driver reports a negative time for reversed events. */
+	*ms = (float)((double)(int64_t)(end->stamp_ns - start->stamp_ns) / 1e6);
+	return CUDA_SUCCESS;
+}
+CHECK(cuEventElapsedTime, cuEventElapsedTime);
+
+FAKE_API CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
+{
+	return cuEventElapsedTime(ms, start, end);
+}
+
+FAKE_API CUresult cuEventDestroy_v2(CUevent ev)
+{
+	if (bad_event(ev))
+		return CUDA_ERROR_INVALID_HANDLE;
+	/* Scribble the magic so a use after destroy is caught, usually. */
+	ev->magic = 0;
+	free(ev);
+	live_events--;
+	return CUDA_SUCCESS;
+}
+CHECK(cuEventDestroy, cuEventDestroy_v2);
+
+FAKE_API CUresult cuEventDestroy(CUevent ev)
+{
+	return cuEventDestroy_v2(ev);
+}
+
+/* ---- graphs ------------------------------------------------------------ */
+
+FAKE_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+{
+	uint64_t ns = (uint64_t)(uintptr_t)exec;
+	long fail_after = env_long("FAKE_CUDA_LAUNCH_FAIL_AFTER", -1);
+	long ppm = env_long("FAKE_CUDA_NOISE_PPM", 0);
+
+	if (!ns)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (fail_after >= 0 && launches >= (uint64_t)fail_after)
+		return CUDA_ERROR_LAUNCH_FAILED;
+	launches++;
+	if (ppm > 0) {
+		double d = (double)ns * (double)ppm / 1e6 * jitter_unit();
+		int64_t t = (int64_t)ns + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+
+		ns = t > 0 ? (uint64_t)t : 0;
+	}
+	clock_ns += ns;
+	return CUDA_SUCCESS;
+}
+CHECK(cuGraphLaunch, cuGraphLaunch);
+
+FAKE_API CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *count)
+{
+	if (!graph || !count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = 0;
+	return CUDA_SUCCESS;
+}
+CHECK(cuGraphGetNodes, cuGraphGetNodes);
+
+FAKE_API CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type)
+{
+	/* No graph has nodes, so no node handle is valid. */
+	return CUDA_ERROR_INVALID_VALUE;
+}
+CHECK(cuGraphNodeGetType, cuGraphNodeGetType);
+
+/* ---- memory ------------------------------------------------------------ */
+
+FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes)
+{
+	void *p;
+
+	if (!ptr || !bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	p = malloc(bytes);
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*ptr = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+CHECK(cuMemAlloc, cuMemAlloc_v2);
+
+FAKE_API CUresult cuMemFree_v2(CUdeviceptr ptr)
+{
+	free((void *)(uintptr_t)ptr);
+	return CUDA_SUCCESS;
+}
+CHECK(cuMemFree, cuMemFree_v2);
+
+FAKE_API CUresult cuMemsetD8Async(CUdeviceptr ptr, unsigned char value,
+				  size_t count, CUstream stream)
+{
+	if (!ptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset((void *)(uintptr_t)ptr, value, count);
+	return CUDA_SUCCESS;
+}
+CHECK(cuMemsetD8Async, cuMemsetD8Async);

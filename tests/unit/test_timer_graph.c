@@ -1,0 +1,478 @@
+/*
+ * zlbt_time_graph() against the fake driver (tests/fakes/fake_libcuda.c),
+ * where a graph handle's value is the nanoseconds one replay takes, so
+ * every number the timer returns can be predicted exactly.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "timer/zlbtimer.h"
+
+#define assert_near(a, b, eps) do { \
+	double a_ = (a), b_ = (b); \
+	if (!(fabs(a_ - b_) <= (eps))) \
+		fail_msg("%s = %.17g, expected %.17g (+-%g)", #a, a_, b_, \
+			 (double)(eps)); \
+} while (0)
+
+static void (*fake_reset)(void);
+static unsigned long long (*fake_launches)(void);
+static long (*fake_live_events)(void);
+
+static int setup_driver(void **state)
+{
+	void *h;
+
+	unsetenv("FAKE_CUDA_DEVICES");
+	unsetenv("FAKE_CUDA_NO_CONTEXT");
+	unsetenv("FAKE_CUDA_NOISE_PPM");
+	unsetenv("FAKE_CUDA_SEED");
+	unsetenv("FAKE_CUDA_LAUNCH_FAIL_AFTER");
+	setenv("ZLB_LIBCUDA", ZLB_FAKECUDA, 1);
+	/* The same path gives the same handle the timer's loader gets. */
+	h = dlopen(ZLB_FAKECUDA, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return -1;
+	*(void **)&fake_reset = dlsym(h, "fake_cuda_reset");
+	*(void **)&fake_launches = dlsym(h, "fake_cuda_launch_count");
+	*(void **)&fake_live_events = dlsym(h, "fake_cuda_live_events");
+	return fake_reset && fake_launches && fake_live_events ? 0 : -1;
+}
+
+/* Each test starts from a clean model and leaves no knob set. */
+static int fresh(void **state)
+{
+	fake_reset();
+	return 0;
+}
+
+static int tidy(void **state)
+{
+	unsetenv("FAKE_CUDA_NO_CONTEXT");
+	unsetenv("FAKE_CUDA_NOISE_PPM");
+	unsetenv("FAKE_CUDA_SEED");
+	unsetenv("FAKE_CUDA_LAUNCH_FAIL_AFTER");
+	/*
+	 * Whatever happened, every event the timer made is gone. (cmocka
+	 * ignores asserts in a teardown; a non-zero return fails the test.)
+	 */
+	if (fake_live_events()) {
+		print_error("%ld events were not destroyed\n", fake_live_events());
+		return -1;
+	}
+	return 0;
+}
+
+static struct zlbt_request request(uint64_t ns, uint32_t calls)
+{
+	struct zlbt_request q;
+
+	memset(&q, 0, sizeof(q));
+	q.struct_size = sizeof(q);
+	q.graph_exec = ns;
+	q.calls_per_replay = calls;
+	return q;
+}
+
+static void result_init(struct zlbt_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->struct_size = sizeof(*r);
+}
+
+static void opens(void **state)
+{
+	char err[256] = "junk";
+
+	assert_int_equal(zlbt_open(err, sizeof(err)), ZLBT_OK);
+	assert_string_equal(err, "");
+	/* Idempotent. */
+	assert_int_equal(zlbt_open(err, sizeof(err)), ZLBT_OK);
+	assert_int_equal(zlbt_open(NULL, 0), ZLBT_OK);
+}
+
+static void median_is_per_call(void **state)
+{
+	struct zlbt_request q = request(1500000, 100);
+	struct zlbt_result r;
+	double samples[32];
+	char err[256];
+
+	q.min_samples = 10;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, samples, 32, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.struct_size, sizeof(r));
+	assert_int_equal(r.n, 10);
+	/* 1.5 ms per replay of 100 calls: exactly 0.015 ms per call. */
+	assert_true(r.median_ms == 0.015);
+	assert_true(r.min_ms == 0.015);
+	assert_true(r.max_ms == 0.015);
+	assert_true(r.q1_ms == 0.015);
+	assert_true(r.q3_ms == 0.015);
+	assert_near(r.mean_ms, 0.015, 1e-15);
+	assert_true(r.stdrel < 1e-12);
+	/* total_gpu_ms is per replay, not per call. */
+	assert_near(r.total_gpu_ms, 15.0, 1e-12);
+	assert_true(r.wall_ms > 0);
+	for (int i = 0; i < 10; i++)
+		assert_true(samples[i] == 0.015);
+	assert_int_equal(fake_launches(), 10);
+}
+
+static uint32_t taken(struct zlbt_request *q, int expect_rc)
+{
+	struct zlbt_result r;
+	char err[256];
+
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(q, &r, NULL, 0, err, sizeof(err)),
+			 expect_rc);
+	return r.n;
+}
+
+static void stops_at_min_time(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	/* 66 replays give 99 ms, 67 give 100.5 ms: no more, no fewer. */
+	q.min_samples = 10;
+	q.min_time_ms = 100;
+	q.warmup_replays = 5;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 67);
+	assert_near(r.total_gpu_ms, 100.5, 1e-9);
+	/* Warm-up replays run but are not samples. */
+	assert_int_equal(fake_launches(), 67 + 5);
+}
+
+static void stops_at_min_samples(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+
+	q.min_samples = 50;
+	q.min_time_ms = 1;
+	assert_int_equal(taken(&q, ZLBT_OK), 50);
+	/* Several batches of the event ring. */
+	q.min_samples = 200;
+	q.min_time_ms = 0;
+	assert_int_equal(taken(&q, ZLBT_OK), 200);
+	/* A time floor that needs several full batches. */
+	q.min_samples = 1;
+	q.min_time_ms = 300;    /* 200 replays of 1.5 ms */
+	assert_int_equal(taken(&q, ZLBT_OK), 200);
+}
+
+static void stops_at_max_samples(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+
+	/* min_time is out of reach: max_samples ends it, and that is OK. */
+	q.min_samples = 10;
+	q.max_samples = 20;
+	q.min_time_ms = 1e6;
+	assert_int_equal(taken(&q, ZLBT_OK), 20);
+	assert_int_equal(fake_launches(), 20);
+	q.max_samples = 150;
+	assert_int_equal(taken(&q, ZLBT_OK), 150);
+}
+
+static void defaults(void **state)
+{
+	struct zlbt_request q = request(2000, 0);
+	struct zlbt_result r;
+	char err[256];
+
+	/* All zero but the graph: 10 samples of one call each. */
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 10);
+	/* The driver reports float milliseconds; 0.002 is not exact in one. */
+	assert_true(r.median_ms == (double)0.002f);
+	/* min_samples defaults below a smaller max_samples. */
+	q.max_samples = 3;
+	assert_int_equal(taken(&q, ZLBT_OK), 3);
+}
+
+/* The fake's jitter, replayed here: the model is documented in the fake. */
+static uint64_t lcg;
+
+static double model_replay_ms(uint64_t ns, long ppm)
+{
+	double u, d;
+	int64_t t;
+
+	lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+	u = (double)(lcg >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+	d = (double)ns * (double)ppm / 1e6 * u;
+	t = (int64_t)ns + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+	return (double)(float)((double)t / 1e6);
+}
+
+static void samples_in_order(void **state)
+{
+	struct zlbt_request q = request(1000000, 8);
+	struct zlbt_result r;
+	double samples[300], expect[300];
+	char err[256];
+	int sorted = 1;
+
+	setenv("FAKE_CUDA_NOISE_PPM", "20000", 1);
+	setenv("FAKE_CUDA_SEED", "7", 1);
+	q.min_samples = 130;
+	q.warmup_replays = 3;
+	result_init(&r);
+	for (int i = 0; i < 300; i++)
+		samples[i] = -1;
+	assert_int_equal(zlbt_time_graph(&q, &r, samples, 300, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 130);
+
+	lcg = 7;
+	for (int i = 0; i < 3; i++)
+		model_replay_ms(1000000, 20000);  /* the warm-up replays */
+	for (int i = 0; i < 130; i++) {
+		expect[i] = model_replay_ms(1000000, 20000) / 8;
+		if (samples[i] != expect[i])
+			fail_msg("sample %d is %.17g, the model says %.17g",
+				 i, samples[i], expect[i]);
+		if (i && samples[i] < samples[i - 1])
+			sorted = 0;
+	}
+	/* Not sorted: the order taken, not the order of size. */
+	assert_false(sorted);
+	/* Nothing written past n. */
+	assert_true(samples[130] == -1);
+}
+
+static void samples_cap(void **state)
+{
+	struct zlbt_request q = request(1000000, 1);
+	struct zlbt_result r;
+	double samples[8];
+	char err[256];
+
+	for (int i = 0; i < 8; i++)
+		samples[i] = -1;
+	q.min_samples = 20;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, samples, 5, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 20);
+	for (int i = 0; i < 5; i++)
+		assert_true(samples[i] == 1.0);
+	assert_true(samples[5] == -1);
+}
+
+static void jitter(void **state)
+{
+	struct zlbt_request q = request(1000000, 10);
+	struct zlbt_result r;
+	char err[256];
+
+	/* +-0.1% uniform: per call 0.1 ms +- 0.0001 ms. */
+	setenv("FAKE_CUDA_NOISE_PPM", "1000", 1);
+	q.min_samples = 500;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 500);
+	assert_true(r.stdrel > 0);
+	/* A uniform +-e spread has stdrel e / sqrt(3) = 5.8e-4. */
+	assert_in_range((uint64_t)(r.stdrel * 1e6), 400, 750);
+	assert_true(r.median_ms >= 0.1 * (1 - 1e-3) && r.median_ms <= 0.1 * (1 + 1e-3));
+	assert_true(r.min_ms >= 0.1 * (1 - 1e-3) - 1e-9);
+	assert_true(r.max_ms <= 0.1 * (1 + 1e-3) + 1e-9);
+	assert_true(r.min_ms < r.q1_ms && r.q1_ms < r.median_ms);
+	assert_true(r.median_ms < r.q3_ms && r.q3_ms < r.max_ms);
+}
+
+static void launch_failure(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	setenv("FAKE_CUDA_LAUNCH_FAIL_AFTER", "25", 1);
+	q.min_samples = 100;
+	result_init(&r);
+	r.n = 77;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EDRIVER);
+	assert_string_equal(err, "cuGraphLaunch failed: CUDA_ERROR_LAUNCH_FAILED "
+			    "(unspecified launch failure)");
+	/* No half-result: the caller falls back, it does not report these. */
+	assert_int_equal(r.n, 0);
+	assert_true(r.median_ms == 0);
+	assert_int_equal(fake_launches(), 25);
+}
+
+static void launch_failure_in_warmup(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	setenv("FAKE_CUDA_LAUNCH_FAIL_AFTER", "2", 1);
+	q.warmup_replays = 5;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EDRIVER);
+	assert_non_null(strstr(err, "cuGraphLaunch"));
+	assert_non_null(strstr(err, "CUDA_ERROR_LAUNCH_FAILED"));
+	assert_int_equal(fake_launches(), 2);
+}
+
+static void no_context(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	setenv("FAKE_CUDA_NO_CONTEXT", "1", 1);
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	assert_string_equal(err, "no current CUDA context: capture the graph "
+			    "in this thread with torch first");
+	assert_int_equal(fake_launches(), 0);
+}
+
+static void bad_requests(void **state)
+{
+	struct zlbt_request q;
+	struct zlbt_result r;
+	char err[256];
+
+	result_init(&r);
+	q = request(0, 1);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	assert_non_null(strstr(err, "graph_exec"));
+
+	q = request(1000, 1);
+	q.struct_size = 16;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	assert_non_null(strstr(err, "struct_size"));
+
+	q = request(1000, 1);
+	q.min_samples = 30;
+	q.max_samples = 20;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	assert_non_null(strstr(err, "min_samples"));
+
+	q = request(1000, 1);
+	q.min_time_ms = -1;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	q = request(1000, 1);
+	q.max_wall_ms = NAN;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	assert_int_equal(zlbt_time_graph(NULL, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+
+	q = request(1000, 1);
+	r.struct_size = 8;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	assert_int_equal(zlbt_time_graph(&q, NULL, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	/* No err buffer is fine too. */
+	assert_int_equal(zlbt_time_graph(&q, NULL, NULL, 0, NULL, 0), ZLBT_EINVAL);
+	assert_int_equal(fake_launches(), 0);
+}
+
+static void newer_caller(void **state)
+{
+	/* Structs from a later header: larger, with fields appended. */
+	struct {
+		struct zlbt_request q;
+		uint64_t appended;
+	} bq;
+	struct {
+		struct zlbt_result r;
+		double appended;
+	} br;
+	char err[256];
+
+	memset(&bq, 0, sizeof(bq));
+	bq.q.struct_size = sizeof(bq);
+	bq.q.graph_exec = 3000;
+	bq.q.min_samples = 4;
+	bq.appended = ~0ull;
+	memset(&br, 0, sizeof(br));
+	br.r.struct_size = sizeof(br);
+	br.appended = 42;
+	assert_int_equal(zlbt_time_graph(&bq.q, &br.r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(br.r.n, 4);
+	assert_true(br.r.median_ms == (double)0.003f);
+	assert_near(br.appended, 42, 0);
+}
+
+static void wall_clock_limit(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	/* The first batch (one replay) already exceeds a 1 ns budget. */
+	q.min_samples = 1000;
+	q.max_wall_ms = 1e-6;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_ETIMEOUT);
+	assert_non_null(strstr(err, "wall-clock limit"));
+	/* What was taken is still described. */
+	assert_int_equal(r.n, 1);
+	assert_true(r.median_ms == 1.5);
+
+	/* With min_samples met, running out of wall time is not an error. */
+	q.min_samples = 1;
+	q.min_time_ms = 1e9;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 1);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fresh, tidy)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(opens),
+		T(median_is_per_call),
+		T(stops_at_min_time),
+		T(stops_at_min_samples),
+		T(stops_at_max_samples),
+		T(defaults),
+		T(samples_in_order),
+		T(samples_cap),
+		T(jitter),
+		T(launch_failure),
+		T(launch_failure_in_warmup),
+		T(no_context),
+		T(bad_requests),
+		T(newer_caller),
+		T(wall_clock_limit),
+	};
+
+	return cmocka_run_group_tests(tests, setup_driver, NULL);
+}
