@@ -70,8 +70,14 @@ char *backend_physical_device(const struct backend_ops *b,
 		error("device index %d is negative", logical);
 		return NULL;
 	}
-	if (!inherited || !*inherited)
+	if (!inherited)
 		return xstrfmt("%d", logical);
+	if (!*inherited) {
+		/* The vendor runtimes read an empty list as "no device at all". */
+		error("%s is set but empty, which hides every device",
+		      b->visibility_keys[0]);
+		return NULL;
+	}
 	strvec_split(&ids, inherited, ",");
 	if ((size_t)logical >= ids.nr) {
 		error("device %d is not among the %zu device(s) that %s=%s leaves visible",

@@ -316,11 +316,16 @@ int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace
 			break;
 		if (c->exited && open_fd) {
 			/* Grandchildren still hold the pipe: give them a moment, then end them. */
-			if (orphan_deadline < 0)
+			if (orphan_deadline < 0) {
 				orphan_deadline = now + ORPHAN_GRACE_MS;
-			else if (now >= orphan_deadline) {
+			} else if (now >= orphan_deadline && c->new_pgroup) {
 				child_kill(c, SIGKILL);
 				orphan_deadline = now + ORPHAN_GRACE_MS;
+			} else if (now >= orphan_deadline) {
+				/* No group to signal: stop listening rather than wait forever. */
+				close(c->out_fd);
+				c->out_fd = -1;
+				open_fd = 0;
 			}
 		}
 	}
@@ -365,6 +370,13 @@ int run_capture(char *const *argv, char *const *envp, const char *dir,
 	}
 	close(c.out_fd);
 	c.out_fd = -1;
+	/* A child may close its output and keep running: the deadline still holds. */
+	while (!timed_out && child_reap(&c, 1) == 0) {
+		if (now_ms() >= deadline)
+			timed_out = 1;
+		else
+			poll(NULL, 0, 5);
+	}
 	if (timed_out)
 		child_kill(&c, SIGKILL);
 	child_reap(&c, 0);

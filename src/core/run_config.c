@@ -60,11 +60,18 @@ static int valid_op(const char *v, struct strbuf *why)
 	return *v ? 0 : (strbuf_addstr(why, "empty operator name"), -1);
 }
 
+/* "stem" or "folder/stem": a file under benchmark/, never a path out of it. */
 static int valid_op_file(const char *v, struct strbuf *why)
 {
-	if (strstr(v, "..") || v[0] == '/' || strchr(v, '\\')) {
-		strbuf_addf(why, "'%s' must be a file stem under benchmark/ "
-			    "(test_<OP_FILE>.py), not a path", v);
+	const char *slash = strchr(v, '/');
+	int ok = *v && !strstr(v, "..") && v[0] != '/' && !strchr(v, '\\') &&
+		 (!slash || (slash[1] && !strchr(slash + 1, '/')));
+
+	for (const char *p = v; ok && *p; p++)
+		ok = isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '/';
+	if (!ok) {
+		strbuf_addf(why, "'%s' must name benchmark/test_<OP_FILE>.py: a file "
+			    "stem, or folder/stem for benchmark/folder/test_stem.py", v);
 		return -1;
 	}
 	return 0;

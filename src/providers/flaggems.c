@@ -487,8 +487,11 @@ int flaggems_resolve(struct flaggems_target *t, const char *dir, const char *op,
 
 	memset(t, 0, sizeof(*t));
 	if (test_node && *test_node) {
-		if (resolve_node(t, dir, test_node))
+		if (resolve_node(t, dir, test_node)) {
+			/* Like every other failure: nothing half-filled is left in t. */
+			flaggems_target_release(t);
 			return -1;
+		}
 		if (dir) {
 			char *want = path_absolute(dir);
 			if (strcmp(want, t->dir))
@@ -506,7 +509,11 @@ int flaggems_resolve(struct flaggems_target *t, const char *dir, const char *op,
 		t->dir = path_absolute(dir);
 		t->op = xstrdup(op);
 		if (op_file && *op_file) {
-			char *rel = xstrfmt("benchmark/test_%s.py", op_file);
+			/* "stem" or, one folder deeper, "folder/stem" (test_FLA/chunk). */
+			const char *slash = strrchr(op_file, '/');
+			char *rel = slash ? xstrfmt("benchmark/%.*s/test_%s.py",
+						    (int)(slash - op_file), op_file, slash + 1)
+					  : xstrfmt("benchmark/test_%s.py", op_file);
 			t->test_path = path_join(t->dir, rel);
 			free(rel);
 			if (!is_file(t->test_path)) {
@@ -558,9 +565,12 @@ int flaggems_resolve(struct flaggems_target *t, const char *dir, const char *op,
 			free(bdir);
 			goto out;
 		}
+		size_t folder = (size_t)(base - rel);
+		size_t skip = starts_with(base, "test_") ? 5 : 0;
 		t->node = xstrfmt("benchmark/%s::test_%s", rel, t->op);
-		t->op_file = xstrndup(base + (starts_with(base, "test_") ? 5 : 0),
-				      strlen(base) - (starts_with(base, "test_") ? 5 : 0) - 3);
+		/* The form --op-file accepts back: "stem" or "folder/stem". */
+		t->op_file = xstrfmt("%.*s%.*s", (int)folder, rel,
+				     (int)(strlen(base) - skip - 3), base + skip);
 		free(bdir);
 	}
 	pkg = flaggems_package(t->dir);

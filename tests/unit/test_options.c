@@ -1,0 +1,896 @@
+/*
+ * options.c (the declarative option table: precedence of flag over
+ * environment over default, validation by kind, the sentences that name
+ * where a bad value came from) and run_config.c (the `zlb run` table and
+ * the rules that turn it into a struct run_config).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/options.h"
+#include "core/run_config.h"
+#include "core/strbuf.h"
+#include "core/strvec.h"
+
+/* --- error capture ------------------------------------------------------ */
+
+static struct strbuf errors = STRBUF_INIT;
+static int error_count;
+
+static void capture_error(const char *prefix, const char *msg)
+{
+	strbuf_addf(&errors, "%s%s\n", prefix, msg);
+	error_count++;
+}
+
+static int setup(void **state)
+{
+	strbuf_reset(&errors);
+	error_count = 0;
+	set_error_routine(capture_error);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	set_error_routine(NULL);
+	strbuf_release(&errors);
+	return 0;
+}
+
+#define assert_error_contains(text) do {                                         \
+	if (!strstr(errors.buf, (text)))                                           \
+		fail_msg("error output lacks \"%s\"; got: \"%s\"", (text), errors.buf); \
+} while (0)
+
+/* --- a small table of our own ------------------------------------------ */
+
+static const char *const levels[] = { "core", "comprehensive", NULL };
+static const char *const colours[] = { "red", "green", "blue", NULL };
+
+static int no_x(const char *value, struct strbuf *why)
+{
+	if (strchr(value, 'x')) {
+		strbuf_addf(why, "'%s' contains an x", value);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct opt_def defs[] = {
+	{ "level", NULL, "BENCH_LEVEL", "core", OPT_CHOICE, levels, 0, 0, "LEVEL",
+	  "the level", NULL },
+	{ "count", NULL, "N_COUNT", "3", OPT_INT, NULL, 1, 10, "N", "a count", NULL },
+	{ "verbose", NULL, "VERBOSE", "0", OPT_BOOL, NULL, 0, 0, NULL, "talk", NULL },
+	{ "colours", "colors", "COLOURS", NULL, OPT_LIST, colours, 0, 0, "\"C C\"",
+	  "some colours", NULL },
+	{ "words", NULL, "WORDS", NULL, OPT_LIST, NULL, 0, 0, "\"W W\"", "any words", NULL },
+	{ "name", "title", "NAME", NULL, OPT_STRING, NULL, 0, 0, "TEXT", "a name", no_x },
+	{ "plain", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, NULL, "no env, no default",
+	  NULL },
+	{ NULL },
+};
+
+struct parsed {
+	struct opt_values v;
+	struct strvec pos;
+	int help;
+	int rc;
+};
+
+/* argv is NULL-terminated and starts after the command name. */
+static void parse(struct parsed *p, const char *const *args, const char *const *env)
+{
+	struct strvec argv = STRVEC_INIT;
+
+	strvec_push(&argv, "cmd");
+	for (; args && *args; args++)
+		strvec_push(&argv, *args);
+	memset(p, 0, sizeof(*p));
+	strvec_init(&p->pos);
+	p->help = -1;
+	p->rc = options_parse(defs, (int)argv.nr, argv.v, (char *const *)env, &p->v,
+			      &p->pos, &p->help);
+	strvec_clear(&argv);
+}
+
+static void release(struct parsed *p)
+{
+	opt_values_release(&p->v);
+	strvec_clear(&p->pos);
+}
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define NOARGS ((const char *const[]){ NULL })
+
+static void defaults_when_nothing_given(void **state)
+{
+	struct parsed p;
+
+	parse(&p, NOARGS, NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.help, 0);
+	assert_int_equal(p.pos.nr, 0);
+	assert_int_equal(error_count, 0);
+	assert_string_equal(opt_get(defs, &p.v, "level"), "core");
+	assert_int_equal(opt_source_of(defs, &p.v, "level"), OPT_FROM_DEFAULT);
+	assert_string_equal(p.v.origin[opt_index(defs, "level")], "default");
+	assert_string_equal(opt_get(defs, &p.v, "count"), "3");
+	assert_null(opt_get(defs, &p.v, "colours"));
+	assert_null(opt_get(defs, &p.v, "plain"));
+	assert_int_equal(opt_index(defs, "plain"), 6);
+	release(&p);
+}
+
+static void env_beats_default_and_flag_beats_env(void **state)
+{
+	struct parsed p;
+
+	parse(&p, NOARGS, ARGS("BENCH_LEVEL=comprehensive", "N_COUNT=7"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "level"), "comprehensive");
+	assert_int_equal(opt_source_of(defs, &p.v, "level"), OPT_FROM_ENV);
+	assert_string_equal(p.v.origin[opt_index(defs, "level")], "BENCH_LEVEL");
+	assert_string_equal(opt_get(defs, &p.v, "count"), "7");
+	release(&p);
+
+	parse(&p, ARGS("--level", "core", "--count", "9"),
+	      ARGS("BENCH_LEVEL=comprehensive", "N_COUNT=7"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "level"), "core");
+	assert_int_equal(opt_source_of(defs, &p.v, "level"), OPT_FROM_FLAG);
+	assert_string_equal(opt_get(defs, &p.v, "count"), "9");
+	assert_int_equal(opt_source_of(defs, &p.v, "count"), OPT_FROM_FLAG);
+	release(&p);
+
+	/* The last of two flags wins. */
+	parse(&p, ARGS("--count", "2", "--count", "5"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "count"), "5");
+	release(&p);
+}
+
+static void env_lookup_matches_whole_name(void **state)
+{
+	struct parsed p;
+
+	/* Neither a longer name nor a prefix of the name is the variable. */
+	parse(&p, NOARGS, ARGS("BENCH_LEVEL_X=comprehensive", "BENCH_LEVE=comprehensive",
+			       "BENCH_LEVELcomprehensive"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "level"), "core");
+	assert_int_equal(opt_source_of(defs, &p.v, "level"), OPT_FROM_DEFAULT);
+	release(&p);
+
+	/* A NULL environment is no environment. */
+	parse(&p, NOARGS, NULL);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "level"), "core");
+	release(&p);
+}
+
+static void empty_env_is_unset(void **state)
+{
+	struct parsed p;
+
+	/* Empty values would all be invalid; they are not even looked at. */
+	parse(&p, NOARGS, ARGS("BENCH_LEVEL=", "N_COUNT=", "VERBOSE=", "NAME="));
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(error_count, 0);
+	assert_string_equal(opt_get(defs, &p.v, "level"), "core");
+	assert_int_equal(opt_source_of(defs, &p.v, "level"), OPT_FROM_DEFAULT);
+	assert_string_equal(opt_get(defs, &p.v, "count"), "3");
+	assert_string_equal(opt_get(defs, &p.v, "verbose"), "0");
+	assert_null(opt_get(defs, &p.v, "name"));
+	release(&p);
+}
+
+static void int_range_and_form(void **state)
+{
+	struct parsed p;
+
+	parse(&p, ARGS("--count", "1"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "count"), "1");
+	release(&p);
+
+	parse(&p, ARGS("--count", "10"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	release(&p);
+
+	parse(&p, ARGS("--count", "0"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("--count 0: 0 is outside 1..10");
+	release(&p);
+
+	setup(state);
+	parse(&p, ARGS("--count", "11"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("11 is outside 1..10");
+	release(&p);
+
+	setup(state);
+	parse(&p, ARGS("--count", "5x"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("'5x' is not a whole number");
+	release(&p);
+
+	setup(state);
+	parse(&p, ARGS("--count", "99999999999999999999999"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("is not a whole number");
+	release(&p);
+
+	setup(state);
+	parse(&p, NOARGS, ARGS("N_COUNT=42"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("N_COUNT=42 (the default of --count): 42 is outside 1..10");
+	release(&p);
+}
+
+static void choice_is_checked(void **state)
+{
+	struct parsed p;
+
+	parse(&p, ARGS("--level", "fast"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_int_equal(error_count, 1);
+	assert_error_contains("--level fast: 'fast' is not one of core, comprehensive");
+	release(&p);
+
+	/* Choices are exact: no case folding. */
+	setup(state);
+	parse(&p, ARGS("--level", "Core"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	release(&p);
+}
+
+static void env_error_names_its_source(void **state)
+{
+	struct parsed p;
+
+	parse(&p, NOARGS, ARGS("BENCH_LEVEL=fast"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("BENCH_LEVEL=fast (the default of --level)");
+	assert_error_contains("'fast' is not one of core, comprehensive");
+	release(&p);
+
+	/*
+	 * A bad variable is refused even when a flag would override it: the
+	 * environment is read first, and nothing invalid is passed through.
+	 */
+	setup(state);
+	parse(&p, ARGS("--level", "core"), ARGS("BENCH_LEVEL=fast"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("BENCH_LEVEL=fast");
+	release(&p);
+}
+
+static void list_with_choices(void **state)
+{
+	struct parsed p;
+
+	parse(&p, ARGS("--colours", "red green,blue"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "colours"), "red green,blue");
+	release(&p);
+
+	/* The alias sets the same option. */
+	parse(&p, ARGS("--colors=green"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "colours"), "green");
+	release(&p);
+
+	parse(&p, ARGS("--colours", "red,mauve green"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("'mauve' is not one of red, green, blue");
+	release(&p);
+
+	setup(state);
+	parse(&p, NOARGS, ARGS("COLOURS=red teal"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("COLOURS=red teal (the default of --colours): "
+			      "'teal' is not one of red, green, blue");
+	release(&p);
+
+	/* Without choices any word goes. */
+	setup(state);
+	parse(&p, ARGS("--words", "anything at,all"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "words"), "anything at,all");
+	release(&p);
+}
+
+static void bool_flag_and_env(void **state)
+{
+	struct parsed p;
+
+	/* A bare boolean flag takes no value: the next word stays positional. */
+	parse(&p, ARGS("--verbose", "later"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(opt_parse_bool(opt_get(defs, &p.v, "verbose")), 1);
+	assert_int_equal(opt_source_of(defs, &p.v, "verbose"), OPT_FROM_FLAG);
+	assert_int_equal(p.pos.nr, 1);
+	assert_string_equal(p.pos.v[0], "later");
+	release(&p);
+
+	parse(&p, ARGS("--verbose=off"), ARGS("VERBOSE=1"));
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(opt_parse_bool(opt_get(defs, &p.v, "verbose")), 0);
+	release(&p);
+
+	parse(&p, NOARGS, ARGS("VERBOSE=yes"));
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(opt_parse_bool(opt_get(defs, &p.v, "verbose")), 1);
+	assert_int_equal(opt_source_of(defs, &p.v, "verbose"), OPT_FROM_ENV);
+	release(&p);
+
+	parse(&p, NOARGS, ARGS("VERBOSE=maybe"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("VERBOSE=maybe (the default of --verbose): "
+			      "'maybe' is not a yes/no value");
+	release(&p);
+
+	setup(state);
+	parse(&p, ARGS("--verbose=2"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("--verbose 2: '2' is not a yes/no value");
+	release(&p);
+}
+
+static void parse_bool_values(void **state)
+{
+	const char *yes[] = { "1", "true", "TRUE", "Yes", "on", "ON" };
+	const char *no[] = { "0", "false", "False", "no", "NO", "off" };
+	const char *neither[] = { "", "2", "y", "n", "truee", "of", " 1", "1 " };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
+		assert_int_equal(opt_parse_bool(yes[i]), 1);
+	for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
+		assert_int_equal(opt_parse_bool(no[i]), 0);
+	for (size_t i = 0; i < sizeof(neither) / sizeof(*neither); i++)
+		assert_int_equal(opt_parse_bool(neither[i]), -1);
+}
+
+static void equals_form_and_alias(void **state)
+{
+	struct parsed p;
+
+	parse(&p, ARGS("--level=comprehensive", "--title=a=b"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "level"), "comprehensive");
+	/* Only the first '=' separates. */
+	assert_string_equal(opt_get(defs, &p.v, "name"), "a=b");
+	release(&p);
+
+	/* "--name=" gives an empty value, not the next argument. */
+	parse(&p, ARGS("--name=", "pos"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "name"), "");
+	assert_int_equal(p.pos.nr, 1);
+	release(&p);
+
+	/* A value that looks like an option is still the value. */
+	parse(&p, ARGS("--plain", "--level"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(opt_get(defs, &p.v, "plain"), "--level");
+	assert_string_equal(opt_get(defs, &p.v, "level"), "core");
+	release(&p);
+}
+
+static void validate_hook_runs(void **state)
+{
+	struct parsed p;
+
+	parse(&p, ARGS("--name", "box"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("--name box: 'box' contains an x");
+	release(&p);
+
+	setup(state);
+	parse(&p, NOARGS, ARGS("NAME=xx"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("NAME=xx (the default of --name): 'xx' contains an x");
+	release(&p);
+}
+
+static void missing_value(void **state)
+{
+	struct parsed p;
+
+	parse(&p, ARGS("--level"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("option --level needs a value (LEVEL)");
+	release(&p);
+
+	setup(state);
+	parse(&p, ARGS("--plain"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("option --plain needs a value (value)");
+	release(&p);
+}
+
+static void unknown_options(void **state)
+{
+	struct parsed p;
+
+	parse(&p, ARGS("--bogus"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("unknown option '--bogus'");
+	release(&p);
+
+	/* The value is not part of the name in the message. */
+	setup(state);
+	parse(&p, ARGS("--bogus=1"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("unknown option '--bogus';");
+	release(&p);
+
+	/* A prefix of a name is not that name. */
+	setup(state);
+	parse(&p, ARGS("--lev", "core"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("unknown option '--lev'");
+	release(&p);
+
+	setup(state);
+	parse(&p, ARGS("-x"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("unknown option '-x'");
+	release(&p);
+}
+
+static void positionals_and_double_dash(void **state)
+{
+	struct parsed p;
+
+	parse(&p, ARGS("a", "-", "--count", "4", "--", "--level", "fast", "-h"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.help, 0);
+	assert_string_equal(opt_get(defs, &p.v, "count"), "4");
+	assert_string_equal(opt_get(defs, &p.v, "level"), "core");
+	assert_int_equal(p.pos.nr, 5);
+	assert_string_equal(p.pos.v[0], "a");
+	assert_string_equal(p.pos.v[1], "-");
+	assert_string_equal(p.pos.v[2], "--level");
+	assert_string_equal(p.pos.v[3], "fast");
+	assert_string_equal(p.pos.v[4], "-h");
+	release(&p);
+}
+
+static void help_flags(void **state)
+{
+	struct parsed p;
+
+	parse(&p, ARGS("-h"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.help, 1);
+	release(&p);
+
+	parse(&p, ARGS("x", "--help", "--count", "2"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.help, 1);
+	assert_string_equal(opt_get(defs, &p.v, "count"), "2");
+	release(&p);
+
+	parse(&p, ARGS("--count", "2"), NOARGS);
+	assert_int_equal(p.help, 0);
+	release(&p);
+}
+
+static void usage_text(void **state)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	options_usage(f, defs);
+	fclose(f);
+	assert_non_null(strstr(text, "  --level LEVEL\n      the level\n"));
+	assert_non_null(strstr(text, "one of: core, comprehensive"));
+	assert_non_null(strstr(text, "env: BENCH_LEVEL; default: core"));
+	assert_non_null(strstr(text, "range: 1..10"));
+	assert_non_null(strstr(text, "  --colours \"C C\"  (also --colors)"));
+	/* A boolean takes no metavar. */
+	assert_non_null(strstr(text, "  --verbose\n"));
+	assert_non_null(strstr(text, "env: NAME\n"));
+	free(text);
+}
+
+/* --- run_config --------------------------------------------------------- */
+
+struct run_parsed {
+	struct run_config cfg;
+	struct opt_values raw;
+	int rc;
+};
+
+static void run_parse(struct run_parsed *p, const char *const *args,
+		      const char *const *env)
+{
+	struct strvec argv = STRVEC_INIT;
+
+	strvec_push(&argv, "run");
+	for (; args && *args; args++)
+		strvec_push(&argv, *args);
+	memset(p, 0, sizeof(*p));
+	p->rc = run_config_parse(&p->cfg, (int)argv.nr, argv.v, (char *const *)env, &p->raw);
+	strvec_clear(&argv);
+}
+
+static void run_release(struct run_parsed *p)
+{
+	opt_values_release(&p->raw);
+	run_config_release(&p->cfg);
+}
+
+static void run_defaults(void **state)
+{
+	struct run_parsed p;
+
+	run_parse(&p, NOARGS, NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op, "softmax");
+	assert_int_equal(p.cfg.op_given, 0);
+	assert_null(p.cfg.op_file);
+	assert_null(p.cfg.test_node);
+	assert_null(p.cfg.shape_file);
+	assert_null(p.cfg.shape_mode);
+	assert_int_equal(p.cfg.dtypes.nr, 0);
+	assert_string_equal(p.cfg.bench_level, "core");
+	assert_int_equal(p.cfg.use_flagtune, 0);
+	assert_string_equal(p.cfg.color, "auto");
+	assert_string_equal(p.cfg.backend, "cuda");
+	assert_int_equal(p.cfg.direct_repeat, 1);
+	assert_int_equal(p.cfg.extra_plugins.nr, 0);
+	assert_int_equal(p.cfg.isolate_tuner_cache, 0);
+	assert_int_equal(p.cfg.device, 0);
+	assert_string_equal(p.cfg.timer, "auto");
+	assert_int_equal(p.cfg.warmup_ms, 1000);
+	assert_int_equal(p.cfg.rep_ms, 100);
+	assert_int_equal(p.cfg.seed, 0);
+	assert_string_equal(p.cfg.python, "python3");
+	assert_string_equal(p.cfg.runs_dir, "runs");
+	run_release(&p);
+}
+
+static void run_values_typed(void **state)
+{
+	struct run_parsed p;
+
+	run_parse(&p, ARGS("--dtypes", "float16,bfloat16", "--use-flagtune",
+			   "--extra-plugins", "my_plugin pkg.sub_mod", "--device", "3",
+			   "--seed", "2147483647", "--backend", "NV", "--shape-file", "s.yaml",
+			   "--iter", "250"),
+		  ARGS("ZL_ISOLATE_TUNER_CACHE=yes", "ZL_DIRECT_REPEAT=5", "ZL_TIMER=direct",
+		       "ZL_WARMUP_MS=0"));
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.cfg.dtypes.nr, 2);
+	assert_string_equal(p.cfg.dtypes.v[0], "float16");
+	assert_string_equal(p.cfg.dtypes.v[1], "bfloat16");
+	assert_int_equal(p.cfg.use_flagtune, 1);
+	assert_int_equal(p.cfg.extra_plugins.nr, 2);
+	assert_string_equal(p.cfg.extra_plugins.v[1], "pkg.sub_mod");
+	assert_int_equal(p.cfg.device, 3);
+	assert_int_equal(p.cfg.seed, 2147483647);
+	assert_string_equal(p.cfg.backend, "NV");
+	assert_string_equal(p.cfg.shape_file, "s.yaml");
+	assert_int_equal(p.cfg.rep_ms, 250);
+	assert_int_equal(p.cfg.isolate_tuner_cache, 1);
+	assert_int_equal(p.cfg.direct_repeat, 5);
+	assert_string_equal(p.cfg.timer, "direct");
+	assert_int_equal(p.cfg.warmup_ms, 0);
+	run_release(&p);
+
+	run_parse(&p, NOARGS, ARGS("USE_FLAGTUNE=off"));
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.cfg.use_flagtune, 0);
+	run_release(&p);
+}
+
+static void run_help(void **state)
+{
+	struct run_parsed p;
+
+	run_parse(&p, ARGS("--help"), NOARGS);
+	assert_int_equal(p.rc, 1);
+	run_release(&p);
+}
+
+static void run_positional_op(void **state)
+{
+	struct run_parsed p;
+
+	run_parse(&p, ARGS("layer_norm"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op, "layer_norm");
+	assert_int_equal(p.cfg.op_given, 1);
+	run_release(&p);
+
+	/* The argument beats OP from the environment. */
+	run_parse(&p, ARGS("mm"), ARGS("OP=layer_norm"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op, "mm");
+	run_release(&p);
+
+	/* The same name twice is no contradiction. */
+	run_parse(&p, ARGS("mm", "--op", "mm"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op, "mm");
+	run_release(&p);
+
+	run_parse(&p, ARGS("mm", "--op", "softmax"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("operator given twice: 'mm' and --op softmax");
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, ARGS("mm", "softmax"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("one operator per run (got 'mm' and 'softmax')");
+	run_release(&p);
+}
+
+static void run_op_from_env(void **state)
+{
+	struct run_parsed p;
+
+	run_parse(&p, NOARGS, ARGS("OP=sum_dim_out"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op, "sum_dim_out");
+	assert_int_equal(p.cfg.op_given, 1);
+	run_release(&p);
+
+	/* --op beats OP. */
+	run_parse(&p, ARGS("--op", "mm"), ARGS("OP=sum_dim_out"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op, "mm");
+	assert_int_equal(p.cfg.op_given, 1);
+	run_release(&p);
+
+	/* An empty OP is unset: the default applies and was not "given". */
+	run_parse(&p, NOARGS, ARGS("OP="));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op, "softmax");
+	assert_int_equal(p.cfg.op_given, 0);
+	run_release(&p);
+}
+
+static void run_unsafe_op_refused(void **state)
+{
+	const char *bad[] = { "../x", "a/b", "soft max", "a.b", "-" };
+	struct run_parsed p;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		char want[64];
+
+		setup(state);
+		run_parse(&p, ARGS(bad[i]), NOARGS);
+		assert_int_equal(p.rc, -1);
+		snprintf(want, sizeof(want), "'%s' is not an operator name", bad[i]);
+		assert_error_contains(want);
+		run_release(&p);
+
+		setup(state);
+		run_parse(&p, ARGS("--op", bad[i]), NOARGS);
+		assert_int_equal(p.rc, -1);
+		assert_error_contains(want);
+		run_release(&p);
+	}
+
+	setup(state);
+	run_parse(&p, NOARGS, ARGS("OP=../../etc"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("OP=../../etc (the default of --op)");
+	run_release(&p);
+
+	/* An op file is a stem, never a path. */
+	setup(state);
+	run_parse(&p, ARGS("--op-file", "../x"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("'../x' must name benchmark/test_<OP_FILE>.py");
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, ARGS("--op-file", "/etc/passwd"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, ARGS("--op-file", "reduction"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op_file, "reduction");
+	run_release(&p);
+}
+
+static void run_bad_env_values(void **state)
+{
+	struct run_parsed p;
+
+	run_parse(&p, NOARGS, ARGS("DTYPES=float8x"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("DTYPES=float8x (the default of --dtypes): "
+			      "'float8x' is not one of float16, float32, bfloat16");
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, NOARGS, ARGS("DTYPES=float16 float8x"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("'float8x' is not one of");
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, NOARGS, ARGS("ZL_DIRECT_REPEAT=0"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("ZL_DIRECT_REPEAT=0 (the default of --direct-repeat): "
+			      "0 is outside 1..1000");
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, NOARGS, ARGS("BENCH_LEVEL=fast"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("BENCH_LEVEL=fast (the default of --level)");
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, NOARGS, ARGS("ZL_BACKEND=tpu"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("ZL_BACKEND=tpu (the default of --backend): unknown backend "
+			      "'tpu'; known: cuda (nvidia, nv)");
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, ARGS("--timer", "fast"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("--timer fast: 'fast' is not one of auto, graph, direct");
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, ARGS("--iter", "0"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("0 is outside 1..600000");
+	run_release(&p);
+}
+
+static void run_extra_plugins_checked(void **state)
+{
+	const char *bad[] = { "a..b", "1abc", "-p", "pkg.", "x/y" };
+	struct run_parsed p;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		setup(state);
+		run_parse(&p, ARGS("--extra-plugins", bad[i]), NOARGS);
+		assert_int_equal(p.rc, -1);
+		assert_error_contains("is not a Python module name");
+		run_release(&p);
+	}
+}
+
+static void run_test_node_rules(void **state)
+{
+	struct run_parsed p;
+	const char *node = "FlagGems/benchmark/test_mm.py::test_mm";
+
+	/* A node alone: no default operator. */
+	run_parse(&p, ARGS("--test-node", node), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.test_node, node);
+	assert_null(p.cfg.op);
+	assert_int_equal(p.cfg.op_given, 0);
+	run_release(&p);
+
+	run_parse(&p, NOARGS, ARGS("TEST_NODE=x.py::test_y"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.test_node, "x.py::test_y");
+	assert_null(p.cfg.op);
+	run_release(&p);
+
+	/* --test-node on the line beats OP in the shell. */
+	run_parse(&p, ARGS("--test-node", node), ARGS("OP=softmax"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.test_node, node);
+	assert_null(p.cfg.op);
+	assert_int_equal(p.cfg.op_given, 0);
+	run_release(&p);
+
+	/* An operator on the line beats TEST_NODE in the shell. */
+	run_parse(&p, ARGS("mm"), ARGS("TEST_NODE=x.py::test_y"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op, "mm");
+	assert_null(p.cfg.test_node);
+	run_release(&p);
+
+	run_parse(&p, ARGS("--op", "mm"), ARGS("TEST_NODE=x.py::test_y"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op, "mm");
+	assert_null(p.cfg.test_node);
+	run_release(&p);
+
+	/* Two of the same kind contradict each other. */
+	run_parse(&p, ARGS("mm", "--test-node", node), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("give either an operator (argument or --op) or a test "
+			      "node (--test-node), not both");
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, ARGS("--op", "mm", "--test-node", node), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("not both");
+	run_release(&p);
+
+	setup(state);
+	run_parse(&p, NOARGS, ARGS("OP=mm", "TEST_NODE=x.py::test_y"));
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("give either an operator (OP) or a test node (TEST_NODE)");
+	run_release(&p);
+}
+
+static void run_test_node_and_op_file(void **state)
+{
+	struct run_parsed p;
+	const char *node = "benchmark/test_mm.py::test_mm";
+
+	run_parse(&p, ARGS("--test-node", node, "--op-file", "mm"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("--op-file (OP_FILE) and --test-node (TEST_NODE) both name");
+	run_release(&p);
+
+	/* OP_FILE left in the shell is dropped for an explicit node. */
+	setup(state);
+	run_parse(&p, ARGS("--test-node", node), ARGS("OP_FILE=reduction"));
+	assert_int_equal(p.rc, 0);
+	assert_null(p.cfg.op_file);
+	assert_string_equal(p.cfg.test_node, node);
+	run_release(&p);
+
+	/* Without a node OP_FILE stays. */
+	run_parse(&p, ARGS("softmax"), ARGS("OP_FILE=reduction"));
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.op_file, "reduction");
+	run_release(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(defaults_when_nothing_given, setup, teardown),
+		cmocka_unit_test_setup_teardown(env_beats_default_and_flag_beats_env, setup, teardown),
+		cmocka_unit_test_setup_teardown(env_lookup_matches_whole_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(empty_env_is_unset, setup, teardown),
+		cmocka_unit_test_setup_teardown(int_range_and_form, setup, teardown),
+		cmocka_unit_test_setup_teardown(choice_is_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(env_error_names_its_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(list_with_choices, setup, teardown),
+		cmocka_unit_test_setup_teardown(bool_flag_and_env, setup, teardown),
+		cmocka_unit_test(parse_bool_values),
+		cmocka_unit_test_setup_teardown(equals_form_and_alias, setup, teardown),
+		cmocka_unit_test_setup_teardown(validate_hook_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(missing_value, setup, teardown),
+		cmocka_unit_test_setup_teardown(unknown_options, setup, teardown),
+		cmocka_unit_test_setup_teardown(positionals_and_double_dash, setup, teardown),
+		cmocka_unit_test_setup_teardown(help_flags, setup, teardown),
+		cmocka_unit_test(usage_text),
+		cmocka_unit_test_setup_teardown(run_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_values_typed, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_help, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_positional_op, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_op_from_env, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_unsafe_op_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_bad_env_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_extra_plugins_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_test_node_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_test_node_and_op_file, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

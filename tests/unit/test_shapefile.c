@@ -1,0 +1,435 @@
+/*
+ * shapefile.c: which key of a shape file FlagGems will use (op_name, then
+ * the class chain), what is wrong with a malformed entry, YAML errors, and
+ * the archived copy.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/paths.h"
+#include "core/shapefile.h"
+#include "core/strbuf.h"
+#include "core/strvec.h"
+
+static struct strbuf errors = STRBUF_INIT;
+
+static void capture_error(const char *prefix, const char *msg)
+{
+	strbuf_addf(&errors, "%s%s\n", prefix, msg);
+}
+
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+	strbuf_reset(&errors);
+	set_error_routine(capture_error);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	set_error_routine(NULL);
+	strbuf_release(&errors);
+	return 0;
+}
+
+/* For the tests that write files: a fresh directory, removed even on failure. */
+static int setup_dir(void **state)
+{
+	strcpy(tmpdir, "/tmp/zlb-shapes-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	return setup(state);
+}
+
+static int teardown_dir(void **state)
+{
+	int r = remove_tree(tmpdir);
+
+	teardown(state);
+	return r ? -1 : 0;
+}
+
+#define assert_contains(hay, needle) do {                                     \
+	const char *h_ = (hay);                                                 \
+	if (!h_ || !strstr(h_, (needle)))                                       \
+		fail_msg("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", (needle)); \
+} while (0)
+
+static const char *const reduction_chain[] = {
+	"UnaryReductionBenchmark", "Benchmark", NULL,
+};
+
+/* Load text (must succeed) and look op up along chain. */
+static void lookup(struct shape_file *sf, const char *text, const char *op,
+		   const char *const *chain, struct shape_lookup *out)
+{
+	assert_int_equal(shape_file_load(sf, "test.yaml", text), 0);
+	shape_file_lookup(sf, op, chain, out);
+}
+
+static void op_key_found(void **state)
+{
+	struct shape_file sf;
+	struct shape_lookup l;
+
+	lookup(&sf,
+	       "# FlagGems shapes\n"
+	       "mm:\n  shapes:\n    - [1, 2, 3, 4]\n"
+	       "softmax:\n  shapes:\n    - [1024, 1024]\n    - [4096, 4096]\n"
+	       "  shape_desc: \"M, N\"\n",
+	       "softmax", reduction_chain, &l);
+	assert_non_null(l.key);
+	assert_string_equal(l.key, "softmax");
+	assert_int_equal(l.via_class, 0);
+	assert_int_equal(l.count, 2);
+	assert_null(l.problem);
+	shape_file_release(&sf);
+}
+
+static void class_key_when_no_op_key(void **state)
+{
+	struct shape_file sf;
+	struct shape_lookup l;
+
+	lookup(&sf,
+	       "mm:\n  shapes: [[1, 2, 3, 4]]\n"
+	       "UnaryReductionBenchmark:\n  shapes:\n    - [64, 64]\n    - [128, 128]\n"
+	       "    - [256, 256]\n",
+	       "softmax", reduction_chain, &l);
+	assert_string_equal(l.key, "UnaryReductionBenchmark");
+	assert_int_equal(l.via_class, 1);
+	assert_int_equal(l.count, 3);
+	assert_null(l.problem);
+	shape_file_release(&sf);
+
+	/* Further up the chain. */
+	lookup(&sf, "Benchmark:\n  shapes: [[1], [2]]\n", "softmax", reduction_chain, &l);
+	assert_string_equal(l.key, "Benchmark");
+	assert_int_equal(l.via_class, 1);
+	assert_int_equal(l.count, 2);
+	shape_file_release(&sf);
+}
+
+static void op_key_beats_class_key(void **state)
+{
+	struct shape_file sf;
+	struct shape_lookup l;
+
+	/* The class comes first in the file; the op still wins. */
+	lookup(&sf,
+	       "UnaryReductionBenchmark:\n  shapes: [[1, 1]]\n"
+	       "softmax:\n  shapes: [[2, 2], [3, 3]]\n",
+	       "softmax", reduction_chain, &l);
+	assert_string_equal(l.key, "softmax");
+	assert_int_equal(l.via_class, 0);
+	assert_int_equal(l.count, 2);
+	shape_file_release(&sf);
+}
+
+static void first_class_in_chain_wins(void **state)
+{
+	static const char *const chain[] = {
+		"NormBenchmark", "GenericBenchmark", "Benchmark", NULL,
+	};
+	struct shape_file sf;
+	struct shape_lookup l;
+
+	/* File order is Benchmark, GenericBenchmark; chain order decides. */
+	lookup(&sf,
+	       "Benchmark:\n  shapes: [[1]]\n"
+	       "GenericBenchmark:\n  shapes: [[1, 2], [3, 4]]\n",
+	       "layer_norm", chain, &l);
+	assert_string_equal(l.key, "GenericBenchmark");
+	assert_int_equal(l.via_class, 1);
+	assert_int_equal(l.count, 2);
+	shape_file_release(&sf);
+}
+
+static void nothing_found(void **state)
+{
+	struct shape_file sf;
+	struct shape_lookup l;
+
+	lookup(&sf, "mm:\n  shapes: [[1, 2, 3, 4]]\nBlasBenchmark:\n  shapes: [[1]]\n",
+	       "softmax", reduction_chain, &l);
+	assert_null(l.key);
+	assert_int_equal(l.via_class, 0);
+	assert_int_equal(l.count, 0);
+	assert_null(l.problem);
+	shape_file_release(&sf);
+
+	/* Without a chain only the op counts. */
+	lookup(&sf, "UnaryReductionBenchmark:\n  shapes: [[1]]\n", "softmax", NULL, &l);
+	assert_null(l.key);
+	shape_file_release(&sf);
+
+	/* Key matching is exact. */
+	lookup(&sf, "Softmax:\n  shapes: [[1]]\nsoftmax_backward:\n  shapes: [[1]]\n",
+	       "softmax", NULL, &l);
+	assert_null(l.key);
+	shape_file_release(&sf);
+}
+
+static void merge_keys_followed(void **state)
+{
+	struct shape_file sf;
+	struct shape_lookup l;
+	struct strvec keys = STRVEC_INIT;
+
+	lookup(&sf,
+	       "common: &common\n"
+	       "  shapes:\n    - [1024, 1024]\n    - [2048, 2048]\n"
+	       "  shape_desc: \"M, N\"\n"
+	       "softmax:\n  <<: *common\n",
+	       "softmax", NULL, &l);
+	assert_string_equal(l.key, "softmax");
+	assert_null(l.problem);
+	assert_int_equal(l.count, 2);
+	shape_file_keys(&sf, &keys);
+	assert_int_equal(keys.nr, 2);
+	assert_string_equal(keys.v[0], "common");
+	assert_string_equal(keys.v[1], "softmax");
+	strvec_clear(&keys);
+	shape_file_release(&sf);
+
+	/* A list of merged maps: the first that has shapes. */
+	lookup(&sf,
+	       "a: &a\n  shape_desc: x\n"
+	       "b: &b\n  shapes: [[1], [2], [3]]\n"
+	       "softmax:\n  <<: [*a, *b]\n",
+	       "softmax", NULL, &l);
+	assert_null(l.problem);
+	assert_int_equal(l.count, 3);
+	shape_file_release(&sf);
+
+	/* The entry's own shapes beat the merged ones. */
+	lookup(&sf,
+	       "base: &base\n  shapes: [[1], [2], [3]]\n"
+	       "softmax:\n  <<: *base\n  shapes: [[7, 7]]\n",
+	       "softmax", NULL, &l);
+	assert_null(l.problem);
+	assert_int_equal(l.count, 1);
+	shape_file_release(&sf);
+
+	/* Merges chain through merges. */
+	lookup(&sf,
+	       "base: &base\n  shapes: [[1], [2]]\n"
+	       "mid: &mid\n  <<: *base\n"
+	       "softmax:\n  <<: *mid\n",
+	       "softmax", NULL, &l);
+	assert_null(l.problem);
+	assert_int_equal(l.count, 2);
+	shape_file_release(&sf);
+}
+
+/* Load text, look softmax up, and expect a problem containing want. */
+static void expect_problem(const char *text, const char *want)
+{
+	struct shape_file sf;
+	struct shape_lookup l;
+
+	lookup(&sf, text, "softmax", NULL, &l);
+	assert_non_null(l.key);
+	assert_string_equal(l.key, "softmax");
+	assert_int_equal(l.count, 0);
+	assert_contains(l.problem, want);
+	free(l.problem);
+	shape_file_release(&sf);
+}
+
+static void malformed_entries(void **state)
+{
+	expect_problem("softmax:\n  shape_desc: \"M, N\"\n",
+		       "'softmax' has no 'shapes:' list");
+	expect_problem("softmax:\n  shapes: 1024\n",
+		       "'softmax: shapes:' must be a list of shapes");
+	expect_problem("softmax:\n  shapes: {a: 1}\n",
+		       "'softmax: shapes:' must be a list of shapes");
+	expect_problem("softmax:\n  shapes:\n    - [1, 2]\n    - 1024\n",
+		       "'softmax: shapes:' item 2 is not a non-empty list");
+	expect_problem("softmax:\n  shapes: [[]]\n",
+		       "item 1 is not a non-empty list");
+	expect_problem("softmax:\n  shapes: []\n", "'softmax: shapes:' is empty");
+	expect_problem("softmax:\n  shapes: [[1, 2], [3, [4, 5]]]\n",
+		       "'softmax: shapes:' item 2 holds a nested structure");
+	expect_problem("softmax:\n  shapes: [[{m: 1}]]\n", "item 1 holds a nested structure");
+	expect_problem("softmax: [[1024, 1024]]\n",
+		       "'softmax' must map to {shapes: [[...], ...]}");
+	expect_problem("softmax:\n", "'softmax' must map to");
+}
+
+static void words_are_dimensions(void **state)
+{
+	struct shape_file sf;
+	struct shape_lookup l;
+
+	lookup(&sf, "softmax:\n  shapes: [[1024, M], [true, 1.5]]\n", "softmax", NULL, &l);
+	assert_null(l.problem);
+	assert_int_equal(l.count, 2);
+	shape_file_release(&sf);
+}
+
+static void invalid_yaml(void **state)
+{
+	struct shape_file sf;
+
+	/* An unclosed flow sequence, noticed on line 4. */
+	assert_int_equal(shape_file_load(&sf, "bad.yaml",
+					 "softmax:\n  shapes:\n    - [1, 2\n  x: 1\n"), -1);
+	assert_contains(errors.buf, "shape file 'bad.yaml' is not valid YAML");
+	assert_contains(errors.buf, "did not find expected ',' or ']' at line 4, column ");
+	shape_file_release(&sf);
+
+	/* A tab where indentation belongs, on line 2 column 1. */
+	strbuf_reset(&errors);
+	assert_int_equal(shape_file_load(&sf, "tab.yaml", "softmax:\n\tshapes: [[1]]\n"), -1);
+	assert_contains(errors.buf, "not valid YAML");
+	assert_contains(errors.buf, "at line 2, column 1");
+	shape_file_release(&sf);
+
+	/* Line and column count from 1: the second ':' of "b: c: d". */
+	strbuf_reset(&errors);
+	assert_int_equal(shape_file_load(&sf, "k.yaml",
+					 "a:\n  shapes: [[1]]\nb: c: d\n"), -1);
+	assert_contains(errors.buf, "at line 3, column 5");
+	shape_file_release(&sf);
+}
+
+static void top_level_must_be_mapping(void **state)
+{
+	struct shape_file sf;
+
+	assert_int_equal(shape_file_load(&sf, "list.yaml", "- softmax\n- mm\n"), -1);
+	assert_contains(errors.buf, "shape file 'list.yaml' must be a mapping");
+	assert_contains(errors.buf, "its top level is a list");
+	shape_file_release(&sf);
+
+	strbuf_reset(&errors);
+	assert_int_equal(shape_file_load(&sf, "scalar.yaml", "softmax\n"), -1);
+	assert_contains(errors.buf, "its top level is a scalar");
+	shape_file_release(&sf);
+
+	strbuf_reset(&errors);
+	assert_int_equal(shape_file_load(&sf, "empty.yaml", "# nothing\n"), -1);
+	assert_contains(errors.buf, "shape file 'empty.yaml' is empty");
+	shape_file_release(&sf);
+}
+
+static void load_from_path(void **state)
+{
+	const char *dir = tmpdir;
+	char *path;
+	const char *text = "softmax:\n  shapes: [[8, 8]]\n";
+	struct shape_file sf;
+	struct shape_lookup l;
+
+	path = path_join(dir, "s.yaml");
+	assert_int_equal(write_file_atomic(path, text, strlen(text)), 0);
+	assert_int_equal(shape_file_load(&sf, path, NULL), 0);
+	assert_string_equal(sf.path, path);
+	assert_string_equal(sf.text, text);
+	shape_file_lookup(&sf, "softmax", NULL, &l);
+	assert_int_equal(l.count, 1);
+	shape_file_release(&sf);
+
+	/* The sample file in tests/data loads and has softmax. */
+	assert_int_equal(shape_file_load(&sf, ZLB_TEST_DATA "/samples/shapes.yaml", NULL), 0);
+	shape_file_lookup(&sf, "softmax", reduction_chain, &l);
+	assert_string_equal(l.key, "softmax");
+	assert_int_equal(l.count, 3);
+	shape_file_release(&sf);
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(shape_file_load(&sf, path, NULL), -1);
+	assert_contains(errors.buf, "cannot read shape file");
+	assert_contains(errors.buf, path);
+	shape_file_release(&sf);
+
+	free(path);
+}
+
+static void archive_keeps_text(void **state)
+{
+	const char *dir = tmpdir;
+	/* Comments, odd spacing, an anchor: archived byte for byte. */
+	const char *text =
+		"# my shapes\n"
+		"base: &b\n"
+		"  shapes:   [ [1,2] ,[3, 4] ]   # trailing\n"
+		"softmax:\n"
+		"  <<: *b\n"
+		"\n"
+		"mm: {shapes: [[1, 2, 3, 4]]}\n";
+	const char *header = "source: /home/u/s.yaml\nop: softmax\nlevel: core";
+	struct shape_file sf, back;
+	struct strbuf got = STRBUF_INIT, want = STRBUF_INIT;
+	struct shape_lookup l;
+	char *dest;
+
+	dest = path_join(dir, "shapes.yaml");
+	assert_int_equal(shape_file_load(&sf, "s.yaml", text), 0);
+	assert_int_equal(shape_file_archive(&sf, dest, header), 0);
+	assert_int_equal(strbuf_read_file(&got, dest, 1 << 20), 0);
+	strbuf_addstr(&want, "# source: /home/u/s.yaml\n# op: softmax\n# level: core\n");
+	strbuf_addstr(&want, text);
+	assert_string_equal(got.buf, want.buf);
+
+	/* And it reads back to the same lookup. */
+	assert_int_equal(shape_file_load(&back, dest, NULL), 0);
+	shape_file_lookup(&back, "softmax", NULL, &l);
+	assert_string_equal(l.key, "softmax");
+	assert_int_equal(l.count, 2);
+	shape_file_release(&back);
+	shape_file_release(&sf);
+
+	/* Text without a final newline gets one; a header ending in "\n" adds no blank comment. */
+	strbuf_reset(&got);
+	assert_int_equal(shape_file_load(&sf, "t.yaml", "mm:\n  shapes: [[1]]"), 0);
+	assert_int_equal(shape_file_archive(&sf, dest, "one\n"), 0);
+	assert_int_equal(strbuf_read_file(&got, dest, 1 << 20), 0);
+	assert_string_equal(got.buf, "# one\nmm:\n  shapes: [[1]]\n");
+	shape_file_release(&sf);
+
+	/* No header at all: just the text. */
+	strbuf_reset(&got);
+	assert_int_equal(shape_file_load(&sf, "t.yaml", "mm:\n  shapes: [[1]]\n"), 0);
+	assert_int_equal(shape_file_archive(&sf, dest, NULL), 0);
+	assert_int_equal(strbuf_read_file(&got, dest, 1 << 20), 0);
+	assert_string_equal(got.buf, "mm:\n  shapes: [[1]]\n");
+	shape_file_release(&sf);
+
+	strbuf_release(&got);
+	strbuf_release(&want);
+	free(dest);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(op_key_found, setup, teardown),
+		cmocka_unit_test_setup_teardown(class_key_when_no_op_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(op_key_beats_class_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(first_class_in_chain_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(nothing_found, setup, teardown),
+		cmocka_unit_test_setup_teardown(merge_keys_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(malformed_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(words_are_dimensions, setup, teardown),
+		cmocka_unit_test_setup_teardown(invalid_yaml, setup, teardown),
+		cmocka_unit_test_setup_teardown(top_level_must_be_mapping, setup, teardown),
+		cmocka_unit_test_setup_teardown(load_from_path, setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(archive_keeps_text, setup_dir, teardown_dir),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
