@@ -237,7 +237,8 @@ static int check_shapes(struct preflight *pf, const struct run_config *cfg)
 			return fail(pf, "shape_file", "pass the YAML file itself");
 		}
 		if (!is_file(abs)) {
-			error("shape file '%s' does not exist", abs);
+			error(access(abs, F_OK) ? "shape file '%s' does not exist"
+						: "shape file '%s' is not a regular file", abs);
 			free(abs);
 			return fail(pf, "shape_file", "check the path given by --shapes (SHAPE_FILE)");
 		}

@@ -296,6 +296,30 @@ static char *benchmark_class_called(const char *body)
 	return NULL;
 }
 
+/*
+ * Does a class body ignore the shape file? It does when it overrides
+ * set_shapes, or overrides get_input_iter with a body that never reads
+ * shapes (it iterates its own list). Overriding get_input_iter is otherwise
+ * ordinary: most classes build their inputs there from self.shapes.
+ */
+static int hardcodes_shapes(const char *cls)
+{
+	const char *m = strstr(cls, "def get_input_iter(");
+	const char *end;
+	int reads;
+
+	if (strstr(cls, "def set_shapes("))
+		return 1;
+	if (!m)
+		return 0;
+	/* The method ends at the next line indented no deeper than its def. */
+	end = strstr(m, "\n    def ");
+	char *method = end ? xstrndup(m, (size_t)(end - m)) : xstrdup(m);
+	reads = strstr(method, "shapes") != NULL;
+	free(method);
+	return !reads;
+}
+
 /* Bases of `class <name>(...)` in text, as bare class names. 0 if found. */
 static int class_bases(const char *text, const char *name, struct strvec *bases,
 		       int *overrides_shapes)
@@ -325,8 +349,7 @@ static int class_bases(const char *text, const char *name, struct strvec *bases,
 			stop = strchr(stop + 1, '\n');
 		if (body) {
 			char *cls = stop ? xstrndup(body, (size_t)(stop - body)) : xstrdup(body);
-			*overrides_shapes = strstr(cls, "def set_shapes(") ||
-					    strstr(cls, "def get_input_iter(");
+			*overrides_shapes = hardcodes_shapes(cls);
 			free(cls);
 		}
 		found = 0;

@@ -1,0 +1,39 @@
+"""Per-process state shared by the plugins.
+
+The plugins are separate pytest plugin modules (each may be loaded alone), so
+whatever one writes and another reads lives here, in module globals.
+"""
+
+# The open results/events sink (an _io.Sink) and whether the "inactive"
+# notice has been written to stderr.
+sink = None
+inactive_said = False
+
+# The test being run (pytest nodeid), set at logstart, and whether its
+# setup or call phase failed.
+nodeid = None
+call_failed = False
+
+# Outermost measurements of the current test that the results plugin has not
+# yet paired with a BenchmarkResult metric, in the order they were taken.
+# Each is a dict: value (what do_bench returned), record (the measurement
+# object of protocol §3), role_hint, op_name, dtype.
+pending = []
+
+# How many calls of our do_bench are on the stack (> 1: autotuning inside a
+# measurement), and whether a CUDA graph capture of ours is in progress.
+depth = 0
+capturing = False
+
+# The do_bench that the timing plugin replaced (triton.testing.do_bench).
+original_do_bench = None
+
+# Keys of things said once per process (PLUGIN details and the like).
+said = set()
+
+
+def reset_pending():
+    """Drop unpaired measurements; returns how many there were."""
+    n = len(pending)
+    del pending[:]
+    return n

@@ -1,0 +1,346 @@
+"""zlbench.timing: replaces triton.testing.do_bench.
+
+FlagGems' Benchmark.get_latency looks triton.testing.do_bench up at call
+time, and so does Triton's autotuner (through the driver's benchmarker), so
+replacing the module attribute reaches both. Both call shapes are accepted:
+
+    do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
+             return_mode="mean")          # FlagGems: return_mode="median"
+    do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))   # the autotuner: a list
+
+An outermost call is a measurement: what it took (timer, statistics, samples,
+markers, the value returned) goes to the shared pending list, where the
+results plugin pairs it with the metric it became (torch or gems). A call
+made while another of ours is running (autotuning triggered by the first,
+eager call of a measurement) has the role "tune" and is not recorded.
+
+ZLB_TIMER=direct: the median of ZLB_DIRECT_REPEAT calls of the original
+do_bench with the same arguments (one call when quantiles are asked for or
+return_mode is "all": the result is then a sequence, and a median across calls
+of a sequence is undefined).
+
+ZLB_TIMER=graph: capture and replay (see _graph.py). When capture,
+instantiation, warm-up or replay fails, the error's text is compared with the
+exact texts of ZLB_CAPTURE_FATAL: one of them found verbatim in it is fatal
+(CAPTURE_FATAL event and marker, the error re-raised); anything else makes
+this one call fall back to direct timing, with a BENCHMARK_DIRECT_NO_CUDAGRAPH
+event and (for torch/gems calls) a marker line on stdout. Matching is exact on
+purpose: torch appends "... to enable device-side assertions." to every CUDA
+error, so a loose match would make every refusal fatal.
+"""
+
+import sys
+
+import pytest
+
+from . import _env, _graph, _io, _state, _stats
+
+NAME = "zlbench.timing"
+RETURN_MODES = ("min", "max", "mean", "median", "all")
+DIRECT_MARKER = "BENCHMARK_DIRECT_NO_CUDAGRAPH"
+FATAL_MARKER = "CAPTURE_FATAL"
+
+
+# --- plugin hooks ------------------------------------------------------------
+
+def _settings():
+    """The environment this plugin reads, checked (EnvError otherwise)."""
+    return {
+        "timer": _env.timer(),
+        "repeat": _env.direct_repeat(),
+        "max_warm": _env.warmup_max_calls(),
+        "fatal": _env.capture_fatal(),
+        "lib": _env.timer_lib(),
+    }
+
+
+def pytest_configure(config):
+    if not _io.require(NAME):
+        return
+    try:
+        s = _settings()
+    except _env.EnvError as e:
+        raise pytest.UsageError("%s: %s" % (NAME, e))
+    try:
+        install()
+    except ImportError as e:
+        _io.plugin(NAME, "inactive", "triton cannot be imported (%s): do_bench "
+                   "left alone" % _io.one_line(e))
+        return
+    detail = "timer=%s direct_repeat=%d" % (s["timer"], s["repeat"])
+    if s["timer"] == "graph":
+        detail += " warmup_max_calls=%d capture_fatal_texts=%d lib=%s" % (
+            s["max_warm"], len(s["fatal"]), s["lib"])
+    _io.plugin(NAME, "ready", detail)
+
+
+def pytest_unconfigure(config):
+    uninstall()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logstart(nodeid, location):
+    # The results plugin pairs and discards; alone, this plugin only forgets.
+    _state.nodeid = nodeid
+    _state.depth = 0
+    _state.capturing = False
+
+
+def install():
+    """Put do_bench in place of triton.testing.do_bench (ImportError without
+    triton). Idempotent."""
+    import triton.testing as tt
+
+    cur = tt.do_bench
+    if getattr(cur, "_zlb_wrapped", False):
+        return
+    _state.original_do_bench = cur
+    tt.do_bench = do_bench
+
+
+def uninstall():
+    tt = sys.modules.get("triton.testing")
+    if tt is not None and getattr(tt.do_bench, "_zlb_wrapped", False) \
+            and _state.original_do_bench is not None:
+        tt.do_bench = _state.original_do_bench
+
+
+def _original():
+    if _state.original_do_bench is not None:
+        return _state.original_do_bench
+    import triton.testing as tt
+
+    if getattr(tt.do_bench, "_zlb_wrapped", False):
+        raise RuntimeError("zlbench: the original triton.testing.do_bench was lost")
+    return tt.do_bench
+
+
+# --- the replacement -----------------------------------------------------------
+
+def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
+             return_mode="mean", **extra):
+    if return_mode not in RETURN_MODES:
+        raise ValueError("return_mode must be one of %s, not %r"
+                         % (", ".join(RETURN_MODES), return_mode))
+    if _state.capturing:
+        # Autotuning reached from inside our own capture: it cannot time
+        # anything there. Refusing makes the capture fail and fall back.
+        raise RuntimeError("zlbench: do_bench called during a CUDA graph capture "
+                           "(autotuning inside the captured call)")
+    args = dict(warmup=warmup, rep=rep, grad_to_none=grad_to_none,
+                quantiles=quantiles, return_mode=return_mode)
+    args.update(extra)
+    nested = _state.depth > 0
+    ctx = _context()
+    if nested:
+        ctx["role"] = "tune"
+    _state.depth += 1
+    try:
+        value, record = _measure(fn, args, ctx)
+    finally:
+        _state.depth -= 1
+    if not nested:
+        _state.pending.append({"value": value, "record": record,
+                               "role_hint": ctx["role"], "op_name": ctx["op_name"],
+                               "dtype": ctx["dtype"]})
+    return value
+
+
+do_bench._zlb_wrapped = True
+
+
+def _measure(fn, args, ctx):
+    s = _settings()
+    if s["timer"] == "direct":
+        return _direct(fn, args, s["repeat"], [], None)
+    lib, why = _graph.timer_lib(s["lib"])
+    if lib is None:
+        _say_once("nolib", "graph timer unavailable, every call falls back to "
+                  "direct timing: %s" % why)
+        return _fallback(fn, args, "replay", why, ctx, s)
+    import torch
+
+    if not torch.cuda.is_available():
+        why = "torch.cuda.is_available() is False"
+        _say_once("nocuda", "graph timer unavailable: %s" % why)
+        return _fallback(fn, args, "replay", why, ctx, s)
+    try:
+        stats, samples, k, n_warm, markers = _graph.measure(
+            torch, lib, fn, args["warmup"], args["rep"], args["grad_to_none"],
+            s["max_warm"], on_rng=_note_rng)
+    except _graph.CaptureFailure as cf:
+        reason = _reason(cf.error)
+        matched, culprit = _fatal_text(cf.error, s["fatal"])
+        if matched is not None:
+            reason = _first_line(culprit)
+            _io.event(FATAL_MARKER, op=_op(), op_name=ctx["op_name"],
+                      dtype=ctx["dtype"], role=ctx["role"], phase=cf.phase,
+                      reason=reason, matched=matched, nodeid=_state.nodeid)
+            _io.marker("%s phase=%s reason=%s" % (FATAL_MARKER, cf.phase, reason))
+            raise culprit
+        return _fallback(fn, args, cf.phase, reason, ctx, s)
+    value = _pick(stats, samples, args["quantiles"], args["return_mode"])
+    record = {"timer": "graph"}
+    record.update(_stat_fields(stats))
+    record.update({"calls_per_replay": k, "warmup_calls": n_warm,
+                   "markers": markers, "samples_ms": samples, "fallback": None})
+    return value, record
+
+
+def _is_sequence_call(args):
+    return args["quantiles"] is not None or args["return_mode"] == "all"
+
+
+def _direct(fn, args, repeat, markers, fallback):
+    """The original do_bench, median over repeat calls (one call for the
+    sequence-valued forms)."""
+    original = _original()
+    if _is_sequence_call(args):
+        value = original(fn, **args)
+        samples = []
+        if args["quantiles"] is None and isinstance(value, (list, tuple)):
+            samples = [float(v) for v in value]
+        stats = _stats.summarize(samples) if samples else None
+        n = 1
+    else:
+        values = [original(fn, **args) for _ in range(repeat)]
+        value = values[0] if repeat == 1 else _stats.median(values)
+        samples = [float(v) for v in values]
+        stats = _stats.summarize(samples)
+        n = repeat
+    record = {"timer": "direct"}
+    record.update(_stat_fields(stats))
+    record.update({"n": n, "calls_per_replay": None, "warmup_calls": None,
+                   "markers": list(markers), "samples_ms": samples,
+                   "fallback": fallback})
+    return value, record
+
+
+def _fallback(fn, args, phase, reason, ctx, s):
+    repeat = 1 if _is_sequence_call(args) else s["repeat"]
+    _io.event(DIRECT_MARKER, op=_op(), op_name=ctx["op_name"], dtype=ctx["dtype"],
+              role=ctx["role"], phase=phase, reason=reason, repeat=repeat,
+              nodeid=_state.nodeid)
+    if ctx["role"] != "tune":
+        _io.marker("%s phase=%s reason=%s repeat=%d" % (DIRECT_MARKER, phase, reason,
+                                                         repeat))
+    return _direct(fn, args, repeat, [DIRECT_MARKER],
+                   {"phase": phase, "reason": reason})
+
+
+_STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "stdrel")
+
+
+def _stat_fields(stats):
+    out = {k: (stats[k] if stats else None) for k in _STAT_KEYS}
+    out["n"] = stats["n"] if stats else 0
+    return out
+
+
+def _pick(stats, samples, quantiles, return_mode):
+    if quantiles is not None:
+        vals = _stats.quantiles(samples, quantiles)
+        return vals[0] if len(vals) == 1 else vals
+    if return_mode == "all":
+        return list(samples)
+    return stats[return_mode + "_ms"]
+
+
+# --- failures ----------------------------------------------------------------
+
+def _chain(e):
+    seen = []
+    while e is not None and all(e is not x for x in seen):
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    return seen
+
+
+def _fatal_text(error, texts):
+    """(the first of texts found verbatim in the error or in what led to it,
+    the exception holding it), or (None, None)."""
+    chain = _chain(error)
+    for t in texts:
+        for x in chain:
+            if t in str(x):
+                return t, x
+    return None, None
+
+
+def _reason(error):
+    """One line: the first non-empty line of the error that started it."""
+    if isinstance(error, str):
+        return _io.one_line(error)
+    return _first_line(_graph.first_cause(error))
+
+
+def _first_line(exc):
+    for line in str(exc).splitlines():
+        if line.strip():
+            return _io.one_line(line)
+    return type(exc).__name__
+
+
+def _note_rng(how):
+    if how != "graphsafe":
+        _say_once("rng", "capture RNG isolation: %s (this torch's generator lacks "
+                  "graphsafe_get_state/graphsafe_set_state/clone_state; an aborted "
+                  "capture can still leave the CUDA RNG unusable)" % how)
+
+
+def _say_once(key, detail):
+    if key in _state.said:
+        return
+    _state.said.add(key)
+    _io.plugin(NAME, "ready", detail)
+
+
+# --- who is being measured ----------------------------------------------------------
+
+def _op():
+    op = _env.op()
+    if op:
+        return op
+    node = _state.nodeid or ""
+    name = node.split("::")[-1].split("[")[0]
+    return name[5:] if name.startswith("test_") else (name or None)
+
+
+def _context():
+    """op_name, dtype and the role this call will have, read from upstream's
+    Benchmark.run / get_latency frames (best effort; None where unknown).
+    The results plugin pairs by order; this only labels events and lets it
+    cross-check."""
+    ctx = {"op_name": None, "dtype": None, "role": None}
+    try:
+        f = sys._getframe(2)
+    except ValueError:
+        return ctx
+    bench = op = metric = None
+    for _ in range(64):
+        if f is None:
+            break
+        name = f.f_code.co_name
+        if name in ("get_latency", "run"):
+            loc = f.f_locals
+            me = loc.get("self")
+            if me is not None and hasattr(me, "op_name") and hasattr(me, "to_bench_metrics"):
+                if name == "get_latency" and bench is None:
+                    bench, op = me, loc.get("op")
+                elif name == "run" and (bench is None or me is bench):
+                    bench = me
+                    dtype = loc.get("dtype")
+                    ctx["dtype"] = None if dtype is None else str(dtype)
+                    metric = loc.get("metric")
+                    break
+        f = f.f_back
+    if bench is None:
+        return ctx
+    ctx["op_name"] = getattr(bench, "op_name", None)
+    gems_op = getattr(bench, "gems_op", None)
+    if op is not None and gems_op is not None and op is gems_op:
+        ctx["role"] = "gems"
+    elif metric is not None and hasattr(metric, "latency_base"):
+        wants_base = "latency_base" in (getattr(bench, "to_bench_metrics", None) or ())
+        ctx["role"] = "torch" if wants_base and metric.latency_base is None else "gems"
+    return ctx

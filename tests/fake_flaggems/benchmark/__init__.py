@@ -1,0 +1,1 @@
+# The fake FlagGems benchmark package (modules import as benchmark.<name>).

@@ -1,0 +1,3 @@
+"""flag_gems.utils of the fake."""
+
+from . import shape_utils  # noqa: F401

@@ -1,0 +1,1 @@
+# The fake FlagGems-vllm benchmark package (modules import as benchmark.<name>).

@@ -1,0 +1,3 @@
+"""flaggems_vllm.utils of the fake."""
+
+from . import shape_utils  # noqa: F401

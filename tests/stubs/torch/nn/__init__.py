@@ -1,0 +1,3 @@
+"""torch.nn of the stub."""
+
+from . import functional  # noqa: F401
