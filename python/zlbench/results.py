@@ -104,18 +104,23 @@ def provenance():
     if "provenance" in _state.said:
         return
     _state.said.add("provenance")
-    f = dict.fromkeys(("torch", "torch_cuda", "triton", "triton_path", "package",
-                       "package_version", "gpu_name", "gpu_uuid", "device_count",
-                       "capability"))
+    f = dict.fromkeys(("torch", "torch_git", "torch_cuda", "triton", "triton_git",
+                       "triton_path", "package", "package_version", "gpu_name",
+                       "gpu_uuid", "device_count", "capability"))
     f["python"] = sys.version.split()[0]
     torch = _try_import("torch")
     if torch is not None:
         f["torch"] = _guard(lambda: str(torch.__version__))
         f["torch_cuda"] = _guard(lambda: torch.version.cuda)
+        f["torch_git"] = _guard(lambda: torch.version.git_version)
     triton = _try_import("triton")
     if triton is not None:
         f["triton"] = _guard(lambda: str(triton.__version__))
         f["triton_path"] = _guard(lambda: os.path.dirname(os.path.abspath(triton.__file__)))
+        # Source builds (FlagTree) may carry their commit; wheels do not. zlb
+        # also fingerprints the compiled library, which tells builds apart.
+        f["triton_git"] = _guard(lambda: getattr(triton, "__git_version__", None)
+                                 or getattr(triton, "git_version", None))
     pkg_name = _env.package()
     if pkg_name is None:
         pkg_name = next((n for n in ("flag_gems", "flaggems_vllm") if n in sys.modules),

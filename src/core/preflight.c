@@ -252,6 +252,16 @@ static int check_shapes(struct preflight *pf, const struct run_config *cfg)
 		BUG("built-in shapes for %s do not parse", t->op);
 	}
 
+	/*
+	 * A class that hard-codes its shapes only takes keys from its own part
+	 * of the chain (the shapes plugin's rule): a base key such as
+	 * core_shapes.yaml's 'Benchmark' holds another layout and would crash it.
+	 */
+	if (t->hardcoding_class) {
+		int at = strvec_find(&t->chain, t->hardcoding_class);
+		while (at >= 0 && t->chain.nr > (size_t)at + 1)
+			strvec_pop((struct strvec *)&t->chain);
+	}
 	shape_file_lookup(&pf->shapes, lookup_name,
 			  (const char *const *)(t->chain.nr ? t->chain.v : NULL), &pf->lookup);
 	chain_text(t, &chain);
@@ -260,6 +270,13 @@ static int check_shapes(struct preflight *pf, const struct run_config *cfg)
 		strbuf_release(&chain);
 		return fail(pf, "shape_file", "give '%s' a list of shapes, e.g. "
 			    "'%s: {shapes: [[1024, 1024]]}'", pf->lookup.key, pf->lookup.key);
+	}
+	if (!pf->lookup.key && t->hardcoding_class) {
+		strvec_pushf(&pf->notes, "warning: %s hard-codes its shapes and the shape "
+			     "file has no key for it (%s): its own shapes will be measured",
+			     t->hardcoding_class, chain.buf);
+		strbuf_release(&chain);
+		return 0;
 	}
 	if (!pf->lookup.key) {
 		struct strvec keys = STRVEC_INIT;

@@ -9,6 +9,7 @@
 
 #include "ansi.h"
 #include "exit_codes.h"
+#include "fingerprint.h"
 #include "gitinfo.h"
 #include "identity.h"
 #include "jsonfile.h"
@@ -287,6 +288,8 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 struct tally {
 	long rows, rows_graph, rows_direct, rows_failed;
 	long passed, failed, skipped;
+	long tuning_fallbacks; /* autotune sweeps timed directly: no row is affected */
+	json_t *warnings;     /* WARNING events' messages */
 	json_t *markers;      /* name -> count */
 	json_t *runtime;      /* PROVENANCE fields */
 	json_t *skips;        /* reasons */
@@ -356,6 +359,13 @@ static int tally_event(void *ctx, json_t *ev, size_t lineno)
 	}
 	if (!strcmp(name, "PLUGIN") || !strcmp(name, "SHAPES_INJECTED"))
 		return 0;
+	if (!strcmp(name, "BENCHMARK_DIRECT_NO_CUDAGRAPH") && json_str(ev, "role") &&
+	    !strcmp(json_str(ev, "role"), "tune")) {
+		t->tuning_fallbacks++;
+		return 0;
+	}
+	if (!strcmp(name, "WARNING") && json_str(ev, "message"))
+		json_array_append_new(t->warnings, json_string(json_str(ev, "message")));
 	json_object_set_new(t->markers, name,
 			    json_integer(json_integer_value(json_object_get(t->markers, name)) + 1));
 	return 0;
@@ -372,6 +382,7 @@ static void read_back(const char *run_dir, struct tally *t, struct tee *tee)
 	t->runtime = json_object();
 	t->skips = json_array();
 	t->fallbacks = json_array();
+	t->warnings = json_array();
 	if (jsonl_each(results, tally_row, t, &bad) < 0 || bad)
 		say(tee, TERM_YELLOW, "zlb: warning: %zu unreadable line(s) in results.jsonl", bad);
 	if (jsonl_each(events, tally_event, t, &bad) < 0 || bad)
@@ -386,6 +397,7 @@ static void tally_release(struct tally *t)
 	json_decref(t->runtime);
 	json_decref(t->skips);
 	json_decref(t->fallbacks);
+	json_decref(t->warnings);
 }
 
 /* --- exit status -------------------------------------------------------- */
@@ -509,11 +521,41 @@ static void print_summary(struct tee *t, const struct run_outcome *o,
 		say(t, TERM_YELLOW, "zlb:   not graph-timed: %s", json_string_value(v));
 	json_array_foreach(ta->skips, i, v)
 		say(t, TERM_YELLOW, "zlb:   skipped: %s", json_string_value(v));
+	json_array_foreach(ta->warnings, i, v)
+		say(t, TERM_YELLOW, "zlb:   warning from the plugins: %s", json_string_value(v));
+	if (ta->tuning_fallbacks)
+		say(t, PLAIN, "zlb:   %ld autotune timing call(s) could not be captured and "
+		    "were timed directly (config choice only; no row affected)",
+		    ta->tuning_fallbacks);
 	say(t, o->exit_code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
 	    "zlb: %s, exit %d; run directory %s", status_word(o->exit_code),
 	    o->exit_code, o->run_dir);
 	strbuf_release(&sb);
 	strbuf_release(&end);
+}
+
+/*
+ * The compiler under test, by content: version strings of FlagTree builds
+ * can be equal while their compiled libtriton differs.
+ */
+static json_t *triton_build(const json_t *runtime)
+{
+	const char *dir = json_str(runtime, "triton_path");
+	uint64_t hash, size;
+	char *lib;
+	json_t *res;
+
+	if (!dir)
+		return json_null();
+	lib = xstrfmt("%s/_C/libtriton.so", dir);
+	if (file_xxh3(lib, &hash, &size)) {
+		free(lib);
+		return json_null();
+	}
+	res = json_pack("{s:s,s:s,s:I}", "file", lib, "xxh3", "", "bytes", (json_int_t)size);
+	json_object_set_new(res, "xxh3", json_sprintf("%016llx", (unsigned long long)hash));
+	free(lib);
+	return res;
 }
 
 static void finalize_identity(json_t *id, const struct run_outcome *o,
@@ -537,6 +579,7 @@ static void finalize_identity(json_t *id, const struct run_outcome *o,
 
 	json_object_set_new(prov, "finished_at", identity_now());
 	json_object_set_new(prov, "runtime", json_deep_copy(ta->runtime));
+	json_object_set_new(prov, "triton_build", triton_build(ta->runtime));
 
 	child_describe_end(c, &end);
 	json_object_set_new(id, "status", json_string(status_word(o->exit_code)));
@@ -553,6 +596,7 @@ static void finalize_identity(json_t *id, const struct run_outcome *o,
 		"passed", (json_int_t)ta->passed, "failed", (json_int_t)ta->failed,
 		"skipped", (json_int_t)ta->skipped));
 	json_object_set_new(out, "markers", json_deep_copy(ta->markers));
+	json_object_set_new(out, "tuning_fallbacks", json_integer(ta->tuning_fallbacks));
 	strbuf_release(&end);
 }
 
