@@ -96,6 +96,16 @@ int flaggems_find_checkout(const char *explicit_dir, const char *importable_pkg_
 	} else {
 		note(looked, "an importable flag_gems (none)");
 	}
+	/* Standing inside a checkout: that is the one meant. */
+	char *here = path_absolute(".");
+	if (looks_like_checkout(here) && flaggems_package(here)) {
+		char *what = xstrfmt("the current directory (%s)", here);
+		note(looked, what);
+		free(what);
+		*out = here;
+		return 0;
+	}
+	free(here);
 	char *local = path_absolute("FlagGems");
 	note(looked, local);
 	if (looks_like_checkout(local)) {

@@ -34,7 +34,8 @@ void flaggems_target_release(struct flaggems_target *t);
 /*
  * Pick the checkout: explicit (flag or FLAGGEMS_DIR) if given; else the root
  * above an importable package (importable_pkg_init: path of flag_gems'
- * __init__.py found by the Python probe, or NULL); else ./FlagGems.
+ * __init__.py found by the Python probe, or NULL); else the current
+ * directory when it is a checkout; else ./FlagGems.
  * Every place looked at is appended to `looked` ("a; b; c") for messages.
  * Returns 0 with *out set, or -1 (error() says what is missing).
  */

@@ -1,0 +1,350 @@
+"""zlb run end to end against the fake FlagGems checkout.
+
+The stub torch's cost model (tests/stubs/torch/_stub.py) and the fake CUDA
+driver agree that an op over a tensor of nbytes costs 1000 + nbytes // 2 ns
+(gems: 4/5 of it), so a graph-timed latency is known exactly.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import FAKE_MAIN, FAKE_VLLM
+
+
+def cost_ms(numel, elsize=2, gems=False):
+    ns = 1000 + numel * elsize // 2
+    if gems:
+        ns = ns * 4 // 5
+    return ns / 1e6
+
+
+SOFTMAX_SHAPES = [(1024, 1024), (4096, 4096), (16384, 8192)]
+
+
+def test_default_run_measures_softmax_on_builtin_shapes(zlb):
+    r = zlb.run("--dtypes", "float16")
+    assert r.rc == 0, r
+    d = r.run_dir
+    assert re.fullmatch(r"softmax_\d{8}-\d{6}", d.name), d.name
+    for f in ("run.log", "run_identity.json", "shapes.yaml", "results.jsonl", "events.jsonl"):
+        assert (d / f).is_file(), f
+
+    rows = r.rows()
+    assert [row["shape_detail"] for row in rows] == [
+        "[torch.Size([%d, %d]), 1]" % s for s in SOFTMAX_SHAPES]
+    for row, (m, n) in zip(rows, SOFTMAX_SHAPES):
+        assert row["status"] == "SUCCESS" and row["dtype"] == "torch.float16"
+        assert row["torch"]["timer"] == "graph" and row["gems"]["timer"] == "graph"
+        # Exact through stub capture -> ctypes -> libzlbtimer -> fake driver.
+        assert row["latency_base_ms"] == pytest.approx(cost_ms(m * n), rel=1e-6)
+        assert row["latency_ms"] == pytest.approx(cost_ms(m * n, gems=True), rel=1e-6)
+        assert row["gems"]["calls_per_replay"] >= 1
+        assert len(row["gems"]["samples_ms"]) == row["gems"]["n"] >= 10
+
+    ident = r.identity()
+    assert ident["schema_version"] == 1 and ident["status"] == "completed"
+    cal = ident["caliber"]
+    for field in ("backend", "device", "timer", "bench_level", "shape_mode", "tuner_cache",
+                  "direct_repeat", "autotune_mode"):
+        assert field in cal, field
+    assert cal["backend"] == "cuda" and cal["timer"] == "graph"
+    assert cal["device"] == "Fake H200 (zlbench test driver)"
+    assert cal["shape_mode"] == "inline" and cal["bench_level"] == "core"
+    assert cal["autotune_mode"] == "record" and cal["direct_repeat"] == 1
+    assert cal["tuner_cache"].startswith("shared(")
+    assert cal["dtypes"] == ["float16"]
+    prov = ident["provenance"]
+    assert prov["gpu_uuid"].startswith("GPU-facec0da")
+    assert prov["command_line"][:2] == ["run", "--dtypes"]
+    assert prov["runtime"]["torch"] == "0.0-stub"
+    assert prov["flaggems_package"] == "flag_gems"
+    assert ident["outcome"]["rows"] == 3 and ident["outcome"]["rows_graph"] == 3
+
+    # The archive is the exact built-in text behind a comment header.
+    archived = (d / "shapes.yaml").read_text()
+    assert archived.startswith("# zlbench: op=softmax bench_level=core shape_mode=inline")
+    assert "- [16384, 8192]" in archived
+
+
+def test_run_log_is_ansi_free_and_keeps_upstream_rows(zlb):
+    r = zlb.run("softmax", "--dtypes", "float16", env={"FLAGGEMS_PERF_COLOR": "always"})
+    assert r.rc == 0, r
+    log = (r.run_dir / "run.log").read_text()
+    assert "\x1b" not in log
+    # Upstream's fixed-width row, verbatim, for grep.
+    assert re.search(r"^SUCCESS {15}1\.049576 {12}0\.839660 {15}1\.250 {10}"
+                     r"\[torch\.Size\(\[1024, 1024\]\), 1\]$", log, re.M), log
+    # The terminal got the coloured, folded rendering.
+    assert "\x1b[32mSUCCESS" in r.out
+    assert "same in every row: #2=1" in re.sub(r"\x1b\[[0-9;]*m", "", r.out)
+
+
+def test_color_never_and_no_color(zlb):
+    r = zlb.run("softmax", "--dtypes", "float16", "--color", "never")
+    assert r.rc == 0 and "\x1b" not in r.out, r
+    r = zlb.run("softmax", "--dtypes", "float16", env={"FLAGGEMS_PERF_COLOR": None,
+                                                       "NO_COLOR": "1"})
+    assert r.rc == 0 and "\x1b" not in r.out, r
+
+
+def test_env_habits_of_the_seed_tool(zlb, shapes):
+    f = shapes("softmax:\n  shapes:\n    - [64, 512]\n")
+    r = zlb.run(env={"OP": "softmax", "OP_FILE": "softmax", "SHAPE_FILE": str(f),
+                     "DTYPES": "bfloat16 float16"})
+    assert r.rc == 0, r
+    rows = r.rows()
+    assert [(row["dtype"], row["shape_detail"]) for row in rows] == [
+        ("torch.bfloat16", "[torch.Size([64, 512]), 1]"),
+        ("torch.float16", "[torch.Size([64, 512]), 1]")]
+    ident = r.identity()
+    assert ident["caliber"]["shape_mode"] == "file"
+    assert ident["caliber"]["dtypes"] == ["bfloat16", "float16"]
+    assert (r.run_dir / "shapes.yaml").read_text().endswith(f.read_text())
+
+
+def test_test_node_defaults_to_upstream_shapes(zlb):
+    node = f"{FAKE_MAIN}/benchmark/test_softmax.py::test_softmax"
+    r = zlb.run("--test-node", node, "--dtypes", "float16", env={"FLAGGEMS_DIR": None})
+    assert r.rc == 0, r
+    ident = r.identity()
+    assert ident["caliber"]["shape_mode"] == "upstream"
+    assert ident["provenance"]["test_node"] == "benchmark/test_softmax.py::test_softmax"
+    assert "zlbench.shapes" not in ident["provenance"]["plugins"]
+    assert "--shape_file" not in ident["provenance"]["pytest_command"]
+    assert "copy of" in (r.run_dir / "shapes.yaml").read_text().splitlines()[1]
+
+
+def test_second_upstream_repo(zlb):
+    r = zlb.run("fused_marlin_moe", env={"FLAGGEMS_DIR": str(FAKE_VLLM)})
+    assert r.rc == 0, r
+    ident = r.identity()
+    assert ident["provenance"]["flaggems_package"] == "flaggems_vllm"
+    assert ident["provenance"]["runtime"]["package"] == "flaggems_vllm"
+    assert r.rows(), "no rows measured"
+
+
+def test_class_key_fallback_is_announced(zlb, shapes):
+    f = shapes("BlasBenchmark:\n  shapes:\n    - [1, 64, 64, 64]\n")
+    r = zlb.run("mm", "--shapes", str(f), "--dtypes", "float16")
+    assert r.rc == 0, r
+    assert "no 'mm' key; FlagGems will use the class entry 'BlasBenchmark'" in r.out
+    rows = r.rows()
+    assert len(rows) == 1
+    assert rows[0]["latency_base_ms"] == pytest.approx((1000 + 64 * 64 * 64 // 512) / 1e6)
+
+
+def test_capture_refusal_falls_back_per_row(zlb):
+    r = zlb.run("sort", "--dtypes", "float16", "--direct-repeat", "3",
+                "--shape-mode", "upstream")
+    assert r.rc == 0, r
+    rows = r.rows()
+    assert rows and all(row["gems"]["timer"] == "direct" for row in rows)
+    assert all(row["gems"]["n"] == 3 for row in rows)
+    assert "BENCHMARK_DIRECT_NO_CUDAGRAPH phase=capture" in (r.run_dir / "run.log").read_text()
+    ident = r.identity()
+    assert ident["caliber"]["timer"] in ("direct", "graph+direct")
+    assert ident["outcome"]["markers"]["BENCHMARK_DIRECT_NO_CUDAGRAPH"] >= len(rows)
+    assert "not graph-timed" in r.out
+
+
+def test_timer_direct_on_request(zlb):
+    r = zlb.run("softmax", "--dtypes", "float16", "--timer", "direct")
+    assert r.rc == 0, r
+    assert {row["gems"]["timer"] for row in r.rows()} == {"direct"}
+    assert r.identity()["caliber"]["timer"] == "direct"
+
+
+def test_isolated_tuner_cache_is_recorded_and_dropped(zlb):
+    r = zlb.run("softmax", "--dtypes", "float16", "--isolate-tuner-cache")
+    assert r.rc == 0, r
+    assert r.identity()["caliber"]["tuner_cache"] == "isolated"
+    assert not (r.run_dir / "tuner_cache").exists()
+
+
+def test_device_mapping_honours_inherited_visibility(zlb):
+    r = zlb.run("softmax", "--dtypes", "float16", "--device", "1",
+                env={"FAKE_CUDA_DEVICES": "2", "CUDA_VISIBLE_DEVICES": "6,7"})
+    assert r.rc == 0, r
+    assert r.identity()["provenance"]["device_visible_as"] == "7"
+    assert "CUDA_VISIBLE_DEVICES=7" in r.out
+
+
+def test_two_runs_in_the_same_second_get_distinct_directories(zlb):
+    procs = [zlb.popen("softmax", "--dtypes", "float16") for _ in range(3)]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], outs
+    dirs = sorted((zlb.runs).iterdir())
+    assert len(dirs) == 3
+    for d in dirs:
+        rows = [json.loads(l) for l in (d / "results.jsonl").read_text().splitlines()]
+        assert len(rows) == 3, d
+
+
+def test_path_with_spaces(zlb, tmp_path):
+    f = tmp_path / "my shapes" / "a file.yaml"
+    f.parent.mkdir()
+    f.write_text("softmax:\n  shapes:\n    - [256, 256]\n")
+    runs = tmp_path / "run dir"
+    r = zlb.run("softmax", "--shapes", str(f), "--dtypes", "float16",
+                "--runs-dir", str(runs))
+    assert r.rc == 0, r
+    d = next(runs.iterdir())
+    assert json.loads((d / "results.jsonl").read_text().splitlines()[0])[
+        "shape_detail"] == "[torch.Size([256, 256]), 1]"
+
+
+def test_failed_test_exit_1(zlb):
+    r = zlb.run("broken", "--shape-mode", "upstream", "--dtypes", "float16")
+    assert r.rc == 1, r
+    ident = r.identity()
+    assert ident["status"] == "failed" and ident["outcome"]["tests"]["failed"] == 1
+
+
+def test_skipped_test_is_reported(zlb):
+    r = zlb.run("skipped", "--shape-mode", "upstream")
+    assert r.rc == 0, r
+    assert r.identity()["outcome"]["tests"]["skipped"] == 1
+    assert "skipped:" in r.out
+
+
+def test_unsupported_dtype_is_a_failure_with_upstream_wording(zlb):
+    r = zlb.run("only_fp32", "--shape-mode", "upstream", "--dtypes", "float16")
+    assert r.rc == 1, r
+    assert "can't be supported by this op" in (r.run_dir / "run.log").read_text()
+
+
+def test_crash_by_signal_keeps_rows_written_so_far(zlb):
+    r = zlb.run("crash", "--shape-mode", "upstream", env={"FAKE_CRASH": "late"})
+    assert r.rc == 128 + signal.SIGSEGV, r
+    ident = r.identity()
+    assert ident["status"] == "crashed"
+    assert "SIGSEGV" in ident["outcome"]["pytest_end"]
+    assert r.rows() and all(row["dtype"] == "torch.float16" for row in r.rows())
+
+
+def test_ctrl_c_stops_the_group_and_marks_the_run(zlb):
+    p = zlb.popen("hang", "--shape-mode", "upstream", env={"FAKE_HANG": "1"})
+    seen = ""
+    deadline = time.time() + 60
+    while "FAKE_HANG: started" not in seen and time.time() < deadline:
+        line = p.stdout.readline()
+        if not line:
+            break
+        seen += line
+    assert "FAKE_HANG: started" in seen, seen
+    p.send_signal(signal.SIGINT)
+    out = seen + p.communicate(timeout=60)[0]
+    assert p.returncode == 130, out
+    d = next(zlb.runs.iterdir())
+    ident = json.loads((d / "run_identity.json").read_text())
+    assert ident["status"] == "interrupted" and ident["outcome"]["interrupted"]
+    assert "interrupted" in (d / "run.log").read_text()
+    # Nothing of pytest's process group is left.
+    left = subprocess.run(["pgrep", "-f", "test_hang.py::test_hang"], capture_output=True,
+                          text=True)
+    assert left.stdout.strip() == "", left.stdout
+
+
+# --- bad input: a sentence, a documented code, nothing lost ------------------
+
+@pytest.mark.parametrize("args,env,needle", [
+    (["--level", "fast"], {}, "--level fast: 'fast' is not one of core, comprehensive"),
+    ([], {"BENCH_LEVEL": "fast"}, "BENCH_LEVEL=fast (the default of --level)"),
+    ([], {"DTYPES": "float8x"}, "'float8x' is not one of float16"),
+    (["--color", "sometimes"], {}, "'sometimes' is not one of auto, always, never"),
+    (["--backend", "tpu"], {}, "unknown backend 'tpu'"),
+    ([], {"ZL_DIRECT_REPEAT": "0"}, "0 is outside 1..1000"),
+    (["a/b"], {}, "'a/b' is not an operator name"),
+    ([".."], {}, "'..' is not an operator name"),
+    (["softmax", "add"], {}, "one operator per run"),
+    (["--bogus"], {}, "unknown option '--bogus'"),
+])
+def test_bad_options_exit_2_and_create_nothing(zlb, args, env, needle):
+    r = zlb.run(*args, env=env)
+    assert r.rc == 2, r
+    assert needle in r.err, r
+    assert not zlb.runs.exists()
+
+
+def preflight(r, check):
+    assert r.rc == 3, r
+    assert f"PREFLIGHT_FAILED check={check}" in r.err, r
+    assert "fix:" in r.err
+
+
+def test_unknown_op_names_close_ones(zlb):
+    r = zlb.run("sofmax")
+    preflight(r, "benchmark_file")
+    assert "close names: softmax" in r.err
+    assert not zlb.runs.exists()
+
+
+def test_missing_and_garbled_shape_files(zlb, shapes, tmp_path):
+    preflight(zlb.run("softmax", "--shapes", str(tmp_path / "nope.yaml")), "shape_file")
+    bad = shapes("softmax:\n  shapes: [[1, 2]\n", name="bad.yaml")
+    r = zlb.run("softmax", "--shapes", str(bad))
+    preflight(r, "shape_file")
+    assert "not valid YAML" in r.err and "line" in r.err
+    malformed = shapes("softmax:\n  shapes: [1024, 1024]\n", name="flat.yaml")
+    r = zlb.run("softmax", "--shapes", str(malformed))
+    preflight(r, "shape_file")
+    assert "item 1 is not a non-empty list" in r.err
+    assert not zlb.runs.exists()
+
+
+def test_shape_key_for_the_wrong_class(zlb, shapes):
+    f = shapes("BlasBenchmark:\n  shapes:\n    - [1, 64, 64, 64]\n")
+    r = zlb.run("softmax", "--shapes", str(f))
+    preflight(r, "shape_file")
+    assert "'BlasBenchmark' are not in softmax's class chain" in r.err
+    assert "DEFAULT_SHAPES" in r.err
+
+
+def test_replay_from_a_file_is_refused(zlb, tmp_path):
+    f = tmp_path / "not_a_dir"
+    f.write_text("x")
+    r = zlb.run("softmax", env={"REPLAY_FROM": str(f)})
+    preflight(r, "replay_dir")
+    assert "is a file, not a run directory" in r.err
+
+
+def test_no_device(zlb):
+    preflight(zlb.run("softmax", env={"FAKE_CUDA_DEVICES": "0"}), "device")
+    r = zlb.run("softmax", "--device", "3")
+    preflight(r, "device")
+    assert "only 1 cuda device(s) are visible" in r.err
+
+
+def test_missing_checkout_says_where_it_looked(zlb):
+    r = zlb.run("softmax", env={"FLAGGEMS_DIR": None})
+    preflight(r, "flaggems_dir")
+    assert "looked in:" in r.err and "FlagGems" in r.err
+    r = zlb.run("softmax", env={"FLAGGEMS_DIR": str(zlb.cwd / "nowhere")})
+    preflight(r, "flaggems_dir")
+
+
+def test_checkout_found_from_inside_it(zlb):
+    r = zlb.run("softmax", "--dtypes", "float16", "--runs-dir", str(zlb.runs),
+                env={"FLAGGEMS_DIR": None}, cwd=FAKE_MAIN)
+    assert r.rc == 0, r
+    assert r.identity(next(zlb.runs.iterdir()))["provenance"]["flaggems_dir"] == str(FAKE_MAIN)
+
+
+def test_python_without_pytest(zlb, tmp_path):
+    preflight(zlb.run("softmax", "--python", str(tmp_path / "nopython")), "python")
+
+
+def test_help_and_unknown_command(zlb):
+    r = zlb.cmd("help")
+    assert r.rc == 0 and "run" in r.out
+    r = zlb.run("--help")
+    assert r.rc == 0 and "BENCH_LEVEL" in r.out and "exit codes" in r.out
+    r = zlb.cmd("help", "run")
+    assert r.rc == 0 and "--test-node" in r.out
+    r = zlb.cmd("frobnicate")
+    assert r.rc == 2 and "not a zlb command" in r.err
