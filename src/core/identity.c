@@ -24,12 +24,14 @@ const char *const identity_caliber_fields[] = {
 	NULL,
 };
 
-json_t *identity_new(void)
+json_t *identity_new(const char *op, const char *run_dir)
 {
 	json_t *id = json_object();
 
 	json_object_set_new(id, "schema_version", json_integer(IDENTITY_SCHEMA_VERSION));
 	json_object_set_new(id, "status", json_string("running"));
+	json_object_set_new(id, "op", json_string(op));
+	json_object_set_new(id, "run_dir", json_string(run_dir));
 	json_object_set_new(id, "caliber", json_object());
 	json_object_set_new(id, "provenance", json_object());
 	json_object_set_new(id, "outcome", json_object());

@@ -21,8 +21,8 @@
 /* Every key of the "caliber" object, NULL-terminated. */
 extern const char *const identity_caliber_fields[];
 
-/* A fresh identity object with schema_version and empty sections. */
-json_t *identity_new(void);
+/* A fresh identity of op's run in run_dir: schema_version, status, empty sections. */
+json_t *identity_new(const char *op, const char *run_dir);
 
 /* The named section ("caliber", "provenance", "outcome"), created if absent. */
 json_t *identity_section(json_t *id, const char *name);

@@ -114,6 +114,9 @@ const struct opt_def run_option_defs[] = {
 	  "replay the autotune configs recorded in an earlier run directory", NULL },
 	{ "isolate-tuner-cache", NULL, "ZL_ISOLATE_TUNER_CACHE", "0", OPT_BOOL, NULL, 0, 0,
 	  NULL, "give the run its own FlagGems tuner cache, dropped afterwards", NULL },
+	{ "parallel-warmup-gpus", NULL, "PARALLEL_WARMUP_GPUS", "0", OPT_INT, NULL, 0, 1024, "N",
+	  "shard the autotune sweep over N GPUs (measurement stays serial); "
+	  "below 2 means serial", NULL },
 	{ "device", NULL, "ZL_DEVICE", "0", OPT_INT, NULL, 0, 1023, "N",
 	  "device index among those visible (CUDA_VISIBLE_DEVICES is honoured)", NULL },
 	{ "timer", NULL, "ZL_TIMER", "auto", OPT_CHOICE, timers, 0, 0, "KIND",
@@ -215,6 +218,7 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 		strvec_split(&cfg->extra_plugins, s, " ,\t");
 	cfg->replay_from = dup_opt(raw, "replay-from");
 	cfg->isolate_tuner_cache = bool_opt(raw, "isolate-tuner-cache");
+	cfg->parallel_warmup_gpus = int_opt(raw, "parallel-warmup-gpus");
 	cfg->device = int_opt(raw, "device");
 	cfg->timer = dup_opt(raw, "timer");
 	cfg->warmup_ms = int_opt(raw, "warmup");

@@ -30,6 +30,7 @@ struct run_config {
 	struct strvec extra_plugins;
 	char *replay_from;
 	int isolate_tuner_cache;
+	int parallel_warmup_gpus; /* < 2: serial autotune sweep */
 	int device;             /* logical device index */
 	char *timer;            /* auto | graph | direct */
 	int warmup_ms;

@@ -7,7 +7,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ansi.h"
 #include "exit_codes.h"
 #include "fingerprint.h"
 #include "gitinfo.h"
@@ -16,112 +15,13 @@
 #include "paths.h"
 #include "plugin_plan.h"
 #include "proc.h"
+#include "run_tally.h"
 #include "rundir.h"
-#include "table.h"
+#include "tee.h"
 #include "term.h"
 
 /* How long an interrupted pytest gets before SIGTERM, then SIGKILL. */
 #define INTERRUPT_GRACE_MS 5000
-
-/* --- output: terminal (pretty) and run.log (ANSI-free) ------------------ */
-
-struct tee {
-	int log_fd;
-	int term_fd;
-	int color;
-	struct table_filter tf;
-	struct strbuf scratch;
-};
-
-static void write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return; /* a closed terminal must not stop the run */
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
-static void term_emit(void *data, const char *line, size_t len)
-{
-	struct tee *t = data;
-	write_all(t->term_fd, line, len);
-	write_all(t->term_fd, "\n", 1);
-}
-
-static void log_line(struct tee *t, const char *line, size_t len)
-{
-	strbuf_reset(&t->scratch);
-	strbuf_add(&t->scratch, line, len);
-	strbuf_ansi_strip(&t->scratch);
-	strbuf_addch(&t->scratch, '\n');
-	write_all(t->log_fd, t->scratch.buf, t->scratch.len);
-}
-
-static void tee_on_line(void *ctx, const char *line, size_t len, size_t shown)
-{
-	struct tee *t = ctx;
-
-	log_line(t, line, len);
-	if (shown) {
-		/* The start of this line is already on the screen: finish it as is. */
-		write_all(t->term_fd, line + shown, len - shown);
-		write_all(t->term_fd, "\n", 1);
-		return;
-	}
-	table_filter_line(&t->tf, line, len);
-}
-
-static size_t tee_on_partial(void *ctx, const char *data, size_t len)
-{
-	struct tee *t = ctx;
-
-	if (table_filter_holding(&t->tf))
-		return 0;
-	write_all(t->term_fd, data, len);
-	return len;
-}
-
-static void tee_on_interrupt(void *ctx, int sig)
-{
-	struct tee *t = ctx;
-	char *msg = xstrfmt("zlb: interrupted (SIG%s): stopping pytest and its children; "
-			    "the run directory keeps what was written",
-			    sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
-
-	table_filter_flush(&t->tf);
-	log_line(t, msg, strlen(msg));
-	strbuf_reset(&t->scratch);
-	term_addstr_colored(&t->scratch, t->color, TERM_YELLOW, msg);
-	strbuf_addch(&t->scratch, '\n');
-	write_all(t->term_fd, t->scratch.buf, t->scratch.len);
-	free(msg);
-}
-
-/* A line of zlb's own, to both sinks, coloured on the terminal (PLAIN: not). */
-#define PLAIN (-1)
-static void say(struct tee *t, int c, const char *fmt, ...) ZLB_PRINTF(3, 4);
-static void say(struct tee *t, int c, const char *fmt, ...)
-{
-	struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	log_line(t, sb.buf, sb.len);
-	term_addstr_colored(&out, t->color && c != PLAIN, c == PLAIN ? TERM_BOLD : (enum term_color)c,
-			    sb.buf);
-	strbuf_addch(&out, '\n');
-	write_all(t->term_fd, out.buf, out.len);
-	strbuf_release(&sb);
-	strbuf_release(&out);
-}
 
 /* --- the child ---------------------------------------------------------- */
 
@@ -217,16 +117,13 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 				const struct strvec *plugins, const struct strvec *child_argv,
 				int argc, char **argv)
 {
-	json_t *id = identity_new();
+	json_t *id = identity_new(pf->target.op, run_dir);
 	json_t *cal = identity_section(id, "caliber");
 	json_t *prov = identity_section(id, "provenance");
 	const struct device_info *dev = &pf->devices.v[cfg->device];
 	char host[256] = "";
 	char *commit = git_head_commit(pf->target.dir);
 	struct strvec cmd = STRVEC_INIT;
-
-	json_object_set_new(id, "op", json_string(pf->target.op));
-	json_object_set_new(id, "run_dir", json_string(run_dir));
 
 	json_object_set_new(cal, "backend", json_string(pf->backend->name));
 	json_object_set_new(cal, "device", json_string(dev->name ? dev->name : "unknown"));
@@ -281,123 +178,6 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 	strvec_clear(&cmd);
 	free(commit);
 	return id;
-}
-
-/* --- reading back what the plugins wrote -------------------------------- */
-
-struct tally {
-	long rows, rows_graph, rows_direct, rows_failed;
-	long passed, failed, skipped;
-	long tuning_fallbacks; /* autotune sweeps timed directly: no row is affected */
-	json_t *warnings;     /* WARNING events' messages */
-	json_t *markers;      /* name -> count */
-	json_t *runtime;      /* PROVENANCE fields */
-	json_t *skips;        /* reasons */
-	json_t *fallbacks;    /* "op dtype shape" of rows not graph-timed */
-};
-
-static int measurement_timer(const json_t *m, const char **timer)
-{
-	*timer = json_is_object(m) ? json_str(m, "timer") : NULL;
-	return *timer != NULL;
-}
-
-static int tally_row(void *ctx, json_t *row, size_t lineno)
-{
-	struct tally *t = ctx;
-	const char *kind = json_str(row, "kind"), *tt, *gt;
-	int has_t, has_g, direct;
-
-	if (kind && strcmp(kind, "row"))
-		return 0;
-	t->rows++;
-	if (json_str(row, "status") && strcmp(json_str(row, "status"), "SUCCESS"))
-		t->rows_failed++;
-	has_t = measurement_timer(json_object_get(row, "torch"), &tt);
-	has_g = measurement_timer(json_object_get(row, "gems"), &gt);
-	direct = (has_t && !strcmp(tt, "direct")) || (has_g && !strcmp(gt, "direct"));
-	if (direct) {
-		t->rows_direct++;
-		json_array_append_new(t->fallbacks, json_sprintf("%s %s %s",
-			json_str(row, "op_name") ? json_str(row, "op_name") : "?",
-			json_str(row, "dtype") ? json_str(row, "dtype") : "?",
-			json_str(row, "shape_detail") ? json_str(row, "shape_detail") : "?"));
-	} else if (has_t || has_g) {
-		t->rows_graph++;
-	}
-	return 0;
-}
-
-static int tally_event(void *ctx, json_t *ev, size_t lineno)
-{
-	struct tally *t = ctx;
-	const char *name = json_str(ev, "event");
-
-	if (!name)
-		return 0;
-	if (!strcmp(name, "PROVENANCE")) {
-		json_object_update(t->runtime, ev);
-		json_object_del(t->runtime, "event");
-		json_object_del(t->runtime, "ts");
-		json_object_del(t->runtime, "schema_version");
-		return 0;
-	}
-	if (!strcmp(name, "TEST_OUTCOME")) {
-		const char *when = json_str(ev, "when"), *outcome = json_str(ev, "outcome");
-		if (!when || !outcome)
-			return 0;
-		if (!strcmp(outcome, "skipped") && strcmp(when, "teardown")) {
-			t->skipped++;
-			if (json_str(ev, "reason"))
-				json_array_append_new(t->skips, json_string(json_str(ev, "reason")));
-		} else if (!strcmp(outcome, "failed")) {
-			t->failed++;
-		} else if (!strcmp(when, "call") && !strcmp(outcome, "passed")) {
-			t->passed++;
-		}
-		return 0;
-	}
-	if (!strcmp(name, "PLUGIN") || !strcmp(name, "SHAPES_INJECTED"))
-		return 0;
-	if (!strcmp(name, "BENCHMARK_DIRECT_NO_CUDAGRAPH") && json_str(ev, "role") &&
-	    !strcmp(json_str(ev, "role"), "tune")) {
-		t->tuning_fallbacks++;
-		return 0;
-	}
-	if (!strcmp(name, "WARNING") && json_str(ev, "message"))
-		json_array_append_new(t->warnings, json_string(json_str(ev, "message")));
-	json_object_set_new(t->markers, name,
-			    json_integer(json_integer_value(json_object_get(t->markers, name)) + 1));
-	return 0;
-}
-
-static void read_back(const char *run_dir, struct tally *t, struct tee *tee)
-{
-	char *results = path_join(run_dir, "results.jsonl");
-	char *events = path_join(run_dir, "events.jsonl");
-	size_t bad = 0;
-
-	memset(t, 0, sizeof(*t));
-	t->markers = json_object();
-	t->runtime = json_object();
-	t->skips = json_array();
-	t->fallbacks = json_array();
-	t->warnings = json_array();
-	if (jsonl_each(results, tally_row, t, &bad) < 0 || bad)
-		say(tee, TERM_YELLOW, "zlb: warning: %zu unreadable line(s) in results.jsonl", bad);
-	if (jsonl_each(events, tally_event, t, &bad) < 0 || bad)
-		say(tee, TERM_YELLOW, "zlb: warning: %zu unreadable line(s) in events.jsonl", bad);
-	free(results);
-	free(events);
-}
-
-static void tally_release(struct tally *t)
-{
-	json_decref(t->markers);
-	json_decref(t->runtime);
-	json_decref(t->skips);
-	json_decref(t->fallbacks);
-	json_decref(t->warnings);
 }
 
 /* --- exit status -------------------------------------------------------- */
@@ -472,11 +252,11 @@ static void print_header(struct tee *t, const struct run_config *cfg,
 	const char *key;
 	json_t *v;
 
-	say(t, TERM_BOLD, "zlb %s: run %s -> %s", ZLB_VERSION, pf->target.op, run_dir);
-	say(t, PLAIN, "  flaggems: %s (%s%s%.12s) node %s", pf->target.dir,
+	tee_say(t, TERM_BOLD, "zlb %s: run %s -> %s", ZLB_VERSION, pf->target.op, run_dir);
+	tee_say(t, TEE_PLAIN, "  flaggems: %s (%s%s%.12s) node %s", pf->target.dir,
 	    pf->target.package ? pf->target.package : "package unknown",
 	    commit ? " @ " : "", commit ? commit : "", pf->target.node);
-	say(t, PLAIN, "  device:   %s %d -> %s=%s, %s%s%s, driver %s", pf->backend->name,
+	tee_say(t, TEE_PLAIN, "  device:   %s %d -> %s=%s, %s%s%s, driver %s", pf->backend->name,
 	    cfg->device, pf->backend->visibility_keys[0], pf->physical_device,
 	    dev->name ? dev->name : "?", dev->uuid ? " " : "", dev->uuid ? dev->uuid : "",
 	    pf->devices.driver_version ? pf->devices.driver_version : "?");
@@ -486,19 +266,19 @@ static void print_header(struct tee *t, const struct run_config *cfg,
 		strbuf_addf(&sb, "%s%s=%s", sb.len ? " " : "", key, txt);
 		free(txt);
 	}
-	say(t, PLAIN, "  caliber:  %s", sb.buf);
+	tee_say(t, TEE_PLAIN, "  caliber:  %s", sb.buf);
 	for (size_t i = 0; i < pf->notes.nr; i++)
-		say(t, starts_with(pf->notes.v[i], "warning") ? TERM_YELLOW : PLAIN,
+		tee_say(t, starts_with(pf->notes.v[i], "warning") ? TERM_YELLOW : TEE_PLAIN,
 		    "  %s", pf->notes.v[i]);
 	strbuf_reset(&sb);
 	for (size_t i = 0; i < plugins->nr; i++)
 		strbuf_addf(&sb, "%s%s", i ? " " : "", plugins->v[i]);
-	say(t, PLAIN, "  plugins:  %s", sb.buf);
+	tee_say(t, TEE_PLAIN, "  plugins:  %s", sb.buf);
 	strbuf_release(&sb);
 }
 
 static void print_summary(struct tee *t, const struct run_outcome *o,
-			  const struct tally *ta, const struct child *c)
+			  const struct run_tally *ta, const struct child *c)
 {
 	struct strbuf sb = STRBUF_INIT, end = STRBUF_INIT;
 	const char *key;
@@ -506,8 +286,8 @@ static void print_summary(struct tee *t, const struct run_outcome *o,
 	size_t i;
 
 	child_describe_end(c, &end);
-	say(t, PLAIN, "%s", "");
-	say(t, ta->rows ? TERM_BOLD : TERM_YELLOW,
+	tee_say(t, TEE_PLAIN, "%s", "");
+	tee_say(t, ta->rows ? TERM_BOLD : TERM_YELLOW,
 	    "zlb: %ld row(s): %ld graph-timed, %ld direct-timed%s; tests: %ld passed, "
 	    "%ld failed, %ld skipped; pytest %s", ta->rows, ta->rows_graph, ta->rows_direct,
 	    ta->rows_failed ? " (some FAILED)" : "", ta->passed, ta->failed, ta->skipped,
@@ -516,18 +296,18 @@ static void print_summary(struct tee *t, const struct run_outcome *o,
 		strbuf_addf(&sb, "%s%s x%lld", sb.len ? ", " : "", key,
 			    (long long)json_integer_value(v));
 	if (sb.len)
-		say(t, TERM_YELLOW, "zlb: markers: %s (see events.jsonl)", sb.buf);
+		tee_say(t, TERM_YELLOW, "zlb: markers: %s (see events.jsonl)", sb.buf);
 	json_array_foreach(ta->fallbacks, i, v)
-		say(t, TERM_YELLOW, "zlb:   not graph-timed: %s", json_string_value(v));
+		tee_say(t, TERM_YELLOW, "zlb:   not graph-timed: %s", json_string_value(v));
 	json_array_foreach(ta->skips, i, v)
-		say(t, TERM_YELLOW, "zlb:   skipped: %s", json_string_value(v));
+		tee_say(t, TERM_YELLOW, "zlb:   skipped: %s", json_string_value(v));
 	json_array_foreach(ta->warnings, i, v)
-		say(t, TERM_YELLOW, "zlb:   warning from the plugins: %s", json_string_value(v));
+		tee_say(t, TERM_YELLOW, "zlb:   warning from the plugins: %s", json_string_value(v));
 	if (ta->tuning_fallbacks)
-		say(t, PLAIN, "zlb:   %ld autotune timing call(s) could not be captured and "
+		tee_say(t, TEE_PLAIN, "zlb:   %ld autotune timing call(s) could not be captured and "
 		    "were timed directly (config choice only; no row affected)",
 		    ta->tuning_fallbacks);
-	say(t, o->exit_code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
+	tee_say(t, o->exit_code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
 	    "zlb: %s, exit %d; run directory %s", status_word(o->exit_code),
 	    o->exit_code, o->run_dir);
 	strbuf_release(&sb);
@@ -552,30 +332,25 @@ static json_t *triton_build(const json_t *runtime)
 		free(lib);
 		return json_null();
 	}
-	res = json_pack("{s:s,s:s,s:I}", "file", lib, "xxh3", "", "bytes", (json_int_t)size);
+	res = json_object();
+	json_object_set_new(res, "file", json_string(lib));
 	json_object_set_new(res, "xxh3", json_sprintf("%016llx", (unsigned long long)hash));
+	json_object_set_new(res, "bytes", json_integer((json_int_t)size));
 	free(lib);
 	return res;
 }
 
 static void finalize_identity(json_t *id, const struct run_outcome *o,
-			      const struct tally *ta, const struct child *c,
+			      const struct run_tally *ta, const struct child *c,
 			      const char *planned_timer)
 {
 	json_t *cal = identity_section(id, "caliber");
 	json_t *prov = identity_section(id, "provenance");
 	json_t *out = identity_section(id, "outcome");
 	struct strbuf end = STRBUF_INIT;
-	const char *used = planned_timer;
 
 	/* The timer actually used: a row that fell back changes the caliber. */
-	if (ta->rows_direct && ta->rows_graph)
-		used = "graph+direct";
-	else if (ta->rows_direct)
-		used = "direct";
-	else if (ta->rows_graph)
-		used = "graph";
-	json_object_set_new(cal, "timer", json_string(used));
+	json_object_set_new(cal, "timer", json_string(run_tally_timer(ta, planned_timer)));
 
 	json_object_set_new(prov, "finished_at", identity_now());
 	json_object_set_new(prov, "runtime", json_deep_copy(ta->runtime));
@@ -608,7 +383,7 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	struct strvec env = STRVEC_INIT, child_argv = STRVEC_INIT, plugins = STRVEC_INIT;
 	struct plugin_plan_input plan = { pf->backend, pf->shape_mode, &cfg->extra_plugins };
 	struct child c = { 0 };
-	struct tally ta;
+	struct run_tally ta;
 	char *shape_archive = NULL, *log_path = NULL, *isolated = NULL, *tuner = NULL;
 	json_t *id = NULL;
 	int ret = -1;
@@ -622,6 +397,13 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 		out->exit_code = ZLB_EXIT_USAGE;
 		return error("--replay-from: replaying recorded autotune configs is not "
 			     "available in this zlb yet; nothing was started");
+	}
+	if (cfg->parallel_warmup_gpus >= 2) {
+		out->exit_code = ZLB_EXIT_USAGE;
+		return error("PARALLEL_WARMUP_GPUS=%d: sharding the autotune sweep over "
+			     "GPUs is not available in this zlb yet; unset it (or set it "
+			     "below 2) for the serial sweep; nothing was started",
+			     cfg->parallel_warmup_gpus);
 	}
 	if (interrupts_install())
 		return -1;
@@ -645,20 +427,14 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 		goto done;
 
 	log_path = path_join(out->run_dir, "run.log");
-	tee.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (tee.log_fd < 0) {
-		error_errno("cannot create %s", log_path);
+	if (tee_open(&tee, log_path, out_fd, term_color_wanted(out_fd, cfg->color)))
 		goto done;
-	}
-	tee.color = term_color_wanted(out_fd, cfg->color);
-	strbuf_init(&tee.scratch, 256);
-	table_filter_init(&tee.tf, tee.color, term_emit, &tee);
 	print_header(&tee, cfg, pf, out->run_dir, id, &plugins);
 	{
 		struct strbuf cmd = STRBUF_INIT;
 		for (size_t i = 0; i < child_argv.nr; i++)
 			strbuf_addf(&cmd, "%s%s", i ? " " : "", child_argv.v[i]);
-		say(&tee, TERM_DIM, "  command:  (cd %s && %s)", pf->target.dir, cmd.buf);
+		tee_say(&tee, TERM_DIM, "  command:  (cd %s && %s)", pf->target.dir, cmd.buf);
 		strbuf_release(&cmd);
 	}
 
@@ -672,16 +448,17 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 		c.capture = 1;
 		if (child_start(&c))
 			goto done;
-		struct pump_ops ops = { tee_on_line, tee_on_partial, tee_on_interrupt };
-		if (child_pump(&c, &ops, &tee, INTERRUPT_GRACE_MS))
+		if (child_pump(&c, &tee_pump_ops, &tee, INTERRUPT_GRACE_MS))
 			goto done;
-		table_filter_flush(&tee.tf);
+		tee_flush(&tee);
 		out->interrupted = interrupt_pending();
 		out->pytest_rc = child_exit_code(&c);
 	}
 	out->exit_code = c.pid > 0 ? map_exit(&c, out->interrupted) : ZLB_EXIT_INTERRUPTED;
 
-	read_back(out->run_dir, &ta, &tee);
+	if (run_tally_read(out->run_dir, &ta) || ta.bad_lines)
+		tee_say(&tee, TERM_YELLOW, "zlb: warning: %zu unreadable line(s) in "
+			"results.jsonl/events.jsonl", ta.bad_lines);
 	out->rows = ta.rows;
 	out->rows_graph = ta.rows_graph;
 	out->rows_direct = ta.rows_direct;
@@ -690,7 +467,7 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	out->tests_skipped = ta.skipped;
 	finalize_identity(id, out, &ta, &c, pf->timer);
 	print_summary(&tee, out, &ta, &c);
-	tally_release(&ta);
+	run_tally_release(&ta);
 	if (identity_write(out->run_dir, id)) {
 		out->exit_code = ZLB_EXIT_IO;
 		goto done;
@@ -699,11 +476,7 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 done:
 	if (isolated && remove_tree(isolated))
 		warning("could not remove the isolated tuner cache %s", isolated);
-	if (tee.log_fd >= 0) {
-		table_filter_release(&tee.tf);
-		strbuf_release(&tee.scratch);
-		close(tee.log_fd);
-	}
+	tee_close(&tee);
 	interrupts_restore();
 	json_decref(id);
 	strvec_clear(&env);

@@ -305,6 +305,16 @@ def test_shape_key_for_the_wrong_class(zlb, shapes):
     assert "DEFAULT_SHAPES" in r.err
 
 
+def test_features_not_built_yet_are_refused_not_faked(zlb, tmp_path):
+    r = zlb.run("softmax", env={"PARALLEL_WARMUP_GPUS": "4"})
+    assert r.rc == 2 and "PARALLEL_WARMUP_GPUS=4" in r.err, r
+    r = zlb.run("softmax", env={"REPLAY_FROM": str(tmp_path)})
+    assert r.rc == 2 and "replaying recorded autotune configs is not" in r.err, r
+    assert not zlb.runs.exists()
+    r = zlb.run("softmax", "--dtypes", "float16", env={"PARALLEL_WARMUP_GPUS": "1"})
+    assert r.rc == 0, r
+
+
 def test_replay_from_a_file_is_refused(zlb, tmp_path):
     f = tmp_path / "not_a_dir"
     f.write_text("x")

@@ -88,7 +88,7 @@ static void list_dir(const char *dir, struct strvec *names)
 
 static void new_identity(void **state)
 {
-	json_t *id = identity_new();
+	json_t *id = identity_new("softmax", "/tmp/run");
 
 	assert_true(json_is_object(id));
 	assert_int_equal(json_integer_value(json_object_get(id, "schema_version")), 1);
@@ -137,7 +137,7 @@ static void caliber_fields(void **state)
 static void write_load_round_trip(void **state)
 {
 	struct fixture *f = *state;
-	json_t *id = identity_new(), *back = NULL;
+	json_t *id = identity_new("softmax", "/tmp/run"), *back = NULL;
 	json_t *cal = identity_section(id, "caliber");
 	struct strvec names = STRVEC_INIT;
 

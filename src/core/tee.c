@@ -1,0 +1,131 @@
+#include "tee.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ansi.h"
+#include "term.h"
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return; /* a closed terminal must not stop the run */
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static void term_emit(void *data, const char *line, size_t len)
+{
+	struct tee *t = data;
+	write_all(t->term_fd, line, len);
+	write_all(t->term_fd, "\n", 1);
+}
+
+static void log_line(struct tee *t, const char *line, size_t len)
+{
+	strbuf_reset(&t->scratch);
+	strbuf_add(&t->scratch, line, len);
+	strbuf_ansi_strip(&t->scratch);
+	strbuf_addch(&t->scratch, '\n');
+	write_all(t->log_fd, t->scratch.buf, t->scratch.len);
+}
+
+static void tee_on_line(void *ctx, const char *line, size_t len, size_t shown)
+{
+	struct tee *t = ctx;
+
+	log_line(t, line, len);
+	if (shown) {
+		/* The start of this line is already on the screen: finish it as is. */
+		write_all(t->term_fd, line + shown, len - shown);
+		write_all(t->term_fd, "\n", 1);
+		return;
+	}
+	table_filter_line(&t->tf, line, len);
+}
+
+static size_t tee_on_partial(void *ctx, const char *data, size_t len)
+{
+	struct tee *t = ctx;
+
+	if (table_filter_holding(&t->tf))
+		return 0;
+	write_all(t->term_fd, data, len);
+	return len;
+}
+
+static void tee_on_interrupt(void *ctx, int sig)
+{
+	struct tee *t = ctx;
+	char *msg = xstrfmt("zlb: interrupted (SIG%s): stopping pytest and its children; "
+			    "the run directory keeps what was written",
+			    sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+
+	table_filter_flush(&t->tf);
+	log_line(t, msg, strlen(msg));
+	strbuf_reset(&t->scratch);
+	term_addstr_colored(&t->scratch, t->color, TERM_YELLOW, msg);
+	strbuf_addch(&t->scratch, '\n');
+	write_all(t->term_fd, t->scratch.buf, t->scratch.len);
+	free(msg);
+}
+
+void tee_say(struct tee *t, int c, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	log_line(t, sb.buf, sb.len);
+	term_addstr_colored(&out, t->color && c != TEE_PLAIN, c == TEE_PLAIN ? TERM_BOLD : (enum term_color)c,
+			    sb.buf);
+	strbuf_addch(&out, '\n');
+	write_all(t->term_fd, out.buf, out.len);
+	strbuf_release(&sb);
+	strbuf_release(&out);
+}
+
+const struct pump_ops tee_pump_ops = { tee_on_line, tee_on_partial, tee_on_interrupt };
+
+int tee_open(struct tee *t, const char *log_path, int term_fd, int color)
+{
+	memset(t, 0, sizeof(*t));
+	t->term_fd = term_fd;
+	t->color = color;
+	t->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (t->log_fd < 0)
+		return error_errno("cannot create %s", log_path);
+	strbuf_init(&t->scratch, 256);
+	table_filter_init(&t->tf, color, term_emit, t);
+	return 0;
+}
+
+void tee_flush(struct tee *t)
+{
+	if (t->log_fd >= 0)
+		table_filter_flush(&t->tf);
+}
+
+void tee_close(struct tee *t)
+{
+	if (t->log_fd < 0)
+		return;
+	table_filter_flush(&t->tf);
+	table_filter_release(&t->tf);
+	strbuf_release(&t->scratch);
+	close(t->log_fd);
+	t->log_fd = -1;
+}
