@@ -41,18 +41,57 @@ static void log_line(struct tee *t, const char *line, size_t len)
 	write_all(t->log_fd, t->scratch.buf, t->scratch.len);
 }
 
-static void tee_on_line(void *ctx, const char *line, size_t len, size_t shown)
-{
-	struct tee *t = ctx;
+/*
+ * Markers the plugins print, which users grep at the start of a line. pytest
+ * -v leaves "path::test " unfinished while the test runs, so the first
+ * marker of a test can arrive in the middle of that line.
+ */
+static const char *const markers[] = {
+	"BENCHMARK_DIRECT_NO_CUDAGRAPH ", "CAPTURE_FATAL ", "AUTOTUNE_REPLAY_FALLBACK ", NULL,
+};
 
+/* Offset of a marker that follows other text on the line, or 0. */
+static size_t marker_offset(const char *line, size_t len)
+{
+	size_t best = 0;
+
+	for (const char *const *m = markers; *m; m++) {
+		const char *hit = memmem(line, len, *m, strlen(*m));
+		size_t at = hit ? (size_t)(hit - line) : 0;
+		if (at && line[at - 1] == ' ' && (!best || at < best))
+			best = at;
+	}
+	return best;
+}
+
+static void one_line(struct tee *t, const char *line, size_t len, size_t shown)
+{
 	log_line(t, line, len);
 	if (shown) {
 		/* The start of this line is already on the screen: finish it as is. */
-		write_all(t->term_fd, line + shown, len - shown);
+		if (len > shown)
+			write_all(t->term_fd, line + shown, len - shown);
 		write_all(t->term_fd, "\n", 1);
 		return;
 	}
 	table_filter_line(&t->tf, line, len);
+}
+
+static void tee_on_line(void *ctx, const char *line, size_t len, size_t shown)
+{
+	struct tee *t = ctx;
+	size_t split = marker_offset(line, len);
+
+	if (split && shown <= split) {
+		/* Give the marker its own line, in run.log and on the terminal. */
+		size_t head = split;
+		while (head && line[head - 1] == ' ')
+			head--;
+		one_line(t, line, head, shown < head ? shown : head);
+		one_line(t, line + split, len - split, 0);
+		return;
+	}
+	one_line(t, line, len, shown);
 }
 
 static size_t tee_on_partial(void *ctx, const char *data, size_t len)

@@ -145,10 +145,15 @@ def test_capture_refusal_falls_back_per_row(zlb):
     rows = r.rows()
     assert rows and all(row["gems"]["timer"] == "direct" for row in rows)
     assert all(row["gems"]["n"] == 3 for row in rows)
-    assert "BENCHMARK_DIRECT_NO_CUDAGRAPH phase=capture" in (r.run_dir / "run.log").read_text()
+    log = (r.run_dir / "run.log").read_text()
+    # Each marker starts its own line, even the one pytest -v's unfinished
+    # "path::test " line was waiting for.
+    starts = re.findall(r"^BENCHMARK_DIRECT_NO_CUDAGRAPH phase=capture .* repeat=3$", log, re.M)
+    assert re.search(r"^benchmark/test_sort.py::test_sort$", log, re.M), log
     ident = r.identity()
     assert ident["caliber"]["timer"] in ("direct", "graph+direct")
-    assert ident["outcome"]["markers"]["BENCHMARK_DIRECT_NO_CUDAGRAPH"] >= len(rows)
+    assert len(starts) == ident["outcome"]["markers"]["BENCHMARK_DIRECT_NO_CUDAGRAPH"]
+    assert len(starts) >= len(rows), log
     assert "not graph-timed" in r.out
 
 
