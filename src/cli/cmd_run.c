@@ -2,10 +2,12 @@
  * zlb run: measure one FlagGems operator end to end.
  */
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "cli/commands.h"
 #include "core/preflight.h"
 #include "core/run_config.h"
@@ -39,9 +41,13 @@ static const char usage_tail[] =
 
 static void usage(FILE *out)
 {
+	char *backends = backend_names_help();
+
 	fputs(usage_head, out);
 	options_usage(out, run_option_defs);
+	fprintf(out, "\nbackends: %s\n", backends);
 	fputs(usage_tail, out);
+	free(backends);
 }
 
 static void quiet(const char *prefix, const char *msg)

@@ -104,8 +104,9 @@ const struct opt_def run_option_defs[] = {
 	  "must agree", NULL },
 	{ "color", NULL, "FLAGGEMS_PERF_COLOR", "auto", OPT_CHOICE, colors, 0, 0, "WHEN",
 	  "terminal colours (NO_COLOR is honoured in auto); run.log never has any", NULL },
-	{ "backend", NULL, "ZL_BACKEND", "cuda", OPT_STRING, NULL, 0, 0, "NAME",
-	  "accelerator backend: cuda, musa, rocm, ascend (or an alias)", valid_backend },
+	{ "backend", NULL, "ZL_BACKEND", NULL, OPT_STRING, NULL, 0, 0, "NAME",
+	  "accelerator backend, a name or alias listed under 'backends' below "
+	  "(default: the first)", valid_backend },
 	{ "direct-repeat", NULL, "ZL_DIRECT_REPEAT", "1", OPT_INT, NULL, 1, 1000, "N",
 	  "direct-timed rows: median of N upstream do_bench calls", NULL },
 	{ "extra-plugins", NULL, "ZL_EXTRA_PLUGINS", NULL, OPT_LIST, NULL, 0, 0, "\"M M\"",
@@ -118,16 +119,17 @@ const struct opt_def run_option_defs[] = {
 	  "shard the autotune sweep over N GPUs (measurement stays serial); "
 	  "below 2 means serial", NULL },
 	{ "device", NULL, "ZL_DEVICE", "0", OPT_INT, NULL, 0, 1023, "N",
-	  "device index among those visible (CUDA_VISIBLE_DEVICES is honoured)", NULL },
+	  "device index among those visible (an inherited visibility list, "
+	  "e.g. 6,7, is honoured: 1 means 7)", NULL },
 	{ "timer", NULL, "ZL_TIMER", "auto", OPT_CHOICE, timers, 0, 0, "KIND",
-	  "graph: CUDA-graph replay timed by libzlbtimer (per-row fallback to direct); "
+	  "graph: graph replay timed by libzlbtimer (per-row fallback to direct); "
 	  "direct: upstream do_bench; auto: graph where the backend supports it", NULL },
 	{ "warmup", NULL, "ZL_WARMUP_MS", "1000", OPT_INT, NULL, 0, 600000, "MS",
 	  "warm-up budget per measurement before capture (ms; at most 200 calls)", NULL },
 	{ "iter", NULL, "ZL_ITER_MS", "100", OPT_INT, NULL, 1, 600000, "MS",
 	  "GPU time to sample per measurement (ms)", NULL },
 	{ "seed", NULL, "ZL_SEED", "0", OPT_INT, NULL, 0, 2147483647L, "N",
-	  "seed for random, numpy, torch and torch.cuda", NULL },
+	  "seed for random, numpy, torch and the device's generator", NULL },
 	{ "python", NULL, "ZLB_PYTHON", "python3", OPT_STRING, NULL, 0, 0, "PROG",
 	  "Python interpreter that has torch, triton and pytest", NULL },
 	{ "runs-dir", NULL, "ZLB_RUNS_DIR", "runs", OPT_STRING, NULL, 0, 0, "DIR",
@@ -213,6 +215,8 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	cfg->use_flagtune = bool_opt(raw, "use-flagtune");
 	cfg->color = dup_opt(raw, "color");
 	cfg->backend = dup_opt(raw, "backend");
+	if (!cfg->backend)
+		cfg->backend = xstrdup(backend_all()[0]->name);
 	cfg->direct_repeat = int_opt(raw, "direct-repeat");
 	if ((s = opt_get(run_option_defs, raw, "extra-plugins")))
 		strvec_split(&cfg->extra_plugins, s, " ,\t");
