@@ -52,7 +52,9 @@ static const struct sym syms[] = {
 	/* The unversioned cuDeviceTotalMem takes an unsigned int *: never use it. */
 	SYM(cuDeviceTotalMem, 0, "cuDeviceTotalMem_v2"),
 	SYM(cuDeviceGetUuid, 0, "cuDeviceGetUuid_v2", "cuDeviceGetUuid"),
+	SYM(cuDeviceGetPCIBusId, 0, "cuDeviceGetPCIBusId"),
 	SYM(cuCtxGetCurrent, 1, "cuCtxGetCurrent"),
+	SYM(cuCtxGetDevice, 0, "cuCtxGetDevice"),
 	SYM(cuStreamSynchronize, 1, "cuStreamSynchronize"),
 	SYM(cuStreamCreate, 0, "cuStreamCreate"),
 	SYM(cuStreamDestroy, 0, "cuStreamDestroy_v2", "cuStreamDestroy"),

@@ -61,6 +61,24 @@ enum {
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 };
 
+/* CUgraphNodeType: what cuGraphNodeGetType reports. */
+enum {
+	CU_GRAPH_NODE_TYPE_KERNEL = 0,
+	CU_GRAPH_NODE_TYPE_MEMCPY = 1,
+	CU_GRAPH_NODE_TYPE_MEMSET = 2,
+	CU_GRAPH_NODE_TYPE_HOST = 3,
+	CU_GRAPH_NODE_TYPE_GRAPH = 4,
+	CU_GRAPH_NODE_TYPE_EMPTY = 5,
+	CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6,
+	CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7,
+	CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL = 8,
+	CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT = 9,
+	CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10,
+	CU_GRAPH_NODE_TYPE_MEM_FREE = 11,
+	CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12,
+	CU_GRAPH_NODE_TYPE_CONDITIONAL = 13,
+};
+
 enum {
 	CU_EVENT_DEFAULT = 0,
 	CU_EVENT_BLOCKING_SYNC = 1,
@@ -86,8 +104,15 @@ struct cuda_driver {
 	CUresult (*cuDeviceTotalMem)(size_t *bytes, CUdevice dev);
 	/* cuDeviceGetUuid_v2, else cuDeviceGetUuid; optional. */
 	CUresult (*cuDeviceGetUuid)(CUuuid *uuid, CUdevice dev);
+	/*
+	 * "0000:3B:00.0" (domain:bus:device.function, hex), the key NVML
+	 * finds the same board by; optional.
+	 */
+	CUresult (*cuDeviceGetPCIBusId)(char *bus_id, int len, CUdevice dev);
 
 	CUresult (*cuCtxGetCurrent)(CUcontext *ctx);
+	/* The device of the current context; optional. */
+	CUresult (*cuCtxGetDevice)(CUdevice *dev);
 
 	CUresult (*cuStreamSynchronize)(CUstream stream);
 	CUresult (*cuStreamCreate)(CUstream *stream, unsigned int flags); /* optional */

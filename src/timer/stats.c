@@ -30,6 +30,53 @@ double stats_quantile_sorted(const double *sorted, size_t n, double q)
 	return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
 
+void stats_median_ci_ranks(size_t n, size_t *lo, size_t *hi)
+{
+	const double tail = 0.025;
+	double k0, sd, lp, cdf = 0, term;
+	size_t k, start;
+
+	/*
+	 * Sum P(B = k) upwards until the next term would push P(B <= k) past
+	 * 0.025. Terms far below the mean are dropped: starting 8 standard
+	 * deviations (sqrt(n)/2 each) down leaves out less than 1e-15 of
+	 * probability, and keeps the work O(sqrt(n)) for large n. The first
+	 * term comes from lgamma, the rest from the ratio of neighbours.
+	 */
+	sd = sqrt((double)n) / 2;
+	k0 = floor((double)n / 2 - 8 * sd);
+	start = k0 > 0 ? (size_t)k0 : 0;
+	lp = lgamma((double)n + 1) - lgamma((double)start + 1) -
+	     lgamma((double)(n - start) + 1) - (double)n * log(2.0);
+	*lo = 0;                /* P(B <= -1) = 0 qualifies: "no rank" */
+	for (k = start; k <= n / 2; k++) {
+		term = exp(lp);
+		if (cdf + term > tail)
+			break;
+		cdf += term;
+		*lo = k + 1;    /* P(B <= k) <= tail: rank k + 1 */
+		lp += log((double)(n - k)) - log((double)(k + 1));
+	}
+	if (*lo < 1)
+		*lo = 1;
+	*hi = n + 1 - *lo;
+}
+
+double stats_median_noise_sorted(const double *sorted, size_t n)
+{
+	double half, median;
+	size_t lo, hi;
+
+	stats_median_ci_ranks(n, &lo, &hi);
+	half = (sorted[hi - 1] - sorted[lo - 1]) / 2;
+	median = stats_quantile_sorted(sorted, n, 0.5);
+	if (half == 0)
+		return 0;
+	if (median == 0)
+		return INFINITY;
+	return half / fabs(median);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -76,6 +123,7 @@ int stats_summarize(const double *v, size_t n, struct stats_summary *out)
 	out->q3 = stats_quantile_sorted(s, n, 0.75);
 	if (n > 1 && mean != 0)
 		out->stdrel = sqrt(ss / (double)(n - 1)) / fabs(mean);
+	out->noise = stats_median_noise_sorted(s, n);
 	free(s);
 	return 0;
 }

@@ -8,6 +8,21 @@
  * size is chosen from what has been measured so far so that the stopping
  * rule is met without overshooting it: the sample count is the smallest
  * that satisfies min_samples and min_time_ms (jitter aside).
+ *
+ * A noise target cannot be planned for that exactly: the noise is known
+ * only after sorting what was measured. The noise falls roughly as
+ * 1/sqrt(n), so after each check the next one is scheduled half-way to the
+ * sample count that would meet the target if that held, and batches run
+ * up to it without sorting anything in between.
+ *
+ * With a cold L2, each replay (warm-up included) is preceded, on the same
+ * stream, by a memset over a buffer the size of the device's L2: it runs
+ * after the previous end event and before the next start event, so it is
+ * ordered before the replay but never inside the timed interval.
+ *
+ * With clock checks, each batch gets the lower of two SM clock reads, one
+ * while it runs and one just after it; see judge_clocks() for how batches
+ * that ran slow are dropped.
  */
 #include "timer/zlbtimer.h"
 
@@ -19,6 +34,7 @@
 #include <time.h>
 
 #include "backends/cuda_driver.h"
+#include "backends/nvml.h"
 #include "timer/stats.h"
 
 /* Event pairs per batch: enough to keep the GPU busy between waits. */
@@ -27,6 +43,14 @@
 #define DEFAULT_MIN_SAMPLES 10
 #define DEFAULT_MAX_SAMPLES 10000
 #define DEFAULT_MAX_WALL_MS 10000.0
+#define DEFAULT_CLOCK_FLOOR 0.97
+
+/*
+ * The fewest samples between two noise checks: each check sorts every
+ * sample kept, so checking after every replay would cost more CPU than
+ * the replays near the target cost GPU.
+ */
+#define NOISE_MIN_STEP 8
 
 /* The sizes of the version 1 structs: callers may pass larger, never smaller. */
 #define REQUEST_V1_SIZE (offsetof(struct zlbt_request, reserved) + sizeof(uint32_t))
@@ -34,6 +58,9 @@
 
 _Static_assert(REQUEST_V1_SIZE == 56, "struct zlbt_request v1 layout changed");
 _Static_assert(RESULT_V1_SIZE == 80, "struct zlbt_result v1 layout changed");
+_Static_assert(sizeof(struct zlbt_request) == 80, "struct zlbt_request v2 layout changed");
+_Static_assert(sizeof(struct zlbt_result) == 120, "struct zlbt_result v2 layout changed");
+_Static_assert(sizeof(struct zlbt_graph_info) == 24, "struct zlbt_graph_info layout changed");
 
 static void say(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -95,14 +122,23 @@ ZLBT_API int zlbt_open(char *err, size_t errlen)
 	return ZLBT_OK;
 }
 
-/* Write r into the caller's struct, no further than its struct_size. */
+/*
+ * Copy src over dst after their leading struct_size, no further than
+ * dst's struct_size: a version 1 caller's struct ends where version 1
+ * ended, and what lies beyond it is not ours.
+ */
+static void put_sized(void *dst, const void *src, size_t src_size)
+{
+	uint32_t size;
+
+	memcpy(&size, dst, sizeof(size));
+	memcpy((char *)dst + sizeof(size), (const char *)src + sizeof(size),
+	       (size < src_size ? size : src_size) - sizeof(size));
+}
+
 static void put_result(struct zlbt_result *res, const struct zlbt_result *r)
 {
-	uint32_t size = res->struct_size;
-
-	memcpy((char *)res + sizeof(res->struct_size),
-	       (const char *)r + sizeof(r->struct_size),
-	       (size < sizeof(*r) ? size : sizeof(*r)) - sizeof(r->struct_size));
+	put_sized(res, r, sizeof(*r));
 }
 
 static void fill_result(struct zlbt_result *r, const struct stats_summary *s)
@@ -117,6 +153,7 @@ static void fill_result(struct zlbt_result *r, const struct stats_summary *s)
 	r->stdrel = s->stdrel;
 	r->total_gpu_ms = s->sum;
 	r->wall_ms = 0;
+	r->noise = s->noise;
 }
 
 ZLBT_API int zlbt_summarize(const double *samples_ms, uint32_t n,
@@ -149,7 +186,10 @@ static int settle_request(const struct zlbt_request *in, struct zlbt_request *q,
 		    in->struct_size, (size_t)REQUEST_V1_SIZE);
 		return ZLBT_EINVAL;
 	}
-	/* A newer caller's extra fields are not ours to read. */
+	/*
+	 * A newer caller's extra fields are not ours to read, and an older
+	 * caller's struct ends early: what it lacks reads as 0, "off".
+	 */
 	memset(q, 0, sizeof(*q));
 	memcpy(q, in, in->struct_size < sizeof(*q) ? in->struct_size : sizeof(*q));
 
@@ -179,20 +219,76 @@ static int settle_request(const struct zlbt_request *in, struct zlbt_request *q,
 	}
 	if (q->max_wall_ms == 0)
 		q->max_wall_ms = DEFAULT_MAX_WALL_MS;
+	if (!isfinite(q->noise_target) || q->noise_target < 0) {
+		say(err, errlen, "noise_target %g is not a fraction", q->noise_target);
+		return ZLBT_EINVAL;
+	}
+	if (q->l2_mode != ZLBT_L2_HOT && q->l2_mode != ZLBT_L2_COLD) {
+		say(err, errlen, "l2_mode %u is neither ZLBT_L2_HOT nor ZLBT_L2_COLD",
+		    q->l2_mode);
+		return ZLBT_EINVAL;
+	}
+	if (q->clock_check != ZLBT_CLOCK_OFF && q->clock_check != ZLBT_CLOCK_CHECK) {
+		say(err, errlen, "clock_check %u is neither ZLBT_CLOCK_OFF nor "
+		    "ZLBT_CLOCK_CHECK", q->clock_check);
+		return ZLBT_EINVAL;
+	}
+	if (q->clock_floor == 0)
+		q->clock_floor = DEFAULT_CLOCK_FLOOR;
+	if (!isfinite(q->clock_floor) || q->clock_floor < 0 || q->clock_floor > 1) {
+		say(err, errlen, "clock_floor %g is not a fraction in (0, 1]",
+		    q->clock_floor);
+		return ZLBT_EINVAL;
+	}
 	return ZLBT_OK;
 }
+
+/* The replays of one batch, which share a clock reading. */
+struct batch_rec {
+	size_t first;           /* index of its first replay in run.replay_ms */
+	uint32_t count;
+	unsigned clock;         /* MHz, the lower of its reads; 0: none */
+	int dropped;            /* ran below the clock floor */
+	double gpu_ms;          /* sum of its replays */
+};
 
 /* Everything one timing run owns, released in one place. */
 struct run {
 	const struct cuda_driver *d;
 	CUstream stream;
 	CUgraphExec exec;
+	uint32_t calls;         /* workload calls per replay */
 	CUevent start[RING];
 	CUevent end[RING];
 	int nr_events;          /* pairs created */
-	double *samples;        /* per-call, in the order taken */
-	size_t n, alloc;
-	double gpu_ms;          /* sum of timed replays */
+
+	double *replay_ms;      /* every timed replay, in the order taken */
+	size_t taken, alloc;
+	double all_gpu_ms;      /* their sum: what a replay costs, for planning */
+	struct batch_rec *batches;
+	size_t nr_batches, batches_alloc;
+	size_t kept;            /* replays in batches not dropped */
+	double kept_gpu_ms;
+	size_t discarded;       /* replays in dropped batches */
+
+	/* Noise target: the next kept count at which to sort and check. */
+	size_t check_at;
+	double *sorted;         /* scratch for the checks */
+	size_t sorted_alloc;
+
+	/* Cold L2: the buffer overwritten before each replay. */
+	CUdeviceptr flush;
+	size_t flush_bytes;
+	unsigned char flush_value;
+
+	/* Clock checks: batch clocks counted by MHz, for their median. */
+	int clocks;
+	char bus_id[64];
+	unsigned *clock_hist;
+	size_t hist_len;        /* 1 + the highest clock seen */
+	size_t nr_clocks;       /* batches with a clock */
+	double steady;          /* median of the batch clocks; 0: none */
+	unsigned clock_min;     /* lowest read; 0: none */
 };
 
 static void run_release(struct run *r)
@@ -202,8 +298,22 @@ static void run_release(struct run *r)
 		r->d->cuEventDestroy(r->end[i]);
 	}
 	r->nr_events = 0;
-	free(r->samples);
-	r->samples = NULL;
+	if (r->flush) {
+		/*
+		 * Flushes may still be queued if a replay failed; let the
+		 * stream drain (or report its error, which is not news) first.
+		 */
+		r->d->cuStreamSynchronize(r->stream);
+		r->d->cuMemFree(r->flush);
+		r->flush = 0;
+	}
+	free(r->replay_ms);
+	free(r->batches);
+	free(r->sorted);
+	free(r->clock_hist);
+	r->replay_ms = r->sorted = NULL;
+	r->batches = NULL;
+	r->clock_hist = NULL;
 }
 
 static int make_events(struct run *r, int pairs, char *err, size_t errlen)
@@ -229,6 +339,99 @@ static int make_events(struct run *r, int pairs, char *err, size_t errlen)
 	return ZLBT_OK;
 }
 
+/* The flush buffer: as large as the L2 of the context's device. */
+static int setup_flush(struct run *r, char *err, size_t errlen)
+{
+	const struct cuda_driver *d = r->d;
+	CUdevice dev;
+	CUresult rc;
+	int l2 = 0;
+
+	if (!d->cuCtxGetDevice || !d->cuMemAlloc || !d->cuMemFree ||
+	    !d->cuMemsetD8Async) {
+		say(err, errlen, "a cold L2 needs cuCtxGetDevice, cuMemAlloc_v2, "
+		    "cuMemFree_v2 and cuMemsetD8Async; the CUDA driver %s lacks "
+		    "one (driver too old?)", d->path);
+		return ZLBT_EDRIVER;
+	}
+	rc = d->cuCtxGetDevice(&dev);
+	if (rc) {
+		cuda_call_failed(d, "cuCtxGetDevice", rc, err, errlen);
+		return ZLBT_EDRIVER;
+	}
+	rc = d->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
+	if (rc) {
+		cuda_call_failed(d, "cuDeviceGetAttribute(L2_CACHE_SIZE)", rc,
+				 err, errlen);
+		return ZLBT_EDRIVER;
+	}
+	if (l2 <= 0) {
+		say(err, errlen, "the device reports an L2 cache of %d bytes: "
+		    "nothing to flush", l2);
+		return ZLBT_EDRIVER;
+	}
+	rc = d->cuMemAlloc(&r->flush, (size_t)l2);
+	if (rc) {
+		char why[256];
+
+		r->flush = 0;
+		say(err, errlen, "cuMemAlloc of the %d-byte L2 flush buffer "
+		    "failed: %s", l2, cuda_strerror(d, rc, why, sizeof(why)));
+		return ZLBT_EDRIVER;
+	}
+	r->flush_bytes = (size_t)l2;
+	return ZLBT_OK;
+}
+
+/*
+ * The context's device as NVML knows it. Clock checks are best effort:
+ * without NVML, or without a way to name the device to it, they read
+ * nothing and the measurement goes on unchecked.
+ */
+static void setup_clocks(struct run *r)
+{
+	const struct cuda_driver *d = r->d;
+	CUdevice dev;
+
+	if (!d->cuCtxGetDevice || !d->cuDeviceGetPCIBusId)
+		return;
+	if (d->cuCtxGetDevice(&dev) ||
+	    d->cuDeviceGetPCIBusId(r->bus_id, (int)sizeof(r->bus_id), dev))
+		return;
+	r->bus_id[sizeof(r->bus_id) - 1] = '\0';
+	if (nvml_load(NULL, 0))
+		return;
+	r->clocks = 1;
+}
+
+static unsigned read_clock(struct run *r)
+{
+	unsigned mhz = 0;
+
+	if (nvml_sm_clock_by_pci(r->bus_id, &mhz))
+		return 0;
+	if (!r->clock_min || mhz < r->clock_min)
+		r->clock_min = mhz;
+	return mhz;
+}
+
+static int flush_l2(struct run *r, char *err, size_t errlen)
+{
+	CUresult rc;
+
+	/*
+	 * A different byte each time, so that no layer can find the buffer
+	 * already holding what is written and skip the write.
+	 */
+	rc = r->d->cuMemsetD8Async(r->flush, r->flush_value++, r->flush_bytes,
+				   r->stream);
+	if (rc) {
+		cuda_call_failed(r->d, "cuMemsetD8Async", rc, err, errlen);
+		return ZLBT_EDRIVER;
+	}
+	return ZLBT_OK;
+}
+
 static int launch(struct run *r, char *err, size_t errlen)
 {
 	CUresult rc = r->d->cuGraphLaunch(r->exec, r->stream);
@@ -240,28 +443,43 @@ static int launch(struct run *r, char *err, size_t errlen)
 	return ZLBT_OK;
 }
 
-/* Issue `count` bracketed replays, wait for them, append their samples. */
-static int batch(struct run *r, int count, uint32_t calls,
-		 char *err, size_t errlen)
+static int grow(void **p, size_t *alloc, size_t need, size_t elem,
+		char *err, size_t errlen)
 {
+	size_t want = *alloc ? *alloc : 64;
+	void *q;
+
+	if (need <= *alloc)
+		return ZLBT_OK;
+	while (want < need)
+		want *= 2;
+	q = realloc(*p, want * elem);
+	if (!q) {
+		say(err, errlen, "out of memory for %zu samples", want);
+		return ZLBT_EINVAL;
+	}
+	*p = q;
+	*alloc = want;
+	return ZLBT_OK;
+}
+
+/* Issue `count` bracketed replays, wait for them, record them as a batch. */
+static int batch(struct run *r, int count, char *err, size_t errlen)
+{
+	struct batch_rec *b;
+	unsigned during = 0, after = 0;
+	double sum = 0;
 	CUresult rc;
 	int i;
 
-	if (r->n + (size_t)count > r->alloc) {
-		size_t want = r->alloc ? r->alloc * 2 : 256;
-		double *p;
-
-		while (want < r->n + (size_t)count)
-			want *= 2;
-		p = realloc(r->samples, want * sizeof(*p));
-		if (!p) {
-			say(err, errlen, "out of memory for %zu samples", want);
-			return ZLBT_EINVAL;
-		}
-		r->samples = p;
-		r->alloc = want;
-	}
+	if (grow((void **)&r->replay_ms, &r->alloc, r->taken + (size_t)count,
+		 sizeof(*r->replay_ms), err, errlen) ||
+	    grow((void **)&r->batches, &r->batches_alloc, r->nr_batches + 1,
+		 sizeof(*r->batches), err, errlen))
+		return ZLBT_EINVAL;
 	for (i = 0; i < count; i++) {
+		if (r->flush && flush_l2(r, err, errlen))
+			return ZLBT_EDRIVER;
 		rc = r->d->cuEventRecord(r->start[i], r->stream);
 		if (rc) {
 			cuda_call_failed(r->d, "cuEventRecord", rc, err, errlen);
@@ -275,12 +493,21 @@ static int batch(struct run *r, int count, uint32_t calls,
 			return ZLBT_EDRIVER;
 		}
 	}
+	/*
+	 * The first read once the batch is queued, while the GPU works on it:
+	 * before queueing it would catch a GPU idling for the host. The
+	 * second once it is done, before the clock has had time to fall.
+	 */
+	if (r->clocks)
+		during = read_clock(r);
 	/* One stream: once the last event has completed, all of them have. */
 	rc = r->d->cuEventSynchronize(r->end[count - 1]);
 	if (rc) {
 		cuda_call_failed(r->d, "cuEventSynchronize", rc, err, errlen);
 		return ZLBT_EDRIVER;
 	}
+	if (r->clocks)
+		after = read_clock(r);
 	for (i = 0; i < count; i++) {
 		float ms = 0;
 
@@ -289,35 +516,188 @@ static int batch(struct run *r, int count, uint32_t calls,
 			cuda_call_failed(r->d, "cuEventElapsedTime", rc, err, errlen);
 			return ZLBT_EDRIVER;
 		}
-		r->gpu_ms += ms;
-		r->samples[r->n++] = (double)ms / calls;
+		r->replay_ms[r->taken + (size_t)i] = ms;
+		sum += ms;
+	}
+	b = &r->batches[r->nr_batches++];
+	b->first = r->taken;
+	b->count = (uint32_t)count;
+	b->clock = !during ? after : !after ? during : during < after ? during : after;
+	b->dropped = 0;
+	b->gpu_ms = sum;
+	r->taken += (size_t)count;
+	r->all_gpu_ms += sum;
+	return ZLBT_OK;
+}
+
+/* The median of the batch clocks counted so far (average of the middle two). */
+static double hist_median(const struct run *r)
+{
+	size_t lo = (r->nr_clocks - 1) / 2, hi = r->nr_clocks / 2, seen = 0;
+	double a = -1, b = -1;
+
+	for (size_t mhz = 0; mhz < r->hist_len && b < 0; mhz++) {
+		seen += r->clock_hist[mhz];
+		if (a < 0 && seen > lo)
+			a = (double)mhz;
+		if (b < 0 && seen > hi)
+			b = (double)mhz;
+	}
+	return (a + b) / 2;
+}
+
+static void set_dropped(struct run *r, struct batch_rec *b, int dropped)
+{
+	if (b->dropped == dropped)
+		return;
+	b->dropped = dropped;
+	if (dropped) {
+		r->kept -= b->count;
+		r->kept_gpu_ms -= b->gpu_ms;
+		r->discarded += b->count;
+	} else {
+		r->kept += b->count;
+		r->kept_gpu_ms += b->gpu_ms;
+		r->discarded -= b->count;
+	}
+}
+
+/*
+ * Count the newest batch in, and drop batches that ran slow.
+ *
+ * The steady clock is the median of the batch clocks, and a batch below
+ * floor x steady is dropped. The steady clock is only known once batches
+ * have come in, and moves as they do: the first batches of a cold GPU may
+ * run while it ramps up, and a clock that sags for good makes the lower
+ * clock the one the measurement ran at. So after every batch, whenever
+ * the median moves, every batch is judged again against it: batches are
+ * dropped late, and a dropped batch comes back when the median falls to
+ * its clock. Only whole batches are dropped, as a batch has one reading.
+ * Nothing is lost by dropping: the replays stay in replay_ms, and kept,
+ * kept_gpu_ms and discarded follow the marks, so the stopping rule, which
+ * runs after this on every batch, always sees the samples that will be
+ * returned -- a run never stops on samples it later drops.
+ *
+ * Clocks are whole MHz, so their median is kept cheap with a histogram:
+ * a run of many batches does not sort their clocks after each one.
+ */
+static int judge_clocks(struct run *r, double floor_frac, char *err, size_t errlen)
+{
+	struct batch_rec *b = &r->batches[r->nr_batches - 1];
+	double steady;
+
+	r->kept += b->count;
+	r->kept_gpu_ms += b->gpu_ms;
+	if (!b->clock)
+		return ZLBT_OK;
+	if (b->clock >= r->hist_len) {
+		size_t len = (size_t)b->clock + 1;
+		unsigned *h = realloc(r->clock_hist, len * sizeof(*h));
+
+		if (!h) {
+			say(err, errlen, "out of memory for clock readings");
+			return ZLBT_EINVAL;
+		}
+		memset(h + r->hist_len, 0, (len - r->hist_len) * sizeof(*h));
+		r->clock_hist = h;
+		r->hist_len = len;
+	}
+	r->clock_hist[b->clock]++;
+	r->nr_clocks++;
+	steady = hist_median(r);
+	if (steady == r->steady) {
+		set_dropped(r, b, b->clock < floor_frac * steady);
+		return ZLBT_OK;
+	}
+	r->steady = steady;
+	for (size_t i = 0; i < r->nr_batches; i++) {
+		b = &r->batches[i];
+		if (b->clock)
+			set_dropped(r, b, b->clock < floor_frac * steady);
 	}
 	return ZLBT_OK;
+}
+
+/* The kept replays, per call, in the order taken; at most cap of them. */
+static size_t kept_samples(const struct run *r, double *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nr_batches && n < cap; i++) {
+		const struct batch_rec *b = &r->batches[i];
+
+		for (uint32_t j = 0; !b->dropped && j < b->count && n < cap; j++)
+			out[n++] = r->replay_ms[b->first + j] / r->calls;
+	}
+	return n;
+}
+
+/* The noise (stats.h) of the samples kept so far. */
+static int kept_noise(struct run *r, double *noise, char *err, size_t errlen)
+{
+	size_t n;
+
+	if (grow((void **)&r->sorted, &r->sorted_alloc, r->kept,
+		 sizeof(*r->sorted), err, errlen))
+		return ZLBT_EINVAL;
+	n = kept_samples(r, r->sorted, r->kept);
+	stats_sort(r->sorted, n);
+	*noise = stats_median_noise_sorted(r->sorted, n);
+	return ZLBT_OK;
+}
+
+/*
+ * Where to check next after noise v missed target t at n samples: the
+ * noise of a median falls as 1/sqrt(n), so n (v/t)^2 samples would meet
+ * the target; go half-way there, so that a noisy estimate of the noise
+ * does not send the run far past the point it needed. At least n/16 and
+ * NOISE_MIN_STEP samples, so the sorting stays a small part of the work.
+ */
+static size_t next_check(size_t n, double v, double t)
+{
+	double step = ((double)n * (v / t) * (v / t) - (double)n) / 2;
+
+	if (step < (double)n / 16)
+		step = (double)n / 16;
+	if (step < NOISE_MIN_STEP)
+		step = NOISE_MIN_STEP;
+	/* An infinite noise (a zero median) plans nothing: step on. */
+	if (!isfinite(step) || step > 1e9)
+		step = 1e9;
+	return n + (size_t)ceil(step);
+}
+
+static int rule_met(const struct run *r, const struct zlbt_request *q)
+{
+	return r->kept >= q->min_samples && r->kept_gpu_ms >= q->min_time_ms;
 }
 
 /*
  * How many replays to issue next. The first batch is a single replay: it
  * tells what one replay costs, on the GPU and on the wall clock, before a
  * large batch is committed. Later batches take what min_samples and
- * min_time_ms still need (by the mean replay so far), no more than the
- * wall-clock budget has room for, and at least one.
+ * min_time_ms still need (by the mean replay so far), or once those hold,
+ * what is left to the next noise check; no more than the wall-clock budget
+ * has room for, and at least one.
  */
 static int next_batch(const struct run *r, const struct zlbt_request *q,
 		      double wall_ms)
 {
 	double want = 1;
 
-	if (r->n) {
-		double per_gpu = r->gpu_ms / (double)r->n;
-		double per_wall = wall_ms / (double)r->n;
+	if (r->taken) {
+		double per_gpu = r->all_gpu_ms / (double)r->taken;
+		double per_wall = wall_ms / (double)r->taken;
 
-		want = q->min_samples > r->n ? (double)(q->min_samples - r->n) : 0;
-		if (r->gpu_ms < q->min_time_ms) {
+		want = q->min_samples > r->kept ? (double)(q->min_samples - r->kept) : 0;
+		if (r->kept_gpu_ms < q->min_time_ms) {
 			double more = per_gpu > 0 ?
-				      ceil((q->min_time_ms - r->gpu_ms) / per_gpu) : RING;
+				      ceil((q->min_time_ms - r->kept_gpu_ms) / per_gpu) : RING;
 			if (more > want)
 				want = more;
 		}
+		if (want < 1 && q->noise_target > 0 && r->check_at > r->kept)
+			want = (double)(r->check_at - r->kept);
 		if (per_wall > 0 && want > (q->max_wall_ms - wall_ms) / per_wall)
 			want = floor((q->max_wall_ms - wall_ms) / per_wall);
 		if (want < 1)
@@ -325,37 +705,117 @@ static int next_batch(const struct run *r, const struct zlbt_request *q,
 	}
 	if (want > RING)
 		want = RING;
-	if (want > (double)(q->max_samples - r->n))
-		want = (double)(q->max_samples - r->n);
+	if (want > (double)(q->max_samples - r->kept))
+		want = (double)(q->max_samples - r->kept);
 	return (int)want;
 }
 
 static int sample(struct run *r, const struct zlbt_request *q,
-		  double *wall_ms, char *err, size_t errlen)
+		  double *wall_ms, uint32_t *stop, char *err, size_t errlen)
 {
-	double t0 = now_ms();
+	double t0 = now_ms(), noise;
 	int rc;
 
 	*wall_ms = 0;
 	for (;;) {
-		if (r->n >= q->min_samples && r->gpu_ms >= q->min_time_ms)
+		/* About to end anyway: the target is checked whatever the plan. */
+		int last = r->kept >= q->max_samples ||
+			   (r->taken && *wall_ms >= q->max_wall_ms);
+
+		if (rule_met(r, q)) {
+			if (q->noise_target <= 0) {
+				*stop = ZLBT_STOP_RULE;
+				return ZLBT_OK;
+			}
+			/* Below STATS_MEDIAN_CI_MIN_N the noise means nothing. */
+			if (r->kept >= r->check_at && r->kept < STATS_MEDIAN_CI_MIN_N) {
+				r->check_at = STATS_MEDIAN_CI_MIN_N;
+			} else if (r->kept >= STATS_MEDIAN_CI_MIN_N &&
+				   (r->kept >= r->check_at || last)) {
+				if (kept_noise(r, &noise, err, errlen))
+					return ZLBT_EINVAL;
+				if (noise <= q->noise_target) {
+					*stop = ZLBT_STOP_NOISE;
+					return ZLBT_OK;
+				}
+				r->check_at = next_check(r->kept, noise, q->noise_target);
+			}
+		}
+		if (r->kept >= q->max_samples) {
+			*stop = ZLBT_STOP_MAX_SAMPLES;
 			return ZLBT_OK;
-		if (r->n >= q->max_samples)
-			return ZLBT_OK;
-		if (r->n && *wall_ms >= q->max_wall_ms)
+		}
+		if (r->taken && *wall_ms >= q->max_wall_ms) {
+			*stop = ZLBT_STOP_WALL;
 			break;
-		rc = batch(r, next_batch(r, q, *wall_ms), q->calls_per_replay,
-			   err, errlen);
+		}
+		rc = batch(r, next_batch(r, q, *wall_ms), err, errlen);
 		*wall_ms = now_ms() - t0;
+		if (!rc)
+			rc = judge_clocks(r, q->clock_floor, err, errlen);
 		if (rc)
 			return rc;
 	}
-	if (r->n >= q->min_samples)
+	if (r->kept >= q->min_samples)
 		return ZLBT_OK;
-	say(err, errlen,
-	    "wall-clock limit of %g ms reached after %zu of %u replays",
-	    q->max_wall_ms, r->n, q->min_samples);
+	if (r->discarded)
+		say(err, errlen,
+		    "wall-clock limit of %g ms reached after %zu of %u replays "
+		    "(and %zu dropped for a low SM clock)",
+		    q->max_wall_ms, r->kept, q->min_samples, r->discarded);
+	else
+		say(err, errlen,
+		    "wall-clock limit of %g ms reached after %zu of %u replays",
+		    q->max_wall_ms, r->kept, q->min_samples);
 	return ZLBT_ETIMEOUT;
+}
+
+/* Describe the kept samples in out; copy them out too. */
+static int report(struct run *r, const struct zlbt_request *q, double wall,
+		  uint32_t stop, struct zlbt_result *out,
+		  double *samples_ms, uint32_t samples_cap,
+		  char *err, size_t errlen)
+{
+	struct stats_summary s;
+	double *v, gpu = 0;
+	size_t n;
+
+	/*
+	 * A dropped batch that came back late can lift kept past
+	 * max_samples; the newest replays beyond it are then left out.
+	 */
+	n = r->kept < q->max_samples ? r->kept : q->max_samples;
+	v = malloc(n * sizeof(*v));
+	if (!v) {
+		say(err, errlen, "out of memory for %zu samples", n);
+		return ZLBT_EINVAL;
+	}
+	n = kept_samples(r, v, n);
+	/* Summed per replay, in order, as the v1 timer did: same bits. */
+	for (size_t i = 0, left = n; i < r->nr_batches && left; i++) {
+		const struct batch_rec *b = &r->batches[i];
+
+		for (uint32_t j = 0; !b->dropped && j < b->count && left; j++, left--)
+			gpu += r->replay_ms[b->first + j];
+	}
+	if (stats_summarize(v, n, &s)) {
+		free(v);
+		say(err, errlen, "a replay's elapsed time is not a number");
+		return ZLBT_EDRIVER;
+	}
+	fill_result(out, &s);
+	out->total_gpu_ms = gpu;
+	out->wall_ms = wall;
+	out->stop_reason = stop;
+	out->discarded = (uint32_t)r->discarded;
+	out->clock_mhz = r->steady;
+	out->clock_min_mhz = r->clock_min;
+	out->l2_flush_bytes = r->flush_bytes;
+	if (samples_ms)
+		memcpy(samples_ms, v, (n < samples_cap ? n : samples_cap) *
+		       sizeof(*samples_ms));
+	free(v);
+	return ZLBT_OK;
 }
 
 ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
@@ -365,12 +825,12 @@ ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
 {
 	struct zlbt_result out = { 0 };
 	struct zlbt_request q;
-	struct stats_summary s;
 	struct run r = { 0 };
 	CUcontext ctx = NULL;
+	uint32_t stop = 0;
 	double wall = 0;
 	CUresult crc;
-	int rc;
+	int rc, rrc;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -398,11 +858,22 @@ ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
 	}
 	r.exec = (CUgraphExec)(uintptr_t)q.graph_exec;
 	r.stream = (CUstream)(uintptr_t)q.stream;
+	r.calls = q.calls_per_replay;
 
-	rc = make_events(&r, q.max_samples < RING ? (int)q.max_samples : RING,
-			 err, errlen);
-	for (uint32_t i = 0; !rc && i < q.warmup_replays; i++)
-		rc = launch(&r, err, errlen);
+	if (q.l2_mode == ZLBT_L2_COLD)
+		rc = setup_flush(&r, err, errlen);
+	if (!rc && q.clock_check == ZLBT_CLOCK_CHECK)
+		setup_clocks(&r);
+	if (!rc)
+		rc = make_events(&r, q.max_samples < RING ? (int)q.max_samples : RING,
+				 err, errlen);
+	/* Warm-up replays are flushed too: they settle what is measured. */
+	for (uint32_t i = 0; !rc && i < q.warmup_replays; i++) {
+		if (r.flush)
+			rc = flush_l2(&r, err, errlen);
+		if (!rc)
+			rc = launch(&r, err, errlen);
+	}
 	/* Sampling starts from an idle stream: its wall clock is its own. */
 	if (!rc && q.warmup_replays) {
 		crc = r.d->cuStreamSynchronize(r.stream);
@@ -412,23 +883,98 @@ ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
 		}
 	}
 	if (!rc)
-		rc = sample(&r, &q, &wall, err, errlen);
-	if ((rc == ZLBT_OK || rc == ZLBT_ETIMEOUT) && r.n) {
-		if (stats_summarize(r.samples, r.n, &s)) {
-			say(err, errlen, "a replay's elapsed time is not a number");
-			rc = ZLBT_EDRIVER;
-		} else {
-			fill_result(&out, &s);
-			out.total_gpu_ms = r.gpu_ms;
-			out.wall_ms = wall;
+		rc = sample(&r, &q, &wall, &stop, err, errlen);
+	if ((rc == ZLBT_OK || rc == ZLBT_ETIMEOUT) && r.kept) {
+		rrc = report(&r, &q, wall, stop, &out, samples_ms, samples_cap,
+			     err, errlen);
+		if (rrc)
+			rc = rrc;
+		else
 			put_result(res, &out);
-			if (samples_ms) {
-				size_t k = r.n < samples_cap ? r.n : samples_cap;
-
-				memcpy(samples_ms, r.samples, k * sizeof(*samples_ms));
-			}
-		}
 	}
 	run_release(&r);
 	return rc;
+}
+
+ZLBT_API int zlbt_graph_info(uint64_t graph, struct zlbt_graph_info *info,
+			     char *err, size_t errlen)
+{
+	struct zlbt_graph_info out = { 0 };
+	const struct cuda_driver *d;
+	CUgraphNode *nodes = NULL;
+	size_t count = 0, got;
+	CUresult crc;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	/* The struct is new in version 2: all of it is the smallest size. */
+	if (!info || info->struct_size < sizeof(out)) {
+		say(err, errlen, "graph info struct_size is smaller than %zu",
+		    sizeof(out));
+		return ZLBT_EINVAL;
+	}
+	put_sized(info, &out, sizeof(out));
+	if (!graph) {
+		say(err, errlen, "graph is 0: pass the captured CUDA graph");
+		return ZLBT_EINVAL;
+	}
+	rc = driver(&d, err, errlen);
+	if (rc)
+		return rc;
+	if (!d->cuGraphGetNodes || !d->cuGraphNodeGetType) {
+		say(err, errlen, "the CUDA driver %s lacks cuGraphGetNodes or "
+		    "cuGraphNodeGetType (driver too old?)", d->path);
+		return ZLBT_EDRIVER;
+	}
+	/* Two calls: how many, then which. */
+	crc = d->cuGraphGetNodes((CUgraph)(uintptr_t)graph, NULL, &count);
+	if (crc) {
+		cuda_call_failed(d, "cuGraphGetNodes", crc, err, errlen);
+		return ZLBT_EDRIVER;
+	}
+	if (count) {
+		nodes = calloc(count, sizeof(*nodes));
+		if (!nodes) {
+			say(err, errlen, "out of memory for %zu graph nodes", count);
+			return ZLBT_EINVAL;
+		}
+		got = count;
+		crc = d->cuGraphGetNodes((CUgraph)(uintptr_t)graph, nodes, &got);
+		if (crc) {
+			free(nodes);
+			cuda_call_failed(d, "cuGraphGetNodes", crc, err, errlen);
+			return ZLBT_EDRIVER;
+		}
+		/* It says how many it wrote, never more than asked for. */
+		count = got < count ? got : count;
+	}
+	for (size_t i = 0; i < count; i++) {
+		CUgraphNodeType type;
+
+		crc = d->cuGraphNodeGetType(nodes[i], &type);
+		if (crc) {
+			free(nodes);
+			cuda_call_failed(d, "cuGraphNodeGetType", crc, err, errlen);
+			return ZLBT_EDRIVER;
+		}
+		switch (type) {
+		case CU_GRAPH_NODE_TYPE_KERNEL:
+			out.kernels++;
+			break;
+		case CU_GRAPH_NODE_TYPE_MEMCPY:
+			out.memcpys++;
+			break;
+		case CU_GRAPH_NODE_TYPE_MEMSET:
+			out.memsets++;
+			break;
+		default:
+			out.others++;
+			break;
+		}
+	}
+	free(nodes);
+	out.nodes = (uint32_t)count;
+	put_sized(info, &out, sizeof(out));
+	return ZLBT_OK;
 }

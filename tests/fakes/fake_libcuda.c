@@ -11,8 +11,12 @@
  *             device i has uuid bytes fa ce c0 da 00 00 40 00 80 00 00 00
  *             00 00 00 i, i.e. GPU-facec0da-0000-4000-8000-0000000000ii.
  *             cuDriverGetVersion says 13000.
+ *             cuDeviceGetPCIBusId gives "0000:XX:00.0" with XX the index in
+ *             two upper-case hex digits (device 1: "0000:01:00.0"); the
+ *             fake NVML (fake_nvml.c) places its devices on the same buses.
  *   Context   cuCtxGetCurrent gives a fixed non-NULL context when there are
  *             devices; FAKE_CUDA_NO_CONTEXT=1 makes it give NULL.
+ *             cuCtxGetDevice gives FAKE_CUDA_CONTEXT_DEVICE (default 0).
  *   Graphs    A CUgraphExec's integer value is the nanoseconds of GPU work
  *             one replay takes. cuGraphLaunch advances a global fake GPU
  *             clock by that much (handle 0: CUDA_ERROR_INVALID_VALUE).
@@ -27,12 +31,37 @@
  *             events and events created with CU_EVENT_DISABLE_TIMING give
  *             CUDA_ERROR_INVALID_HANDLE, as the real driver does.
  *             Synchronisation returns at once: the fake GPU is never behind.
- *   Graph inspection: every graph has 0 nodes for now.
- *   Memory    cuMemAlloc_v2 hands out host memory; cuMemsetD8Async fills it.
+ *   Graph inspection: a CUgraph's integer value encodes how many nodes of
+ *             each kind it has, 16 bits each:
+ *                 bits  0-15  kernel nodes   (CU_GRAPH_NODE_TYPE_KERNEL, 0)
+ *                 bits 16-31  memcpy nodes   (MEMCPY, 1)
+ *                 bits 32-47  memset nodes   (MEMSET, 2)
+ *                 bits 48-63  other nodes, their types cycling through
+ *                             3 (host), 4 (child graph), ... 13 (conditional)
+ *             e.g. 3 | 2 << 16 | 1 << 32 is 3 kernels, 2 memcpys, 1 memset.
+ *             cuGraphGetNodes lists them in that order (kernels first) and
+ *             follows the driver's two-call contract: nodes NULL gives the
+ *             count; a short array gets the first *count nodes; a long one
+ *             is NULL-padded and *count set to the number written. The
+ *             value 0 is a NULL graph (CUDA_ERROR_INVALID_VALUE), so an
+ *             empty graph cannot be expressed. Node handles are opaque
+ *             values only cuGraphNodeGetType understands.
+ *   Memory    cuMemAlloc_v2 hands out host memory (FAKE_CUDA_MEMALLOC_FAIL=1:
+ *             CUDA_ERROR_OUT_OF_MEMORY instead) and tracks it; cuMemFree_v2
+ *             of anything else is CUDA_ERROR_INVALID_VALUE. cuMemsetD8Async
+ *             checks the range lies in one allocation and writes its first
+ *             4 KiB at most (a 60 MiB L2 flush per sample would cost the
+ *             tests seconds otherwise). Like work on the stream, a memset
+ *             of N bytes advances the fake GPU clock by N / 2048 ns
+ *             (about 2 TB/s: the 60 MiB L2 flush takes 30720 ns), so an
+ *             event recorded after it sees the time it took.
+ *             fake_cuda_memset_count / _bytes / _last_value and
+ *             fake_cuda_live_allocs tell what the timer did.
  *
  * The FAKE_CUDA_* variables are read when used, so a test can change them
- * between calls; the launch count (for FAIL_AFTER) and the jitter LCG start
- * over at load and at fake_cuda_reset().
+ * between calls; the launch count (for FAIL_AFTER), the memset counters and
+ * the jitter LCG start over at load and at fake_cuda_reset() (allocations
+ * do not: fake_cuda_live_allocs counts what was never freed).
  *
  * The fake is not thread-safe: the timer calls it from one thread.
  */
@@ -65,6 +94,18 @@ static long live_events;
 static uint64_t lcg_state;
 static int lcg_seeded;
 static int ctx_storage;
+static unsigned long long memsets;
+static unsigned long long memset_bytes;
+static int memset_last = -1;
+
+/* Live allocations, so that frees and memsets can be checked. */
+struct alloc {
+	struct alloc *next;
+	unsigned char *p;
+	size_t bytes;
+};
+static struct alloc *allocs;
+static long live_allocs;
 
 static long env_long(const char *name, long dflt)
 {
@@ -104,6 +145,31 @@ FAKE_API void fake_cuda_reset(void)
 	clock_ns = 0;
 	launches = 0;
 	lcg_seeded = 0;
+	memsets = 0;
+	memset_bytes = 0;
+	memset_last = -1;
+}
+
+FAKE_API unsigned long long fake_cuda_memset_count(void)
+{
+	return memsets;
+}
+
+FAKE_API unsigned long long fake_cuda_memset_bytes(void)
+{
+	return memset_bytes;
+}
+
+/* The byte the last memset wrote; -1 if none since the reset. */
+FAKE_API int fake_cuda_memset_last_value(void)
+{
+	return memset_last;
+}
+
+/* Allocations made and not yet freed. */
+FAKE_API long fake_cuda_live_allocs(void)
+{
+	return live_allocs;
 }
 
 FAKE_API unsigned long long fake_cuda_launch_count(void)
@@ -286,6 +352,18 @@ FAKE_API CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 	return cuDeviceGetUuid_v2(uuid, dev);
 }
 
+FAKE_API CUresult cuDeviceGetPCIBusId(char *bus_id, int len, CUdevice dev)
+{
+	if (!bus_id || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bad_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	/* The driver's form: 4-digit domain, upper-case hex. */
+	snprintf(bus_id, (size_t)len, "0000:%02X:00.0", (unsigned)dev);
+	return CUDA_SUCCESS;
+}
+CHECK(cuDeviceGetPCIBusId, cuDeviceGetPCIBusId);
+
 /* ---- contexts and streams ---------------------------------------------- */
 
 FAKE_API CUresult cuCtxGetCurrent(CUcontext *ctx)
@@ -299,6 +377,21 @@ FAKE_API CUresult cuCtxGetCurrent(CUcontext *ctx)
 	return CUDA_SUCCESS;
 }
 CHECK(cuCtxGetCurrent, cuCtxGetCurrent);
+
+FAKE_API CUresult cuCtxGetDevice(CUdevice *dev)
+{
+	long d = env_long("FAKE_CUDA_CONTEXT_DEVICE", 0);
+
+	if (!dev)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!device_count() || env_long("FAKE_CUDA_NO_CONTEXT", 0))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (d < 0 || d >= device_count())
+		return CUDA_ERROR_INVALID_DEVICE;
+	*dev = (CUdevice)d;
+	return CUDA_SUCCESS;
+}
+CHECK(cuCtxGetDevice, cuCtxGetDevice);
 
 FAKE_API CUresult cuStreamSynchronize(CUstream stream)
 {
@@ -429,41 +522,128 @@ FAKE_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
 }
 CHECK(cuGraphLaunch, cuGraphLaunch);
 
+/* A graph's node counts by kind: kernels, memcpys, memsets, others. */
+static void graph_counts(CUgraph graph, uint64_t n[4])
+{
+	uint64_t v = (uint64_t)(uintptr_t)graph;
+
+	for (int i = 0; i < 4; i++)
+		n[i] = (v >> (16 * i)) & 0xffff;
+}
+
+/*
+ * A node handle: a tag bit, the node's index and its type. Never NULL,
+ * never a pointer anyone could dereference.
+ */
+#define NODE_TAG (1ull << 62)
+
+static CUgraphNode node_handle(uint64_t index, int type)
+{
+	return (CUgraphNode)(uintptr_t)(NODE_TAG | index << 8 | (uint64_t)type);
+}
+
+static int node_type(uint64_t index, const uint64_t n[4])
+{
+	if (index < n[0])
+		return CU_GRAPH_NODE_TYPE_KERNEL;
+	index -= n[0];
+	if (index < n[1])
+		return CU_GRAPH_NODE_TYPE_MEMCPY;
+	index -= n[1];
+	if (index < n[2])
+		return CU_GRAPH_NODE_TYPE_MEMSET;
+	index -= n[2];
+	return CU_GRAPH_NODE_TYPE_HOST + (int)(index % 11);   /* 3 .. 13 */
+}
+
 FAKE_API CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *count)
 {
+	uint64_t n[4], total;
+	size_t i;
+
 	if (!graph || !count)
 		return CUDA_ERROR_INVALID_VALUE;
-	*count = 0;
+	graph_counts(graph, n);
+	total = n[0] + n[1] + n[2] + n[3];
+	if (!nodes) {
+		*count = (size_t)total;
+		return CUDA_SUCCESS;
+	}
+	for (i = 0; i < *count && i < total; i++)
+		nodes[i] = node_handle(i, node_type(i, n));
+	if (*count > total) {
+		for (; i < *count; i++)
+			nodes[i] = NULL;
+		*count = (size_t)total;
+	}
 	return CUDA_SUCCESS;
 }
 CHECK(cuGraphGetNodes, cuGraphGetNodes);
 
 FAKE_API CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type)
 {
-	/* No graph has nodes, so no node handle is valid. */
-	return CUDA_ERROR_INVALID_VALUE;
+	uint64_t v = (uint64_t)(uintptr_t)node;
+
+	if (!type || !(v & NODE_TAG) || (v & 0xff) > CU_GRAPH_NODE_TYPE_CONDITIONAL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*type = (CUgraphNodeType)(v & 0xff);
+	return CUDA_SUCCESS;
 }
 CHECK(cuGraphNodeGetType, cuGraphNodeGetType);
 
 /* ---- memory ------------------------------------------------------------ */
 
+static struct alloc *find_alloc(CUdeviceptr ptr, struct alloc ***link)
+{
+	struct alloc **pp = &allocs;
+
+	for (; *pp; pp = &(*pp)->next) {
+		struct alloc *a = *pp;
+
+		if ((uintptr_t)ptr >= (uintptr_t)a->p &&
+		    (uintptr_t)ptr < (uintptr_t)a->p + a->bytes) {
+			if (link)
+				*link = pp;
+			return a;
+		}
+	}
+	return NULL;
+}
+
 FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes)
 {
-	void *p;
+	struct alloc *a;
 
 	if (!ptr || !bytes)
 		return CUDA_ERROR_INVALID_VALUE;
-	p = malloc(bytes);
-	if (!p)
+	if (env_long("FAKE_CUDA_MEMALLOC_FAIL", 0))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	*ptr = (CUdeviceptr)(uintptr_t)p;
+	a = calloc(1, sizeof(*a));
+	/* Large and never touched beyond 4 KiB: the pages are never mapped. */
+	if (!a || !(a->p = malloc(bytes))) {
+		free(a);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	a->bytes = bytes;
+	a->next = allocs;
+	allocs = a;
+	live_allocs++;
+	*ptr = (CUdeviceptr)(uintptr_t)a->p;
 	return CUDA_SUCCESS;
 }
 CHECK(cuMemAlloc, cuMemAlloc_v2);
 
 FAKE_API CUresult cuMemFree_v2(CUdeviceptr ptr)
 {
-	free((void *)(uintptr_t)ptr);
+	struct alloc **link = NULL, *a = find_alloc(ptr, &link);
+
+	/* Only the start of an allocation can be freed. */
+	if (!a || (uintptr_t)a->p != (uintptr_t)ptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	*link = a->next;
+	free(a->p);
+	free(a);
+	live_allocs--;
 	return CUDA_SUCCESS;
 }
 CHECK(cuMemFree, cuMemFree_v2);
@@ -471,9 +651,19 @@ CHECK(cuMemFree, cuMemFree_v2);
 FAKE_API CUresult cuMemsetD8Async(CUdeviceptr ptr, unsigned char value,
 				  size_t count, CUstream stream)
 {
-	if (!ptr)
+	struct alloc *a = find_alloc(ptr, NULL);
+	size_t off;
+
+	if (!a)
 		return CUDA_ERROR_INVALID_VALUE;
-	memset((void *)(uintptr_t)ptr, value, count);
+	off = (size_t)((uintptr_t)ptr - (uintptr_t)a->p);
+	if (count > a->bytes - off)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(a->p + off, value, count < 4096 ? count : 4096);
+	memsets++;
+	memset_bytes += count;
+	memset_last = value;
+	clock_ns += count / 2048;
 	return CUDA_SUCCESS;
 }
 CHECK(cuMemsetD8Async, cuMemsetD8Async);

@@ -69,6 +69,10 @@ static void prefers_versioned_names(void **state)
 	assert_non_null(fn_addr(&d->cuGraphGetNodes));
 	assert_non_null(fn_addr(&d->cuGraphNodeGetType));
 	assert_non_null(fn_addr(&d->cuMemsetD8Async));
+	/* What the timer maps a context to NVML's device with. */
+	assert_ptr_equal(fn_addr(&d->cuCtxGetDevice), dlsym(fake, "cuCtxGetDevice"));
+	assert_ptr_equal(fn_addr(&d->cuDeviceGetPCIBusId),
+			 dlsym(fake, "cuDeviceGetPCIBusId"));
 }
 
 static void lists_two_devices(void **state)

@@ -426,6 +426,47 @@ static void newer_caller(void **state)
 	assert_near(br.appended, 42, 0);
 }
 
+static void version_1_caller(void **state)
+{
+	/* A caller built against the version 1 header: 56 and 80 bytes. */
+	struct zlbt_request q = request(2500000, 1);
+	struct zlbt_result r;
+	const unsigned char *tail = (const unsigned char *)&r + 80;
+	char err[256];
+
+	/*
+	 * Beyond its struct_size a v1 request has whatever the caller's
+	 * stack held; none of it may switch a v2 feature on.
+	 */
+	q.struct_size = 56;
+	q.min_samples = 12;
+	q.noise_target = 1e-9;
+	q.l2_mode = 77;
+	q.clock_check = 77;
+	q.clock_floor = -1;
+	memset(&r, 0xa5, sizeof(r));
+	r.struct_size = 80;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.struct_size, 80);
+	assert_int_equal(r.n, 12);
+	assert_true(r.median_ms == 2.5);
+	assert_near(r.total_gpu_ms, 30, 1e-12);
+	assert_int_equal(fake_launches(), 12);
+	/* Nothing written past version 1's end. */
+	for (size_t i = 0; i < sizeof(r) - 80; i++)
+		if (tail[i] != 0xa5)
+			fail_msg("byte %zu past the v1 result was written", 80 + i);
+
+	/* A result between the versions is written up to its size only. */
+	memset(&r, 0xa5, sizeof(r));
+	r.struct_size = offsetof(struct zlbt_result, stop_reason);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_true(r.noise == 0);
+	assert_int_equal(r.stop_reason, 0xa5a5a5a5);
+}
+
 static void wall_clock_limit(void **state)
 {
 	struct zlbt_request q = request(1500000, 1);
@@ -471,6 +512,7 @@ int main(void)
 		T(no_context),
 		T(bad_requests),
 		T(newer_caller),
+		T(version_1_caller),
 		T(wall_clock_limit),
 	};
 

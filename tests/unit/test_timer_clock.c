@@ -1,0 +1,328 @@
+/*
+ * Clock checks against the fake driver and the fake NVML
+ * (tests/fakes/fake_nvml.c): FAKE_NVML_SM_CLOCKS is the sequence of SM
+ * clock reads, two per batch (one while it runs, one after), and the
+ * batch sizes are fixed by the stopping rule (1 replay, then up to 64),
+ * so which samples a dip costs can be predicted exactly.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "timer/zlbtimer.h"
+
+static void (*fake_reset)(void);
+static unsigned long long (*fake_launches)(void);
+static long (*fake_live_events)(void);
+static void (*nvml_reset)(void);
+static unsigned long (*nvml_reads)(void);
+static unsigned long (*nvml_lookups)(void);
+
+static int setup_driver(void **state)
+{
+	void *h, *n;
+
+	unsetenv("FAKE_CUDA_DEVICES");
+	unsetenv("FAKE_CUDA_NO_CONTEXT");
+	unsetenv("FAKE_CUDA_NOISE_PPM");
+	unsetenv("FAKE_CUDA_LAUNCH_FAIL_AFTER");
+	unsetenv("FAKE_CUDA_CONTEXT_DEVICE");
+	unsetenv("FAKE_NVML_DEVICES");
+	unsetenv("FAKE_NVML_SM_CLOCKS");
+	setenv("ZLB_LIBCUDA", ZLB_FAKECUDA, 1);
+	setenv("ZLB_LIBNVML", ZLB_FAKENVML, 1);
+	h = dlopen(ZLB_FAKECUDA, RTLD_NOW | RTLD_LOCAL);
+	n = dlopen(ZLB_FAKENVML, RTLD_NOW | RTLD_LOCAL);
+	if (!h || !n)
+		return -1;
+	*(void **)&fake_reset = dlsym(h, "fake_cuda_reset");
+	*(void **)&fake_launches = dlsym(h, "fake_cuda_launch_count");
+	*(void **)&fake_live_events = dlsym(h, "fake_cuda_live_events");
+	*(void **)&nvml_reset = dlsym(n, "fake_nvml_reset");
+	*(void **)&nvml_reads = dlsym(n, "fake_nvml_sm_clock_reads");
+	*(void **)&nvml_lookups = dlsym(n, "fake_nvml_handle_lookups");
+	return fake_reset && fake_launches && fake_live_events && nvml_reset &&
+	       nvml_reads && nvml_lookups ? 0 : -1;
+}
+
+static int fresh(void **state)
+{
+	fake_reset();
+	nvml_reset();
+	return 0;
+}
+
+static int tidy(void **state)
+{
+	unsetenv("FAKE_CUDA_NOISE_PPM");
+	unsetenv("FAKE_CUDA_SEED");
+	unsetenv("FAKE_CUDA_DEVICES");
+	unsetenv("FAKE_CUDA_CONTEXT_DEVICE");
+	unsetenv("FAKE_NVML_SM_CLOCKS");
+	if (fake_live_events()) {
+		print_error("%ld events were not destroyed\n", fake_live_events());
+		return -1;
+	}
+	return 0;
+}
+
+static struct zlbt_request request(uint64_t ns, uint32_t calls)
+{
+	struct zlbt_request q;
+
+	memset(&q, 0, sizeof(q));
+	q.struct_size = sizeof(q);
+	q.graph_exec = ns;
+	q.calls_per_replay = calls;
+	q.clock_check = ZLBT_CLOCK_CHECK;
+	return q;
+}
+
+static void result_init(struct zlbt_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->struct_size = sizeof(*r);
+}
+
+/* The fake's jitter, replayed here (the model is documented in the fake). */
+static uint64_t lcg;
+
+static double model_replay_ms(uint64_t ns, long ppm)
+{
+	double u, d;
+	int64_t t;
+
+	lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+	u = (double)(lcg >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+	d = (double)ns * (double)ppm / 1e6 * u;
+	t = (int64_t)ns + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+	return (double)(float)((double)t / 1e6);
+}
+
+static void steady_clock_drops_nothing(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	q.min_samples = 100;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 100);
+	assert_int_equal(r.discarded, 0);
+	assert_true(r.clock_mhz == 1980);
+	assert_true(r.clock_min_mhz == 1980);
+	/* Batches of 1, 64, 35: two reads each. */
+	assert_int_equal(nvml_reads(), 6);
+	/* The handle is looked up once (or was already), not per read. */
+	assert_true(nvml_lookups() <= 1);
+}
+
+static void dip_drops_its_batch(void **state)
+{
+	struct zlbt_request q = request(1000000, 4);
+	struct zlbt_result r;
+	double samples[200], expect[193];
+	char err[256];
+
+	/*
+	 * Batch 0 (1 replay) reads 1980, 1980; batch 1 (64) 1980, 1975;
+	 * batch 2 (64) 1500, 1980: its clock is 1500, below 0.97 x the
+	 * median 1975, so its 64 replays go and are made up by batch 3
+	 * (64, 1980 from there on). Steady: median(1980, 1975, 1500, 1980).
+	 */
+	setenv("FAKE_NVML_SM_CLOCKS", "1980,1980,1980,1975,1500,1980", 1);
+	setenv("FAKE_CUDA_NOISE_PPM", "20000", 1);
+	setenv("FAKE_CUDA_SEED", "11", 1);
+	q.min_samples = 129;
+	result_init(&r);
+	for (int i = 0; i < 200; i++)
+		samples[i] = -1;
+	assert_int_equal(zlbt_time_graph(&q, &r, samples, 200, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 129);
+	assert_int_equal(r.discarded, 64);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_RULE);
+	assert_true(r.clock_mhz == 1977.5);
+	assert_true(r.clock_min_mhz == 1500);
+	assert_int_equal(fake_launches(), 193);
+	assert_int_equal(nvml_reads(), 8);
+
+	/* The kept samples, in the order taken: replays 0-64 and 129-192. */
+	lcg = 11;
+	for (int i = 0; i < 193; i++)
+		expect[i] = model_replay_ms(1000000, 20000) / 4;
+	for (int i = 0; i < 129; i++) {
+		int taken = i < 65 ? i : i + 64;
+
+		if (samples[i] != expect[taken])
+			fail_msg("sample %d is %.17g, replay %d was %.17g",
+				 i, samples[i], taken, expect[taken]);
+	}
+	assert_true(samples[129] == -1);
+}
+
+static void ramp_drops_first_batch(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	/*
+	 * A GPU still ramping up: the first batch (1 replay) runs at 1500
+	 * and is kept while it is all there is; the next at 1980 moves the
+	 * median to 1740, and 1500 < 0.97 x 1740 drops it after the fact.
+	 * One more replay makes up for it.
+	 */
+	setenv("FAKE_NVML_SM_CLOCKS", "1500,1500,1980", 1);
+	q.min_samples = 65;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 65);
+	assert_int_equal(r.discarded, 1);
+	assert_true(r.clock_mhz == 1980);
+	assert_true(r.clock_min_mhz == 1500);
+	assert_int_equal(fake_launches(), 66);
+}
+
+static void lasting_sag_is_the_clock(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	double samples[300];
+	char err[256];
+
+	/*
+	 * 1980 for two batches (1 + 64 replays), then 1700 for good. Batch
+	 * 2 is dropped against 1980, batch 3 too against 1840, but with
+	 * batch 4 the median is 1700: the sag is the clock the measurement
+	 * runs at, and batches 2 and 3 come back. Kept: 1 + 4 x 64 = 257,
+	 * more than max_samples, so the newest 57 are left out.
+	 */
+	setenv("FAKE_NVML_SM_CLOCKS", "1980,1980,1980,1980,1700", 1);
+	q.min_samples = 200;
+	q.max_samples = 200;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, samples, 300, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 200);
+	assert_int_equal(r.discarded, 0);
+	assert_true(r.clock_mhz == 1700);
+	assert_true(r.clock_min_mhz == 1700);
+	assert_int_equal(fake_launches(), 257);
+	assert_int_equal(nvml_reads(), 10);
+	assert_true(fabs(r.total_gpu_ms - 300) < 1e-9);
+}
+
+static void floor_is_the_callers(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	/* 1500 / 1980 = 0.76: kept above a floor of 0.7. */
+	setenv("FAKE_NVML_SM_CLOCKS", "1980,1980,1980,1980,1500,1980", 1);
+	q.min_samples = 129;
+	q.clock_floor = 0.7;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 129);
+	assert_int_equal(r.discarded, 0);
+	assert_true(r.clock_min_mhz == 1500);
+	assert_int_equal(fake_launches(), 129);
+}
+
+static void off_reads_nothing(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	setenv("FAKE_NVML_SM_CLOCKS", "1980,1500", 1);
+	q.clock_check = ZLBT_CLOCK_OFF;
+	q.min_samples = 100;
+	result_init(&r);
+	r.clock_mhz = 7;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 100);
+	assert_true(r.clock_mhz == 0);
+	assert_true(r.clock_min_mhz == 0);
+	assert_int_equal(nvml_reads(), 0);
+}
+
+static void device_of_the_context(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	/* A context on device 1: NVML is asked for bus 01, which it knows. */
+	setenv("FAKE_CUDA_DEVICES", "2", 1);
+	setenv("FAKE_CUDA_CONTEXT_DEVICE", "1", 1);
+	q.min_samples = 10;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_true(r.clock_mhz == 1980);
+	assert_int_equal(nvml_lookups(), 1);
+
+	/* A device NVML does not know: unchecked, not an error. */
+	nvml_reset();
+	setenv("FAKE_CUDA_DEVICES", "3", 1);
+	setenv("FAKE_CUDA_CONTEXT_DEVICE", "2", 1);
+	setenv("FAKE_NVML_DEVICES", "2", 1);
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	unsetenv("FAKE_NVML_DEVICES");
+	assert_int_equal(r.n, 10);
+	assert_true(r.clock_mhz == 0);
+	assert_int_equal(r.discarded, 0);
+	assert_int_equal(nvml_reads(), 0);
+}
+
+static void v1_request_reads_no_clock(void **state)
+{
+	struct zlbt_request q = request(1500000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	/* clock_check set beyond a version 1 struct_size is not read. */
+	q.struct_size = 56;
+	q.min_samples = 10;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 10);
+	assert_int_equal(nvml_reads(), 0);
+	assert_true(r.clock_mhz == 0);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fresh, tidy)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(steady_clock_drops_nothing),
+		T(dip_drops_its_batch),
+		T(ramp_drops_first_batch),
+		T(lasting_sag_is_the_clock),
+		T(floor_is_the_callers),
+		T(off_reads_nothing),
+		T(device_of_the_context),
+		T(v1_request_reads_no_clock),
+	};
+
+	return cmocka_run_group_tests(tests, setup_driver, NULL);
+}
