@@ -5,6 +5,7 @@ environment between calls. A value outside its domain raises EnvError with a
 sentence naming the variable: the plugins refuse loudly rather than guess.
 """
 
+import math
 import os
 
 
@@ -28,6 +29,23 @@ def _int(name, default, minimum):
         raise EnvError("%s=%r is not an integer" % (name, raw)) from None
     if value < minimum:
         raise EnvError("%s=%r must be at least %d" % (name, raw, minimum))
+    return value
+
+
+def _float(name, default, lo, hi, lo_open=False):
+    """A finite real in [lo, hi] ((lo, hi] with lo_open), or EnvError."""
+    raw = _get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise EnvError("%s=%r is not a number" % (name, raw)) from None
+    if not math.isfinite(value):
+        raise EnvError("%s=%r is not a finite number" % (name, raw))
+    if value < lo or value > hi or (lo_open and value == lo):
+        raise EnvError("%s=%r is outside %s%g..%g" % (name, raw, "(exclusive) " if lo_open
+                                                     else "", lo, hi))
     return value
 
 
@@ -91,3 +109,48 @@ def capture_fatal():
 def package():
     """ZLB_PACKAGE: 'flag_gems' or 'flaggems_vllm' (None when zlb did not say)."""
     return _get("ZLB_PACKAGE")
+
+
+# --- the stopping rule and what a sample is (graph timing; protocol §1) ------
+
+MIN_SAMPLES_MAX = 100000
+
+
+def min_samples():
+    """ZLB_MIN_SAMPLES: at least this many samples per measurement (default 10)."""
+    value = _int("ZLB_MIN_SAMPLES", 10, 1)
+    if value > MIN_SAMPLES_MAX:
+        raise EnvError("ZLB_MIN_SAMPLES=%r must be at most %d"
+                       % (os.environ.get("ZLB_MIN_SAMPLES"), MIN_SAMPLES_MAX))
+    return value
+
+
+def noise_target():
+    """ZLB_NOISE_TARGET: then sample until the median's relative noise is at
+    most this (default 0.001; 0 turns the target off)."""
+    return _float("ZLB_NOISE_TARGET", 0.001, 0.0, 0.5)
+
+
+def max_wall_ms():
+    """ZLB_MAX_WALL_MS: wall-clock limit of one measurement's sampling, ms
+    (default 2000)."""
+    return _float("ZLB_MAX_WALL_MS", 2000.0, 0.0, 3600e3, lo_open=True)
+
+
+L2_MODES = ("hot", "cold")
+
+
+def l2():
+    """ZLB_L2: 'hot' (default) or 'cold' (L2 flushed before each sample)."""
+    raw = _get("ZLB_L2")
+    if raw is None:
+        return "hot"
+    if raw not in L2_MODES:
+        raise EnvError("ZLB_L2=%r is neither 'hot' nor 'cold'" % raw)
+    return raw
+
+
+def clock_floor():
+    """ZLB_CLOCK_FLOOR: samples below this fraction of the steady SM clock are
+    discarded (default 0.97; 0 turns the clock check off)."""
+    return _float("ZLB_CLOCK_FLOOR", 0.97, 0.0, 1.0)

@@ -1,20 +1,32 @@
 """Graph timing: capture the workload in a CUDA graph (torch), time its
 replays in C (libzlbtimer through ctypes).
 
-    measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm)
+    measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, rule=Rule())
 
 1. runs fn once eagerly and synchronizes (absorbs autotune and JIT; an
    exception here is the operator's own failure and propagates as it is);
 2. warms up: times a few eager calls, then runs
    clamp(warmup_ms / per_call_ms, 5, max_warm) more;
-3. captures one call into torch.cuda.CUDAGraph(keep_graph=True) on a side
-   stream, instantiates it and has libzlbtimer time a few replays to estimate
-   the per-call GPU time t1; then captures K = clamp(ceil(1 ms / t1), 1, 1000)
-   calls into one graph and has libzlbtimer sample it until rep_ms of GPU time
-   (10..10000 replays, at most max(20 * rep_ms, 5000) ms of wall time);
-4. captures under a throwaway CUDA RNG state (see rng_swap).
+3. L2 hot: captures one call into torch.cuda.CUDAGraph(keep_graph=True) on a
+   side stream, instantiates it and has libzlbtimer time a few replays to
+   estimate the per-call GPU time t1; then captures K = clamp(ceil(1 ms / t1),
+   1, 1000) calls into one graph. L2 cold: K = 1 straight away (only the
+   first call of a replay would start cold), no estimate;
+4. counts the measured graph's nodes by type (zlbt_graph_info on
+   raw_cuda_graph(), after capture and before instantiation): memcpy and
+   memset nodes are another caliber (copy engine) and become markers;
+5. has libzlbtimer sample the measured graph under the rule: at least
+   min_samples samples and rep_ms of GPU time, then until the median's
+   relative noise is at most noise_target, never more than max_wall_ms of
+   wall time; L2 flushed before each sample when cold; samples taken below
+   clock_floor x the steady SM clock discarded (clock_floor 0: no check);
+6. captures under a throwaway CUDA RNG state (see rng_swap).
 
-A failure in steps 2-3 raises CaptureFailure(phase, error) with phase
+A library of ABI version 1 (before noise target, L2 flush, clock check and
+graph inspection) is driven with its version 1 structs: the rule is then
+min_samples and rep_ms only, L2 stays hot and the graph is not inspected.
+
+A failure in steps 2-5 raises CaptureFailure(phase, error) with phase
 "warmup", "capture" (capture and instantiation) or "replay" (libzlbtimer);
 the timing plugin decides between fatal and falling back to direct timing.
 Graphs are released before returning, whatever happened.
@@ -34,6 +46,12 @@ ZLBT_ETIMEOUT = 4
 STATUS = {0: "ZLBT_OK", 1: "ZLBT_ENODEV", 2: "ZLBT_EDRIVER", 3: "ZLBT_EINVAL",
           4: "ZLBT_ETIMEOUT"}
 
+ZLBT_L2_HOT = 0
+ZLBT_L2_COLD = 1
+ZLBT_CLOCK_OFF = 0
+ZLBT_CLOCK_CHECK = 1
+STOP_REASONS = {1: "rule", 2: "noise", 3: "max_samples", 4: "wall"}
+
 MAX_SAMPLES = 10000
 MAX_K = 1000
 TARGET_REPLAY_MS = 1.0
@@ -43,6 +61,10 @@ ESTIMATE_SAMPLES = 5
 # elapsed time, and 1 ms / 0.004999999888 ms must still make K = 200.
 K_SLACK = 1e-6
 
+MEMCPY_MARKER = "GRAPH_MEMCPY_NODES"
+MEMSET_MARKER = "GRAPH_MEMSET_NODES"
+GRAPH_KEYS = ("kernels", "memcpys", "memsets", "others")
+
 
 class CaptureFailure(Exception):
     """Graph timing failed in `phase`; `error` is what was raised."""
@@ -51,6 +73,28 @@ class CaptureFailure(Exception):
         Exception.__init__(self, "%s: %s" % (phase, error))
         self.phase = phase
         self.error = error
+
+
+class Rule:
+    """The stopping rule and what a sample is (docs/protocol.md §1): the
+    ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2 and
+    ZLB_CLOCK_FLOOR knobs. The minimum GPU time is the caller's rep."""
+
+    def __init__(self, min_samples=10, noise_target=0.001, max_wall_ms=2000.0,
+                 l2="hot", clock_floor=0.97):
+        self.min_samples = int(min_samples)
+        self.noise_target = float(noise_target)
+        self.max_wall_ms = float(max_wall_ms)
+        self.l2 = l2
+        self.clock_floor = float(clock_floor)
+
+    def as_dict(self):
+        return {"min_samples": self.min_samples, "noise_target": self.noise_target,
+                "max_wall_ms": self.max_wall_ms, "l2": self.l2,
+                "clock_floor": self.clock_floor}
+
+    def __repr__(self):
+        return "Rule(%s)" % ", ".join("%s=%r" % kv for kv in self.as_dict().items())
 
 
 class _Request(ctypes.Structure):
@@ -65,6 +109,11 @@ class _Request(ctypes.Structure):
         ("max_wall_ms", ctypes.c_double),
         ("warmup_replays", ctypes.c_uint32),
         ("reserved", ctypes.c_uint32),
+        # --- version 2 ---
+        ("noise_target", ctypes.c_double),
+        ("l2_mode", ctypes.c_uint32),
+        ("clock_check", ctypes.c_uint32),
+        ("clock_floor", ctypes.c_double),
     ]
 
 
@@ -81,16 +130,49 @@ class _Result(ctypes.Structure):
         ("stdrel", ctypes.c_double),
         ("total_gpu_ms", ctypes.c_double),
         ("wall_ms", ctypes.c_double),
+        # --- version 2 ---
+        ("noise", ctypes.c_double),
+        ("stop_reason", ctypes.c_uint32),
+        ("discarded", ctypes.c_uint32),
+        ("clock_mhz", ctypes.c_double),
+        ("clock_min_mhz", ctypes.c_double),
+        ("l2_flush_bytes", ctypes.c_uint64),
     ]
 
 
+class _GraphInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("nodes", ctypes.c_uint32),
+        ("kernels", ctypes.c_uint32),
+        ("memcpys", ctypes.c_uint32),
+        ("memsets", ctypes.c_uint32),
+        ("others", ctypes.c_uint32),
+    ]
+
+
+# The version 1 structs end where the version 2 fields begin.
+REQUEST_V1_SIZE = _Request.noise_target.offset
+RESULT_V1_SIZE = _Result.noise.offset
+
 _STATS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "stdrel")
+V2_RESULT_KEYS = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz",
+                  "l2_flush_bytes")
+
+
+def _finite_or_none(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
 
 
 class TimerLib:
-    """libzlbtimer.so loaded with ctypes (src/timer/zlbtimer.h)."""
+    """libzlbtimer.so loaded with ctypes (src/timer/zlbtimer.h).
 
-    def __init__(self, path):
+    abi is the version the library says it has, capped at max_abi (tests use
+    max_abi=1 to drive a version 2 library the version 1 way); v2 is abi >= 2.
+    """
+
+    def __init__(self, path, max_abi=None):
         self.path = path
         lib = ctypes.CDLL(path)
         lib.zlbt_abi_version.restype = ctypes.c_int
@@ -106,9 +188,24 @@ class TimerLib:
         lib.zlbt_summarize.argtypes = [ctypes.POINTER(ctypes.c_double),
                                        ctypes.c_uint32, ctypes.POINTER(_Result)]
         self.lib = lib
+        self.lib_abi = int(lib.zlbt_abi_version())
+        abi = self.lib_abi if max_abi is None else min(self.lib_abi, int(max_abi))
+        self.has_graph_info = False
+        if abi >= 2:
+            try:
+                fn = lib.zlbt_graph_info
+            except AttributeError:
+                abi = 1               # says 2 but lacks a version 2 entry point
+            else:
+                fn.restype = ctypes.c_int
+                fn.argtypes = [ctypes.c_uint64, ctypes.POINTER(_GraphInfo),
+                               ctypes.c_char_p, ctypes.c_size_t]
+                self.has_graph_info = True
+        self.abi = abi
+        self.v2 = abi >= 2
 
     def abi_version(self):
-        return self.lib.zlbt_abi_version()
+        return self.lib_abi
 
     def open(self):
         """(status, sentence)."""
@@ -116,11 +213,40 @@ class TimerLib:
         rc = self.lib.zlbt_open(err, ctypes.sizeof(err))
         return rc, err.value.decode("utf-8", "replace")
 
+    def _new_result(self):
+        res = _Result()
+        res.struct_size = ctypes.sizeof(_Result) if self.v2 else RESULT_V1_SIZE
+        return res
+
+    def _stats(self, res):
+        stats = {"n": int(res.n)}
+        for k in _STATS:
+            stats[k] = float(getattr(res, k))
+        if self.v2:
+            stats["noise"] = _finite_or_none(res.noise)
+            stats["stop_reason"] = STOP_REASONS.get(int(res.stop_reason),
+                                                    None if not res.stop_reason
+                                                    else str(int(res.stop_reason)))
+            stats["discarded"] = int(res.discarded)
+            stats["clock_mhz"] = float(res.clock_mhz) or None
+            stats["clock_min_mhz"] = float(res.clock_min_mhz) or None
+            stats["l2_flush_bytes"] = int(res.l2_flush_bytes)
+        else:
+            for k in V2_RESULT_KEYS:
+                stats[k] = None
+        stats["total_gpu_ms"] = float(res.total_gpu_ms)
+        stats["wall_ms"] = float(res.wall_ms)
+        return stats
+
     def time_graph(self, graph_exec, stream, calls_per_replay, min_samples,
-                   max_samples, min_time_ms, max_wall_ms, warmup_replays=0):
-        """(status, stats dict, samples list, sentence)."""
+                   max_samples, min_time_ms, max_wall_ms, warmup_replays=0,
+                   noise_target=0.0, l2_mode=ZLBT_L2_HOT, clock_check=ZLBT_CLOCK_OFF,
+                   clock_floor=0.0):
+        """(status, stats dict, samples list, sentence). Under a version 1
+        library the version 2 arguments are not sent and the version 2 stats
+        are None."""
         req = _Request()
-        req.struct_size = ctypes.sizeof(_Request)
+        req.struct_size = ctypes.sizeof(_Request) if self.v2 else REQUEST_V1_SIZE
         req.calls_per_replay = calls_per_replay
         req.graph_exec = int(graph_exec)
         req.stream = int(stream)
@@ -129,30 +255,51 @@ class TimerLib:
         req.min_time_ms = float(min_time_ms)
         req.max_wall_ms = float(max_wall_ms)
         req.warmup_replays = warmup_replays
-        res = _Result()
-        res.struct_size = ctypes.sizeof(_Result)
+        if self.v2:
+            req.noise_target = float(noise_target)
+            req.l2_mode = int(l2_mode)
+            req.clock_check = int(clock_check)
+            req.clock_floor = float(clock_floor)
+        res = self._new_result()
         cap = max_samples
         buf = (ctypes.c_double * cap)()
         err = ctypes.create_string_buffer(512)
         rc = self.lib.zlbt_time_graph(ctypes.byref(req), ctypes.byref(res), buf,
                                       cap, err, ctypes.sizeof(err))
-        stats = {"n": int(res.n)}
-        for k in _STATS:
-            stats[k] = float(getattr(res, k))
+        stats = self._stats(res)
         samples = [float(buf[i]) for i in range(min(int(res.n), cap))]
         return rc, stats, samples, err.value.decode("utf-8", "replace")
 
+    def graph_info(self, graph):
+        """(counts dict with nodes and GRAPH_KEYS, None) or (None, sentence)."""
+        if not self.has_graph_info:
+            return None, "libzlbtimer ABI %d has no zlbt_graph_info" % self.abi
+        info = _GraphInfo()
+        info.struct_size = ctypes.sizeof(_GraphInfo)
+        err = ctypes.create_string_buffer(512)
+        rc = self.lib.zlbt_graph_info(int(graph), ctypes.byref(info), err,
+                                      ctypes.sizeof(err))
+        if rc != ZLBT_OK:
+            return None, "zlbt_graph_info %s: %s" % (STATUS.get(rc, rc),
+                                                    err.value.decode("utf-8", "replace")
+                                                    or "no reason given")
+        out = {"nodes": int(info.nodes)}
+        for k in GRAPH_KEYS:
+            out[k] = int(getattr(info, k))
+        return out, None
+
     def summarize(self, samples):
-        """Stats dict of zlbt_summarize, or None where it refuses."""
+        """Stats dict of zlbt_summarize (n, the seven statistics, and noise:
+        None under a version 1 library), or None where it refuses."""
         n = len(samples)
         arr = (ctypes.c_double * max(n, 1))(*[float(x) for x in samples])
-        res = _Result()
-        res.struct_size = ctypes.sizeof(_Result)
+        res = self._new_result()
         if self.lib.zlbt_summarize(arr, n, ctypes.byref(res)) != ZLBT_OK:
             return None
         stats = {"n": int(res.n)}
         for k in _STATS:
             stats[k] = float(getattr(res, k))
+        stats["noise"] = _finite_or_none(res.noise) if self.v2 else None
         return stats
 
 
@@ -226,12 +373,16 @@ def _new_graph(torch):
         return torch.cuda.CUDAGraph(), False
 
 
-def capture(torch, call, k, on_rng=None):
+def capture(torch, call, k, on_rng=None, inspect=None):
     """A graph of k calls of call(), instantiated; the graph is released and
     the error re-raised on any failure. When a call is refused during the
     capture, torch.cuda.graph's exit fails too ("operation failed due to a
     previous error during capture") with the refusal as its __context__:
-    first_cause() finds the refusal."""
+    first_cause() finds the refusal.
+
+    inspect(g), if given, is called once the capture has ended and before the
+    graph is instantiated (raw_cuda_graph() is valid from capture_end on, with
+    keep_graph=True); it must not raise."""
     g, keep = _new_graph(torch)
     err = None
     try:
@@ -258,6 +409,8 @@ def capture(torch, call, k, on_rng=None):
         except BaseException as e:
             if err is None:
                 err = e
+    if err is None and inspect is not None:
+        inspect(g)
     if err is None:
         try:
             if keep:
@@ -294,16 +447,24 @@ def release(g):
         pass
 
 
-def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wall_ms):
-    """libzlbtimer on g: (stats, samples, markers). Raises CaptureFailure."""
+def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wall_ms,
+            rule=None):
+    """libzlbtimer on g: (stats, samples, markers). Raises CaptureFailure.
+    rule None: the bare rule (no noise target, L2 hot, no clock check)."""
     try:
         exec_handle = int(g.raw_cuda_graph_exec())
         stream = int(torch.cuda.current_stream().cuda_stream)
     except Exception as e:
         raise CaptureFailure("capture", e) from e
+    extra = {}
+    if rule is not None:
+        extra = {"noise_target": rule.noise_target,
+                 "l2_mode": ZLBT_L2_COLD if rule.l2 == "cold" else ZLBT_L2_HOT,
+                 "clock_check": ZLBT_CLOCK_CHECK if rule.clock_floor > 0 else ZLBT_CLOCK_OFF,
+                 "clock_floor": rule.clock_floor}
     rc, stats, samples, err = lib.time_graph(exec_handle, stream, calls, min_samples,
                                              max_samples, min_time_ms, max_wall_ms,
-                                             warmup_replays=1)
+                                             warmup_replays=1, **extra)
     markers = []
     if rc == ZLBT_ETIMEOUT and stats["n"] > 0:
         markers.append("TIMER_WALL_LIMIT")
@@ -329,8 +490,50 @@ def warmup_calls_for(warmup_ms, per_call_ms, max_warm):
     return max(lo, min(max_warm, n))
 
 
-def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=None):
-    """Time fn by graph replay. Returns (stats, samples, K, warmup calls, markers)."""
+def graph_markers(counts):
+    """The caliber markers a measured graph's node counts call for."""
+    if not counts:
+        return []
+    out = []
+    if counts.get("memcpys"):
+        out.append(MEMCPY_MARKER)
+    if counts.get("memsets"):
+        out.append(MEMSET_MARKER)
+    return out
+
+
+class Inspector:
+    """inspect= for capture(): zlbt_graph_info on the captured graph. Leaves
+    counts (nodes and GRAPH_KEYS) or None and why."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.counts = None
+        self.why = None
+
+    def __call__(self, g):
+        try:
+            raw = int(g.raw_cuda_graph())
+        except Exception as e:
+            self.why = "raw_cuda_graph(): %s" % (str(e).strip().splitlines() or
+                                                 [type(e).__name__])[0]
+            return
+        try:
+            self.counts, self.why = self.lib.graph_info(raw)
+        except Exception as e:           # a ctypes-level surprise: not fatal
+            self.why = "zlbt_graph_info: %s" % e
+
+
+def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=None,
+            rule=None):
+    """Time fn by graph replay. Returns a dict: stats (n, the seven statistics
+    and the version 2 fields: noise, stop_reason, discarded, clock_mhz,
+    clock_min_mhz, l2_flush_bytes, None under a version 1 library), samples,
+    k, warmup_calls, markers, l2 (what was done: "cold" only where the
+    library could flush), graph (GRAPH_KEYS counts of the measured graph, or
+    None) and graph_why (why graph is None)."""
+    rule = rule if rule is not None else Rule()
+    cold = rule.l2 == "cold" and lib.v2
 
     def call():
         if grad_to_none is not None:
@@ -356,30 +559,45 @@ def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=No
     except Exception as e:
         raise CaptureFailure("warmup", e) from e
 
-    max_wall = max(20.0 * float(rep_ms), 5000.0)
-
-    # 3a. One call captured: what does a call cost on the GPU?
+    max_wall = float(rule.max_wall_ms)
     g = None
-    try:
-        try:
-            g = capture(torch, call, 1, on_rng)
-        except Exception as e:
-            raise CaptureFailure("capture", e) from e
-        est, _, _ = _replay(torch, lib, g, 1, ESTIMATE_SAMPLES, ESTIMATE_SAMPLES, 0.0,
-                            max_wall)
-    finally:
-        release(g)
-        g = None
-    k = k_for(est["median_ms"])
 
-    # 3b. K calls per replay, sampled until rep_ms of GPU time.
+    # 3a. L2 hot: one call captured, what does a call cost on the GPU?
+    if cold:
+        k = 1
+    else:
+        try:
+            try:
+                g = capture(torch, call, 1, on_rng)
+            except Exception as e:
+                raise CaptureFailure("capture", e) from e
+            est, _, _ = _replay(torch, lib, g, 1, ESTIMATE_SAMPLES, ESTIMATE_SAMPLES,
+                                0.0, max_wall)
+        finally:
+            release(g)
+            g = None
+        k = k_for(est["median_ms"])
+
+    # 3b. K calls per replay, inspected, then sampled under the rule.
+    inspector = Inspector(lib) if lib.v2 else None
+    min_samples = max(1, rule.min_samples)
+    max_samples = max(MAX_SAMPLES, min_samples)
     try:
         try:
-            g = capture(torch, call, k, on_rng)
+            g = capture(torch, call, k, on_rng, inspect=inspector)
         except Exception as e:
             raise CaptureFailure("capture", e) from e
-        stats, samples, markers = _replay(torch, lib, g, k, 10, MAX_SAMPLES,
-                                          float(rep_ms), max_wall)
+        stats, samples, markers = _replay(torch, lib, g, k, min_samples, max_samples,
+                                          float(rep_ms), max_wall,
+                                          rule=rule if lib.v2 else None)
     finally:
         release(g)
-    return stats, samples, k, n_warm, markers
+    counts = inspector.counts if inspector is not None else None
+    why = (inspector.why if inspector is not None
+           else "libzlbtimer ABI %d: graph not inspected" % lib.abi)
+    graph = {k2: counts[k2] for k2 in GRAPH_KEYS} if counts else None
+    markers = markers + graph_markers(graph)
+    return {"stats": stats, "samples": samples, "k": k, "warmup_calls": n_warm,
+            "markers": markers, "l2": "cold" if cold else "hot", "graph": graph,
+            "graph_why": None if graph else why,
+            "nodes": counts["nodes"] if counts else None}

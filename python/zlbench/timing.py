@@ -27,6 +27,14 @@ this one call fall back to direct timing, with a BENCHMARK_DIRECT_NO_CUDAGRAPH
 event and (for torch/gems calls) a marker line on stdout. Matching is exact on
 purpose: torch appends "... to enable device-side assertions." to every CUDA
 error, so a loose match would make every refusal fatal.
+
+The graph timer's stopping rule and sample definition come from
+ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2 and ZLB_CLOCK_FLOOR
+(the minimum GPU time is the caller's rep, FlagGems' --iter). A measured graph
+holding memcpy (memset) nodes times the copy engine, another caliber: the
+measurement gets the marker GRAPH_MEMCPY_NODES (GRAPH_MEMSET_NODES), an event
+of that name, and, but for tuning calls, a line
+`GRAPH_MEMCPY_NODES count=<n> role=<r>` on stdout.
 """
 
 import sys
@@ -51,6 +59,10 @@ def _settings():
         "max_warm": _env.warmup_max_calls(),
         "fatal": _env.capture_fatal(),
         "lib": _env.timer_lib(),
+        "rule": _graph.Rule(min_samples=_env.min_samples(),
+                            noise_target=_env.noise_target(),
+                            max_wall_ms=_env.max_wall_ms(), l2=_env.l2(),
+                            clock_floor=_env.clock_floor()),
     }
 
 
@@ -69,8 +81,11 @@ def pytest_configure(config):
         return
     detail = "timer=%s direct_repeat=%d" % (s["timer"], s["repeat"])
     if s["timer"] == "graph":
-        detail += " warmup_max_calls=%d capture_fatal_texts=%d lib=%s" % (
-            s["max_warm"], len(s["fatal"]), s["lib"])
+        r = s["rule"]
+        detail += (" warmup_max_calls=%d capture_fatal_texts=%d min_samples=%d "
+                   "noise_target=%g max_wall_ms=%g l2=%s clock_floor=%g lib=%s" % (
+                       s["max_warm"], len(s["fatal"]), r.min_samples, r.noise_target,
+                       r.max_wall_ms, r.l2, r.clock_floor, s["lib"]))
     _io.plugin(NAME, "ready", detail)
 
 
@@ -164,10 +179,16 @@ def _measure(fn, args, ctx):
         why = "torch.cuda.is_available() is False"
         _say_once("nocuda", "graph timer unavailable: %s" % why)
         return _fallback(fn, args, "replay", why, ctx, s)
+    if not lib.v2:
+        _say_once("abi1", "libzlbtimer at %s has ABI version %d (< 2): no noise target, "
+                  "L2 flush, clock check or graph inspection; the stopping rule is "
+                  "min_samples and min time only%s" % (
+                      lib.path, lib.abi, ", ZLB_L2=cold is not honoured"
+                      if s["rule"].l2 == "cold" else ""))
     try:
-        stats, samples, k, n_warm, markers = _graph.measure(
-            torch, lib, fn, args["warmup"], args["rep"], args["grad_to_none"],
-            s["max_warm"], on_rng=_note_rng)
+        m = _graph.measure(torch, lib, fn, args["warmup"], args["rep"],
+                           args["grad_to_none"], s["max_warm"], on_rng=_note_rng,
+                           rule=s["rule"])
     except _graph.CaptureFailure as cf:
         reason = _reason(cf.error)
         matched, culprit = _fatal_text(cf.error, s["fatal"])
@@ -179,12 +200,51 @@ def _measure(fn, args, ctx):
             _io.marker("%s phase=%s reason=%s" % (FATAL_MARKER, cf.phase, reason))
             raise culprit
         return _fallback(fn, args, cf.phase, reason, ctx, s)
+    stats, samples = m["stats"], m["samples"]
     value = _pick(stats, samples, args["quantiles"], args["return_mode"])
+    rule = s["rule"]
     record = {"timer": "graph"}
     record.update(_stat_fields(stats))
-    record.update({"calls_per_replay": k, "warmup_calls": n_warm,
-                   "markers": markers, "samples_ms": samples, "fallback": None})
+    for key in _graph.V2_RESULT_KEYS:
+        record[key] = stats.get(key)
+    record["l2"] = m["l2"]
+    record["graph"] = m["graph"]
+    if lib.v2:
+        record.update({"min_samples": rule.min_samples, "min_time_ms": float(args["rep"]),
+                       "noise_target": rule.noise_target, "max_wall_ms": rule.max_wall_ms,
+                       "clock_floor": rule.clock_floor})
+    else:
+        # A version 1 library was asked for min_samples and min time only.
+        record.update({"min_samples": rule.min_samples, "min_time_ms": float(args["rep"]),
+                       "noise_target": None, "max_wall_ms": rule.max_wall_ms,
+                       "clock_floor": None})
+    record.update({"calls_per_replay": m["k"], "warmup_calls": m["warmup_calls"],
+                   "markers": m["markers"], "samples_ms": samples, "fallback": None})
+    _graph_events(m, ctx, warn=lib.v2)
     return value, record
+
+
+def _graph_events(m, ctx, warn=True):
+    """GRAPH_MEMCPY_NODES / GRAPH_MEMSET_NODES events (and a stdout line, but
+    for tuning calls) for a measured graph holding copy-engine nodes; a
+    WARNING when a version 2 library could not inspect the graph."""
+    graph = m["graph"]
+    if graph is None:
+        if warn and m["graph_why"] and "graph_info" not in _state.said:
+            _state.said.add("graph_info")
+            _io.warning(NAME, "the measured graph was not inspected: %s" % m["graph_why"],
+                        role=ctx["role"])
+        return
+    for marker, key in ((_graph.MEMCPY_MARKER, "memcpys"),
+                        (_graph.MEMSET_MARKER, "memsets")):
+        count = graph.get(key) or 0
+        if not count:
+            continue
+        _io.event(marker, op=_op(), op_name=ctx["op_name"], dtype=ctx["dtype"],
+                  role=ctx["role"], nodeid=_state.nodeid, count=count,
+                  calls_per_replay=m["k"])
+        if ctx["role"] != "tune":
+            _io.marker("%s count=%d role=%s" % (marker, count, ctx["role"] or "null"))
 
 
 def _is_sequence_call(args):
@@ -210,6 +270,8 @@ def _direct(fn, args, repeat, markers, fallback):
         n = repeat
     record = {"timer": "direct"}
     record.update(_stat_fields(stats))
+    record.update(dict.fromkeys(_DIRECT_NONE))
+    record["noise"] = stats.get("noise") if stats and len(samples) > 1 else None
     record.update({"n": n, "calls_per_replay": None, "warmup_calls": None,
                    "markers": list(markers), "samples_ms": samples,
                    "fallback": fallback})
@@ -229,6 +291,11 @@ def _fallback(fn, args, phase, reason, ctx, s):
 
 
 _STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "stdrel")
+# Graph-only fields of a measurement: null for direct timing (upstream
+# do_bench has its own L2 policy, no stopping rule of ours, no graph).
+_DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz", "l2",
+                "l2_flush_bytes", "graph", "min_samples", "min_time_ms", "noise_target",
+                "max_wall_ms", "clock_floor")
 
 
 def _stat_fields(stats):

@@ -27,8 +27,11 @@ for p in (FAKE, os.path.join(FAKE, "src"), STUBS, PYDIR):
         sys.path.insert(0, p)
 
 # Read before the autouse fixture clears the ZLB_* environment of each test.
-TIMER_LIB = os.environ.get("ZLB_TIMER_LIB")
-FAKECUDA = os.environ.get("ZLB_FAKECUDA")
+# Made absolute: subprocesses run in other directories.
+TIMER_LIB = os.environ.get("ZLB_TIMER_LIB") or None
+FAKECUDA = os.environ.get("ZLB_FAKECUDA") or None
+TIMER_LIB = os.path.abspath(TIMER_LIB) if TIMER_LIB else None
+FAKECUDA = os.path.abspath(FAKECUDA) if FAKECUDA else None
 
 FATAL_TEXTS = "\n".join([
     "an illegal memory access was encountered",

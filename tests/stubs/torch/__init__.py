@@ -433,7 +433,11 @@ class Tensor:
         return self
 
     def copy_(self, src, non_blocking=False):
-        _stub.charge(_stub.tensor_cost(self))
+        # Same dtype and size: torch copies with cudaMemcpyAsync, a memcpy
+        # node when captured; a converting copy is a kernel.
+        same = (isinstance(src, Tensor) and src.dtype is self.dtype
+                and src.numel() == self.numel())
+        _stub.charge(_stub.tensor_cost(self), node="memcpy" if same else "kernel")
         self._fp = src._fp
         return self
 

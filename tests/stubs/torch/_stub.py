@@ -18,6 +18,18 @@ change both together):
   clock by it on cuGraphLaunch. So a graph of K calls of a 5000 ns op is the
   handle 5000 * K and libzlbtimer reports 0.005 ms per call.
 
+THE NODE MODEL (agreed with the fake driver's "Graph inspection"):
+
+- Every op charged during a capture adds one node to the capturing graph, of
+  the kind it declares: "kernel" (the default), "memcpy", "memset" or
+  "other". Tensor.copy_ between tensors of the same dtype and size is a
+  "memcpy" node, as in real torch (cudaMemcpyAsync); a converting copy_ is a
+  kernel. make_op(..., node="memset") makes an op of another kind.
+- raw_cuda_graph() (keep_graph=True only, from capture_end until reset, as
+  in torch) is the CUgraph handle the fake driver decodes: 16 bits per kind,
+  kernels in bits 0-15, memcpys 16-31, memsets 32-47, others 48-63. The
+  value 0 (no node at all) is the fake's NULL graph.
+
 Capture-illegal work (a host sync: torch.cuda.synchronize(), Tensor.item(),
 torch.sort) raises the CUDA error "operation not permitted when stream is
 capturing" during a capture and invalidates it; capture_end then fails and the
@@ -71,13 +83,32 @@ def scaled(base_ns):
     return base_ns * 4 // 5 if gems_depth > 0 else base_ns
 
 
-def charge(base_ns):
-    """Run an op of base cost base_ns: into the capture, or eagerly."""
+NODE_KINDS = ("kernel", "memcpy", "memset", "other")
+NODE_SHIFT = {"kernel": 0, "memcpy": 16, "memset": 32, "other": 48}
+
+
+def graph_handle(nodes):
+    """The fake driver's CUgraph value for node counts {kind: n}."""
+    h = 0
+    for kind, n in nodes.items():
+        if not 0 <= n <= 0xFFFF:
+            raise ValueError("the fake driver's graph handle holds at most 65535 "
+                             "%s nodes, not %d" % (kind, n))
+        h |= n << NODE_SHIFT[kind]
+    return h
+
+
+def charge(base_ns, node="kernel"):
+    """Run an op of base cost base_ns: into the capture (one node of kind
+    node), or eagerly."""
     global eager_ns, eager_ops
+    if node not in NODE_KINDS:
+        raise ValueError("node kind %r is none of %s" % (node, ", ".join(NODE_KINDS)))
     ns = scaled(base_ns)
     if capture is not None:
         capture._cost_ns += ns
         capture._ops += 1
+        capture._nodes[node] += 1
     else:
         eager_ns += ns
         eager_ops += 1
@@ -114,7 +145,8 @@ class gems:
 
 
 def make_op(name, cost_ns=None, capture_error=None, capture_invalidates=True,
-            eager_error=None, eager_error_after=None, eager_error_on=None, body=None):
+            eager_error=None, eager_error_after=None, eager_error_on=None, body=None,
+            node="kernel"):
     """A stub op for tests: fn(*tensors) -> a tensor like the first.
 
     cost_ns: fixed base cost (default: the cost of the first tensor argument).
@@ -125,6 +157,7 @@ def make_op(name, cost_ns=None, capture_error=None, capture_invalidates=True,
       succeed and later ones raise RuntimeError(eager_error);
       eager_error_on={i, ...}: only the i-th eager calls (1-based) raise.
     body(*args): called first on every call (to do more inside the op).
+    node: the kind of graph node the op is when captured (see the node model).
     The op counts its calls in .calls, .captured_calls and .eager_calls.
     """
     import torch
@@ -149,7 +182,7 @@ def make_op(name, cost_ns=None, capture_error=None, capture_invalidates=True,
                     raise RuntimeError(eager_error)
         first = next((a for a in args if isinstance(a, torch.Tensor)), None)
         charge(cost_ns if cost_ns is not None else
-               (tensor_cost(first) if first is not None else 1000))
+               (tensor_cost(first) if first is not None else 1000), node=node)
         if first is None:
             return torch.empty(1, device="cuda")
         return torch._derive(first, name, args)

@@ -238,7 +238,8 @@ class Event:
 class CUDAGraph:
     """A capture sums the cost of the ops run during it; once instantiated,
     raw_cuda_graph_exec() is that sum in nanoseconds (the fake driver's
-    replay time for the handle)."""
+    replay time for the handle). It also counts the nodes by kind;
+    raw_cuda_graph() encodes them for the fake driver's graph inspection."""
 
     def __init__(self, keep_graph=False):
         self._keep_graph = keep_graph
@@ -248,6 +249,7 @@ class CUDAGraph:
         self._invalid = None
         self._gen_states = []
         self._exec = None
+        self._nodes = dict.fromkeys(_stub.NODE_KINDS, 0)
 
     def capture_begin(self, pool=None, capture_error_mode="global"):
         if self._status != "new":
@@ -292,9 +294,15 @@ class CUDAGraph:
         self._status = "instantiated"
 
     def raw_cuda_graph(self):
+        """The fake driver's CUgraph: node counts by kind (see _stub.py).
+        Like torch: only with keep_graph=True, from capture_end on."""
+        if not self._keep_graph:
+            raise RuntimeError("You cannot access the raw cudaGraph_t instance unless "
+                               "CUDAGraph was initialized with keep_graph=true")
         if self._status not in ("captured", "instantiated"):
-            raise RuntimeError("no captured graph")
-        return id(self)
+            raise RuntimeError("You cannot access the raw cudaGraph_t instance until "
+                               "capture_end() has been called")
+        return _stub.graph_handle(self._nodes)
 
     def raw_cuda_graph_exec(self):
         if self._status != "instantiated":
@@ -321,6 +329,10 @@ class CUDAGraph:
     @property
     def cost_ns(self):
         return self._cost_ns
+
+    @property
+    def nodes(self):
+        return dict(self._nodes)
 
 
 class graph:

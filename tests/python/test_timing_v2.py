@@ -1,0 +1,564 @@
+"""libzlbtimer ABI version 2 from the Python side: the stopping-rule knobs
+(ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2, ZLB_CLOCK_FLOOR),
+cold L2, graph inspection and its caliber markers, the new measurement
+fields, and a version 1 library driven the version 1 way.
+
+Two kinds of tests: against a Python spy standing in for the library (run
+everywhere: they check what the Python side asks for and records), and
+against the REAL libzlbtimer with the fake driver (skipped without
+$ZLB_TIMER_LIB and $ZLB_FAKECUDA)."""
+
+import ctypes
+import json
+import os
+import random
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import FAKECUDA, PYDIR, PYTHON, STUBS, TIMER_LIB, events, need_timer, \
+    subprocess_env
+
+from zlbench import _env, _graph, _stats, _state, timing
+
+SPY_PATH = "/spy/libzlbtimer.so"
+
+
+# --- the environment -----------------------------------------------------------------
+
+def test_knob_defaults():
+    assert _env.min_samples() == 10
+    assert _env.noise_target() == 0.001
+    assert _env.max_wall_ms() == 2000.0
+    assert _env.l2() == "hot"
+    assert _env.clock_floor() == 0.97
+
+
+@pytest.mark.parametrize("name,raw,want", [
+    ("ZLB_MIN_SAMPLES", "25", 25), ("ZLB_MIN_SAMPLES", " 1 ", 1),
+    ("ZLB_NOISE_TARGET", "0", 0.0), ("ZLB_NOISE_TARGET", "0.0005", 0.0005),
+    ("ZLB_NOISE_TARGET", "0.5", 0.5),
+    ("ZLB_MAX_WALL_MS", "700", 700.0), ("ZLB_MAX_WALL_MS", "2.5", 2.5),
+    ("ZLB_L2", "cold", "cold"), ("ZLB_L2", "hot", "hot"),
+    ("ZLB_CLOCK_FLOOR", "0", 0.0), ("ZLB_CLOCK_FLOOR", "1", 1.0),
+    ("ZLB_CLOCK_FLOOR", "0.9", 0.9),
+])
+def test_knob_values(monkeypatch, name, raw, want):
+    monkeypatch.setenv(name, raw)
+    fn = {"ZLB_MIN_SAMPLES": _env.min_samples, "ZLB_NOISE_TARGET": _env.noise_target,
+          "ZLB_MAX_WALL_MS": _env.max_wall_ms, "ZLB_L2": _env.l2,
+          "ZLB_CLOCK_FLOOR": _env.clock_floor}[name]
+    assert fn() == want
+
+
+@pytest.mark.parametrize("name,raw,why", [
+    ("ZLB_MIN_SAMPLES", "0", "at least 1"), ("ZLB_MIN_SAMPLES", "ten", "not an integer"),
+    ("ZLB_MIN_SAMPLES", "2.5", "not an integer"),
+    ("ZLB_MIN_SAMPLES", "100001", "at most 100000"),
+    ("ZLB_NOISE_TARGET", "lots", "not a number"), ("ZLB_NOISE_TARGET", "-0.1", "outside"),
+    ("ZLB_NOISE_TARGET", "0.9", "outside"), ("ZLB_NOISE_TARGET", "nan", "not a finite"),
+    ("ZLB_MAX_WALL_MS", "0", "outside"), ("ZLB_MAX_WALL_MS", "-5", "outside"),
+    ("ZLB_MAX_WALL_MS", "inf", "not a finite"), ("ZLB_MAX_WALL_MS", "2s", "not a number"),
+    ("ZLB_L2", "warm", "neither 'hot' nor 'cold'"), ("ZLB_L2", "COLD", "neither"),
+    ("ZLB_CLOCK_FLOOR", "1.5", "outside"), ("ZLB_CLOCK_FLOOR", "-1", "outside"),
+    ("ZLB_CLOCK_FLOOR", "97%", "not a number"),
+])
+def test_knob_garbage_is_refused(monkeypatch, name, raw, why):
+    monkeypatch.setenv(name, raw)
+    with pytest.raises(_env.EnvError, match=name) as e:
+        timing._settings()
+    assert why in str(e.value)
+
+
+@pytest.mark.parametrize("name,raw", [("ZLB_NOISE_TARGET", "lots"), ("ZLB_L2", "warm"),
+                                      ("ZLB_MIN_SAMPLES", "0"), ("ZLB_CLOCK_FLOOR", "2"),
+                                      ("ZLB_MAX_WALL_MS", "never")])
+def test_knob_garbage_stops_pytest_at_configure(tmp_path, name, raw):
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    env = subprocess_env({"ZLB_RUN_DIR": str(tmp_path), name: raw})
+    r = subprocess.run([PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-p",
+                        "zlbench.results", "-p", "zlbench.timing", "test_x.py"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert r.returncode == 4, r.stdout + r.stderr          # pytest's usage error
+    assert name in r.stderr
+
+
+def test_plugin_event_states_the_rule(run_dir, monkeypatch):
+    monkeypatch.setenv("ZLB_TIMER", "graph")
+    monkeypatch.setenv("ZLB_MIN_SAMPLES", "30")
+    monkeypatch.setenv("ZLB_L2", "cold")
+    try:
+        timing.pytest_configure(None)
+    finally:
+        timing.uninstall()
+    (ev,) = [e for e in events(run_dir, "PLUGIN") if e["name"] == "zlbench.timing"]
+    assert ev["status"] == "ready"
+    for part in ("min_samples=30", "noise_target=0.001", "max_wall_ms=2000", "l2=cold",
+                 "clock_floor=0.97"):
+        assert part in ev["detail"]
+
+
+# --- a spy in place of the library ---------------------------------------------------
+
+class SpyLib:
+    """Duck-types _graph.TimerLib: records requests and inspections, answers
+    from the stub's cost model (the handle is the replay's nanoseconds)."""
+
+    path = SPY_PATH
+
+    def __init__(self, abi=2, graph_error=None, stop=2):
+        self.abi = self.lib_abi = abi
+        self.v2 = abi >= 2
+        self.has_graph_info = self.v2
+        self.requests = []
+        self.inspected = []
+        self.graph_error = graph_error
+        self.stop = stop
+
+    def time_graph(self, graph_exec, stream, calls_per_replay, min_samples, max_samples,
+                   min_time_ms, max_wall_ms, warmup_replays=0, **v2):
+        req = dict(graph_exec=graph_exec, calls=calls_per_replay, min_samples=min_samples,
+                   max_samples=max_samples, min_time_ms=min_time_ms,
+                   max_wall_ms=max_wall_ms, warmup_replays=warmup_replays)
+        req.update(v2)
+        self.requests.append(req)
+        per_call = graph_exec / calls_per_replay / 1e6
+        n = min_samples
+        samples = [per_call] * n
+        stats = _stats.summarize(samples)
+        del stats["noise"]
+        stats["total_gpu_ms"] = per_call * calls_per_replay * n
+        stats["wall_ms"] = 1.0
+        if self.v2:
+            stats.update(noise=0.0, stop_reason=_graph.STOP_REASONS[self.stop], discarded=3,
+                         clock_mhz=1980.0, clock_min_mhz=1965.0,
+                         l2_flush_bytes=62914560 if v2.get("l2_mode") else 0)
+        else:
+            stats.update(dict.fromkeys(_graph.V2_RESULT_KEYS))
+        return _graph.ZLBT_OK, stats, samples, ""
+
+    def graph_info(self, raw):
+        self.inspected.append(raw)
+        if self.graph_error:
+            return None, self.graph_error
+        counts = {k: (raw >> shift) & 0xFFFF for k, shift in
+                  (("kernels", 0), ("memcpys", 16), ("memsets", 32), ("others", 48))}
+        counts["nodes"] = sum(counts.values())
+        return counts, None
+
+
+@pytest.fixture
+def spy(monkeypatch, stub_torch, run_dir):
+    import triton
+
+    lib = SpyLib()
+    monkeypatch.setitem(_graph._libs, SPY_PATH, (lib, None))
+    monkeypatch.setenv("ZLB_TIMER", "graph")
+    monkeypatch.setenv("ZLB_TIMER_LIB", SPY_PATH)
+    monkeypatch.setattr(_state, "original_do_bench", triton.testing.do_bench)
+    return lib
+
+
+def use(monkeypatch, lib):
+    monkeypatch.setitem(_graph._libs, SPY_PATH, (lib, None))
+    return lib
+
+
+def measure(fn, warmup=1, rep=1, **kw):
+    kw.setdefault("return_mode", "median")
+    value = timing.do_bench(fn, warmup=warmup, rep=rep, **kw)
+    return value, _state.pending[-1]["record"]
+
+
+def test_defaults_reach_the_request(spy, stub_torch):
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    value, rec = measure(op, rep=20)
+    assert value == 0.005
+    est, main = spy.requests
+    # The estimate: bare rule, 5 samples, no noise target, L2 hot, no clock check.
+    assert (est["calls"], est["min_samples"], est["max_samples"]) == (1, 5, 5)
+    assert est.get("noise_target", 0) == 0 and est.get("l2_mode", 0) == 0
+    assert est.get("clock_check", 0) == 0
+    assert main == dict(graph_exec=200 * 5000, calls=200, min_samples=10, max_samples=10000,
+                        min_time_ms=20.0, max_wall_ms=2000.0, warmup_replays=1,
+                        noise_target=0.001, l2_mode=_graph.ZLBT_L2_HOT,
+                        clock_check=_graph.ZLBT_CLOCK_CHECK, clock_floor=0.97)
+
+
+def test_knobs_reach_the_request(spy, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_MIN_SAMPLES", "25")
+    monkeypatch.setenv("ZLB_NOISE_TARGET", "0.002")
+    monkeypatch.setenv("ZLB_MAX_WALL_MS", "750")
+    monkeypatch.setenv("ZLB_CLOCK_FLOOR", "0.9")
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    _, rec = measure(op, rep=7)
+    main = spy.requests[-1]
+    assert (main["min_samples"], main["max_samples"], main["min_time_ms"],
+            main["max_wall_ms"], main["noise_target"], main["clock_check"],
+            main["clock_floor"]) == (25, 10000, 7.0, 750.0, 0.002,
+                                     _graph.ZLBT_CLOCK_CHECK, 0.9)
+    assert spy.requests[0]["max_wall_ms"] == 750.0
+    assert (rec["min_samples"], rec["noise_target"], rec["max_wall_ms"], rec["min_time_ms"],
+            rec["clock_floor"]) == (25, 0.002, 750.0, 7.0, 0.9)
+
+
+def test_clock_floor_zero_turns_the_check_off(spy, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_CLOCK_FLOOR", "0")
+    measure(stub_torch._stub.make_op("op", cost_ns=5000))
+    assert spy.requests[-1]["clock_check"] == _graph.ZLBT_CLOCK_OFF
+
+
+def test_more_min_samples_than_the_cap_raise_the_cap(spy, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_MIN_SAMPLES", "20000")
+    measure(stub_torch._stub.make_op("op", cost_ns=5000))
+    assert spy.requests[-1]["min_samples"] == spy.requests[-1]["max_samples"] == 20000
+
+
+def test_cold_l2_is_one_call_per_replay_and_no_estimate(spy, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_L2", "cold")
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    value, rec = measure(op)
+    (req,) = spy.requests                     # no estimate replays
+    assert req["calls"] == 1 and req["l2_mode"] == _graph.ZLBT_L2_COLD
+    assert op.captured_calls == 1
+    assert rec["calls_per_replay"] == 1 and rec["l2"] == "cold"
+    assert rec["l2_flush_bytes"] == 62914560 and value == 0.005
+    assert rec["graph"] == {"kernels": 1, "memcpys": 0, "memsets": 0, "others": 0}
+
+
+def test_record_carries_the_version_2_fields(spy, stub_torch):
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000))
+    assert rec["timer"] == "graph"
+    assert (rec["noise"], rec["stop_reason"], rec["discarded"], rec["clock_mhz"],
+            rec["clock_min_mhz"], rec["l2"], rec["l2_flush_bytes"]) == (
+        0.0, "noise", 3, 1980.0, 1965.0, "hot", 0)
+    assert rec["graph"] == {"kernels": 200, "memcpys": 0, "memsets": 0, "others": 0}
+    assert rec["markers"] == []
+    for key in ("min_samples", "noise_target", "max_wall_ms"):
+        assert key in rec
+
+
+@pytest.mark.parametrize("code,name", [(1, "rule"), (2, "noise"), (3, "max_samples"),
+                                       (4, "wall")])
+def test_stop_reasons_by_name(spy, stub_torch, monkeypatch, code, name):
+    use(monkeypatch, SpyLib(stop=code))
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000))
+    assert rec["stop_reason"] == name
+
+
+def test_measured_graph_is_inspected_after_capture_before_instantiation(
+        spy, stub_torch, monkeypatch):
+    seen = []
+    real = stub_torch.cuda.CUDAGraph.raw_cuda_graph
+
+    def spying(self):
+        seen.append(self._status)
+        return real(self)
+
+    monkeypatch.setattr(stub_torch.cuda.CUDAGraph, "raw_cuda_graph", spying)
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    _, rec = measure(op)
+    assert seen == ["captured"]               # once: the measured graph, not the estimate's
+    assert spy.inspected == [stub_torch._stub.graph_handle({"kernel": 200})]
+
+
+def test_memcpy_nodes_mark_the_measurement(spy, stub_torch, capsys, run_dir):
+    torch = stub_torch
+    src = torch.randn(1 << 20, device="cuda")
+    dst = torch.empty(1 << 20, device="cuda")
+    _, rec = measure(lambda: dst.copy_(src))
+    k = rec["calls_per_replay"]
+    assert rec["graph"] == {"kernels": 0, "memcpys": k, "memsets": 0, "others": 0}
+    assert rec["markers"] == ["GRAPH_MEMCPY_NODES"]
+    assert capsys.readouterr().out == "GRAPH_MEMCPY_NODES count=%d role=null\n" % k
+    (ev,) = events(run_dir, "GRAPH_MEMCPY_NODES")
+    assert ev["count"] == k and ev["calls_per_replay"] == k and ev["role"] is None
+    for key in ("op", "op_name", "dtype", "nodeid"):
+        assert key in ev
+
+
+def test_a_converting_copy_is_a_kernel(spy, stub_torch, capsys):
+    torch = stub_torch
+    src = torch.randn(1 << 20, device="cuda")
+    dst = torch.empty(1 << 20, dtype=torch.float16, device="cuda")
+    _, rec = measure(lambda: dst.copy_(src))
+    assert rec["graph"]["memcpys"] == 0 and rec["graph"]["kernels"] > 0
+    assert rec["markers"] == [] and capsys.readouterr().out == ""
+
+
+def test_memset_and_mixed_graphs(spy, stub_torch, capsys, run_dir):
+    torch = stub_torch
+    fill = torch._stub.make_op("memset", cost_ns=1000, node="memset")
+    x = torch.randn(1024, device="cuda")
+
+    def body(*args):
+        fill(x)
+        torch.add(x, x)
+
+    op = torch._stub.make_op("op", cost_ns=3000, body=body, node="other")
+    _, rec = measure(op)
+    k = rec["calls_per_replay"]
+    assert rec["graph"] == {"kernels": k, "memcpys": 0, "memsets": k, "others": k}
+    assert rec["markers"] == ["GRAPH_MEMSET_NODES"]
+    assert capsys.readouterr().out == "GRAPH_MEMSET_NODES count=%d role=null\n" % k
+    assert len(events(run_dir, "GRAPH_MEMSET_NODES")) == 1
+    assert events(run_dir, "GRAPH_MEMCPY_NODES") == []
+
+
+def test_tuning_calls_get_the_event_but_no_stdout_line(spy, stub_torch, capsys, run_dir):
+    torch = stub_torch
+    src = torch.randn(4096, device="cuda")
+    dst = torch.empty(4096, device="cuda")
+    copy = lambda: dst.copy_(src)            # noqa: E731
+    tuned = []
+
+    def autotune(*args):
+        if not tuned:
+            tuned.append(timing.do_bench(copy, quantiles=(0.5, 0.2, 0.8)))
+
+    op = torch._stub.make_op("op", cost_ns=5000, body=autotune)
+    _, rec = measure(op)
+    assert rec["markers"] == []                       # the measured op has no memcpy
+    (ev,) = events(run_dir, "GRAPH_MEMCPY_NODES")
+    assert ev["role"] == "tune"
+    assert capsys.readouterr().out == ""
+
+
+def test_inspection_failure_is_a_warning_not_a_failure(spy, stub_torch, monkeypatch,
+                                                       run_dir):
+    use(monkeypatch, SpyLib(graph_error="zlbt_graph_info ZLBT_EDRIVER: boom"))
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    value, rec = measure(op)
+    measure(op)
+    assert value == 0.005 and rec["timer"] == "graph" and rec["graph"] is None
+    (w,) = events(run_dir, "WARNING")                  # once per process
+    assert "boom" in w["message"]
+
+
+def test_torch_without_keep_graph_is_not_inspected(spy, stub_torch, monkeypatch, run_dir):
+    monkeypatch.setattr(_graph, "_new_graph",
+                        lambda torch: (torch.cuda.CUDAGraph(), False))
+    value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000))
+    assert value == 0.005 and rec["graph"] is None and spy.inspected == []
+    (w,) = events(run_dir, "WARNING")
+    assert "keep_graph" in w["message"]
+
+
+def test_a_version_1_library_gets_the_version_1_rule(stub_torch, spy, monkeypatch,
+                                                     run_dir):
+    lib = use(monkeypatch, SpyLib(abi=1))
+    monkeypatch.setenv("ZLB_L2", "cold")
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    value, rec = measure(op)
+    measure(op)
+    assert value == 0.005
+    est, main, _, _ = lib.requests
+    assert "noise_target" not in main and "l2_mode" not in main
+    assert main["calls"] == 200                        # cold not honoured: K as for hot
+    for key in ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz",
+                "l2_flush_bytes", "graph", "noise_target", "clock_floor"):
+        assert rec[key] is None, key
+    assert rec["l2"] == "hot" and rec["min_samples"] == 10
+    assert lib.inspected == []
+    plugin = [e for e in events(run_dir, "PLUGIN") if "ABI version 1" in e["detail"]]
+    assert len(plugin) == 1
+    assert "ZLB_L2=cold is not honoured" in plugin[0]["detail"]
+    assert events(run_dir, "WARNING") == []
+
+
+# --- direct timing ---------------------------------------------------------------------
+
+def test_direct_records_noise_and_nulls(monkeypatch, stub_torch):
+    vals = iter([3.0, 1.0, 2.0, 9.0, 5.0, 4.0, 4.5] * 3)
+    monkeypatch.setattr(_state, "original_do_bench", lambda fn, **kw: next(vals))
+    monkeypatch.setenv("ZLB_TIMER", "direct")
+    monkeypatch.setenv("ZLB_DIRECT_REPEAT", "7")
+    timing.do_bench(lambda: None, return_mode="median")
+    rec = _state.pending[-1]["record"]
+    s = sorted([3.0, 1.0, 2.0, 9.0, 5.0, 4.0, 4.5])
+    assert rec["noise"] == pytest.approx((s[6] - s[0]) / 2 / 4.0)   # n < 10: whole range
+    for key in ("stop_reason", "discarded", "clock_mhz", "clock_min_mhz", "l2",
+                "l2_flush_bytes", "graph", "min_samples", "noise_target", "max_wall_ms"):
+        assert key in rec and rec[key] is None, key
+    monkeypatch.setenv("ZLB_DIRECT_REPEAT", "1")
+    timing.do_bench(lambda: None, return_mode="median")
+    assert _state.pending[-1]["record"]["noise"] is None             # n == 1
+
+
+def test_median_ci_ranks_exact_binomial():
+    from math import comb
+
+    for n in list(range(1, 80)) + [100, 257, 1000, 4099]:
+        lo, hi = _stats.median_ci_ranks(n)
+        assert 1 <= lo <= hi == n + 1 - lo <= n
+        tail = lambda r: sum(comb(n, i) for i in range(r)) / 2 ** n   # noqa: E731
+        if n >= 6:
+            assert tail(lo) <= 0.025 < tail(lo + 1), n
+        else:
+            assert lo == 1
+
+
+def test_noise_of_identical_and_zero_samples():
+    assert _stats.summarize([0.005] * 30)["noise"] == 0.0
+    assert _stats.summarize([1.0])["noise"] == 0.0
+    assert _stats.summarize([-1.0, 0.0, 1.0] * 3)["noise"] is None     # median 0: inf
+
+
+# --- the real library through the fake driver ----------------------------------------
+
+@pytest.fixture
+def real(monkeypatch, run_dir, stub_torch):
+    need_timer()
+    monkeypatch.setenv("ZLB_LIBCUDA", FAKECUDA)
+    monkeypatch.setenv("ZLB_TIMER", "graph")
+    monkeypatch.setenv("ZLB_TIMER_LIB", TIMER_LIB)
+    fake = ctypes.CDLL(FAKECUDA)
+    fake.fake_cuda_reset()
+    fake.fake_cuda_launch_count.restype = ctypes.c_ulonglong
+    import triton
+
+    monkeypatch.setattr(_state, "original_do_bench", triton.testing.do_bench)
+    lib, why = _graph.timer_lib(TIMER_LIB)
+    if lib is None or not lib.v2:
+        pytest.skip("the library at %s is not ABI version 2 (%s)" % (TIMER_LIB, why))
+    return fake
+
+
+def test_real_default_rule(real, stub_torch):
+    value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    assert value == 0.005 and rec["n"] == 20
+    assert rec["noise"] == 0.0 and rec["stop_reason"] == "noise"
+    assert rec["discarded"] == 0 and rec["l2"] == "hot" and rec["l2_flush_bytes"] == 0
+    assert rec["graph"] == {"kernels": 200, "memcpys": 0, "memsets": 0, "others": 0}
+
+
+def test_real_noise_target_off_is_the_version_1_rule(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_NOISE_TARGET", "0")
+    monkeypatch.setenv("ZLB_MIN_SAMPLES", "25")
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=1)
+    assert rec["n"] == 25 and rec["stop_reason"] == "rule"
+
+
+def test_real_noise_target_keeps_sampling(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("FAKE_CUDA_NOISE_PPM", "20000")
+    monkeypatch.setenv("ZLB_NOISE_TARGET", "0.002")
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=1)
+    assert rec["stop_reason"] == "noise"
+    assert rec["n"] > 50 and rec["noise"] <= 0.002
+    # The record's noise is the noise of its samples, computed the same way.
+    assert rec["noise"] == _stats.summarize(rec["samples_ms"])["noise"]
+
+
+def test_real_wall_limit(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_MIN_SAMPLES", "100000")
+    monkeypatch.setenv("ZLB_MAX_WALL_MS", "1")
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=1)
+    assert rec["timer"] == "graph" and 0 < rec["n"] < 100000
+    assert "TIMER_WALL_LIMIT" in rec["markers"] and rec["stop_reason"] == "wall"
+
+
+def test_real_cold_l2(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_L2", "cold")
+    real.fake_cuda_memset_count.restype = ctypes.c_ulonglong
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    before = real.fake_cuda_memset_count()
+    value, rec = measure(op, rep=1)
+    # The flush is outside the event pair (float32 elapsed time: 1e-7 off).
+    assert value == pytest.approx(0.005, rel=1e-6)
+    assert rec["calls_per_replay"] == 1 and rec["l2"] == "cold"
+    assert rec["l2_flush_bytes"] == 60 << 20
+    assert op.captured_calls == 1
+    assert real.fake_cuda_memset_count() - before >= rec["n"]
+
+
+def test_real_graph_inspection_and_markers(real, stub_torch, capsys, run_dir):
+    torch = stub_torch
+    src = torch.randn(1 << 20, device="cuda")
+    dst = torch.empty(1 << 20, device="cuda")
+    _, rec = measure(lambda: dst.copy_(src))
+    k = rec["calls_per_replay"]
+    assert rec["graph"] == {"kernels": 0, "memcpys": k, "memsets": 0, "others": 0}
+    assert rec["markers"] == ["GRAPH_MEMCPY_NODES"]
+    assert "GRAPH_MEMCPY_NODES count=%d role=null\n" % k in capsys.readouterr().out
+    assert len(events(run_dir, "GRAPH_MEMCPY_NODES")) == 1
+
+
+def test_real_library_driven_as_version_1(real, stub_torch, monkeypatch, run_dir):
+    lib = _graph.TimerLib(TIMER_LIB, max_abi=1)
+    assert lib.abi == 1 and lib.lib_abi >= 2 and not lib.v2
+    assert lib.open()[0] == _graph.ZLBT_OK
+    monkeypatch.setitem(_graph._libs, TIMER_LIB, (lib, None))
+    value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    assert value == 0.005 and rec["n"] == 20 and rec["calls_per_replay"] == 200
+    assert rec["noise"] is None and rec["stop_reason"] is None and rec["graph"] is None
+    assert any("ABI version 1" in e["detail"] for e in events(run_dir, "PLUGIN"))
+    assert lib.summarize([1.0, 2.0, 3.0])["noise"] is None
+
+
+def test_real_summarize_noise_agrees_with_python(real):
+    lib, _ = _graph.timer_lib(TIMER_LIB)
+    rng = random.Random(7)
+    for n in list(range(1, 70)) + [100, 999, 2048]:
+        samples = [rng.lognormvariate(0, 0.05) for _ in range(n)]
+        assert lib.summarize(samples) == _stats.summarize(samples), n
+    for samples in ([0.005] * 9, [2.0, 2.0, 2.0, 3.0, 2.0, 2.0, 2.0], [-1.0, 0.0, 1.0] * 3):
+        assert lib.summarize(samples) == _stats.summarize(samples)
+
+
+@pytest.mark.parametrize("floor", ["0", "1", "0.5"])
+def test_real_clock_floor_values_are_accepted(real, stub_torch, monkeypatch, floor):
+    monkeypatch.setenv("ZLB_CLOCK_FLOOR", floor)
+    value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000))
+    assert rec["timer"] == "graph" and value == 0.005
+    assert rec["clock_floor"] == float(floor)
+
+
+def _fake_nvml():
+    path = os.path.join(os.path.dirname(FAKECUDA), "libfakenvml.so")
+    if not os.path.isfile(path):
+        pytest.skip("no libfakenvml.so beside %s" % FAKECUDA)
+    return path
+
+
+def _measure_in_child(tmp_path, env_extra, rep=1):
+    """One graph measurement in a fresh process (libzlbtimer loads NVML once
+    per process, so $ZLB_LIBNVML must be there from the start)."""
+    script = textwrap.dedent("""
+        import json
+        import torch, triton
+        from zlbench import timing, _state
+        _state.original_do_bench = triton.testing.do_bench
+        op = torch._stub.make_op("op", cost_ns=5000)
+        timing.do_bench(op, warmup=1, rep=%r, return_mode="median")
+        print("RECORD", json.dumps(_state.pending[-1]["record"]))
+    """ % rep)
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": PYDIR + os.pathsep + STUBS,
+           "ZLB_TIMER": "graph", "ZLB_TIMER_LIB": TIMER_LIB, "ZLB_LIBCUDA": FAKECUDA,
+           "ZLB_LIBNVML": _fake_nvml()}
+    env.update(env_extra)
+    r = subprocess.run([PYTHON, "-c", script], env=env, capture_output=True, text=True,
+                       cwd=str(tmp_path), timeout=120)
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("RECORD "))
+    return json.loads(line[len("RECORD "):])
+
+
+def test_real_clock_is_read_and_recorded(real, tmp_path):
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_SM_CLOCKS": "1980"})
+    assert rec["timer"] == "graph"
+    assert rec["clock_mhz"] == 1980.0 and rec["clock_min_mhz"] == 1980.0
+    assert rec["discarded"] == 0 and rec["clock_floor"] == 0.97
+
+
+def test_real_clock_check_off_reads_nothing(real, tmp_path):
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_SM_CLOCKS": "1980",
+                                       "ZLB_CLOCK_FLOOR": "0"})
+    assert rec["clock_mhz"] is None and rec["discarded"] == 0
+
+
+def test_real_low_clock_samples_are_discarded(real, tmp_path):
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_SM_CLOCKS": "1980,1980,1980,1500,1980",
+                                       "ZLB_NOISE_TARGET": "0"})
+    assert rec["clock_min_mhz"] == 1500.0 and rec["clock_mhz"] == 1980.0
+    assert rec["discarded"] >= 1 and rec["n"] >= 10
