@@ -20,7 +20,12 @@ const char *const identity_caliber_fields[] = {
 	"dtypes",         /* requested dtypes, or "upstream" */
 	"seed",
 	"warmup_ms",
-	"rep_ms",
+	"min_samples",    /* stopping rule ... */
+	"min_time_ms",
+	"noise_target",
+	"max_wall_ms",    /* ... stopping rule */
+	"l2_mode",        /* hot | cold */
+	"clock_floor",    /* throttled-sample gate */
 	NULL,
 };
 

@@ -73,6 +73,21 @@ static int check_value(const struct opt_def *d, const char *value, struct strbuf
 		}
 		break;
 	}
+	case OPT_REAL: {
+		char *end;
+		double x;
+		errno = 0;
+		x = strtod(value, &end);
+		if (errno || end == value || *end || x != x) {
+			strbuf_addf(why, "'%s' is not a number", value);
+			return -1;
+		}
+		if (x < d->rmin || x > d->rmax) {
+			strbuf_addf(why, "%s is outside %g..%g", value, d->rmin, d->rmax);
+			return -1;
+		}
+		break;
+	}
 	case OPT_BOOL:
 		if (opt_parse_bool(value) < 0) {
 			strbuf_addf(why, "'%s' is not a yes/no value (use 1 or 0)", value);
@@ -238,6 +253,8 @@ void options_usage(FILE *out, const struct opt_def *defs)
 		}
 		if (d->kind == OPT_INT)
 			fprintf(out, "      range: %ld..%ld\n", d->min, d->max);
+		if (d->kind == OPT_REAL)
+			fprintf(out, "      range: %g..%g\n", d->rmin, d->rmax);
 		if (d->env || d->def)
 			fprintf(out, "      %s%s%s%s%s\n", d->env ? "env: " : "",
 				d->env ? d->env : "", d->env && d->def ? "; " : "",

@@ -16,6 +16,7 @@
 enum opt_kind {
 	OPT_STRING,   /* any text (validate() may refine) */
 	OPT_INT,      /* integer in [min, max] */
+	OPT_REAL,     /* decimal number in [rmin, rmax] */
 	OPT_BOOL,     /* flag without value; env: 0/1/true/false/yes/no/on/off */
 	OPT_CHOICE,   /* one of choices[] */
 	OPT_LIST,     /* words separated by spaces or commas, each in choices[] if given */
@@ -35,6 +36,7 @@ struct opt_def {
 	const char *help;
 	/* Extra check: return 0, or -1 having written the reason into why. */
 	int (*validate)(const char *value, struct strbuf *why);
+	double rmin, rmax;           /* OPT_REAL */
 };
 
 struct opt_values {

@@ -13,6 +13,7 @@ static const char *const levels[] = { "core", "comprehensive", NULL };
 static const char *const shape_modes[] = { "inline", "file", "upstream", NULL };
 static const char *const colors[] = { "auto", "always", "never", NULL };
 static const char *const timers[] = { "auto", "graph", "direct", NULL };
+static const char *const l2_modes[] = { "hot", "cold", NULL };
 
 static int valid_backend(const char *v, struct strbuf *why)
 {
@@ -126,8 +127,24 @@ const struct opt_def run_option_defs[] = {
 	  "direct: upstream do_bench; auto: graph where the backend supports it", NULL },
 	{ "warmup", NULL, "ZL_WARMUP_MS", "1000", OPT_INT, NULL, 0, 600000, "MS",
 	  "warm-up budget per measurement before capture (ms; at most 200 calls)", NULL },
-	{ "iter", NULL, "ZL_ITER_MS", "100", OPT_INT, NULL, 1, 600000, "MS",
-	  "GPU time to sample per measurement (ms)", NULL },
+	/* The stopping rule of a graph-timed measurement: all four are caliber. */
+	{ "min-samples", NULL, "ZL_MIN_SAMPLES", "10", OPT_INT, NULL, 1, 100000, "N",
+	  "stopping rule: at least N samples (replays) per measurement", NULL },
+	{ "iter", "min-time", "ZL_ITER_MS", "100", OPT_INT, NULL, 1, 600000, "MS",
+	  "stopping rule: at least MS of GPU time sampled per measurement "
+	  "(FlagGems' --iter)", NULL },
+	{ "noise-target", NULL, "ZL_NOISE_TARGET", "0.001", OPT_REAL, NULL, 0, 0, "R",
+	  "stopping rule: then sample until the relative noise of the median (half "
+	  "its 95% interval / median) is at most R; 0 turns it off", NULL, 0.0, 0.5 },
+	{ "max-wall", NULL, "ZL_MAX_WALL_MS", "2000", OPT_INT, NULL, 1, 600000, "MS",
+	  "stopping rule: but never sample one measurement longer than MS of wall time",
+	  NULL },
+	{ "l2", NULL, "ZL_L2", "hot", OPT_CHOICE, l2_modes, 0, 0, "MODE",
+	  "hot: L2 as the workload leaves it; cold: flush the device's L2 before "
+	  "each sample (one call per replay)", NULL },
+	{ "clock-floor", NULL, "ZL_CLOCK_FLOOR", "0.97", OPT_REAL, NULL, 0, 0, "F",
+	  "discard samples taken while the SM clock sat below F x the measurement's "
+	  "steady clock; 0 turns the check off", NULL, 0.0, 1.0 },
 	{ "seed", NULL, "ZL_SEED", "0", OPT_INT, NULL, 0, 2147483647L, "N",
 	  "seed for random, numpy, torch and the device's generator", NULL },
 	{ "python", NULL, "ZLB_PYTHON", "python3", OPT_STRING, NULL, 0, 0, "PROG",
@@ -227,6 +244,11 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	cfg->timer = dup_opt(raw, "timer");
 	cfg->warmup_ms = int_opt(raw, "warmup");
 	cfg->rep_ms = int_opt(raw, "iter");
+	cfg->min_samples = int_opt(raw, "min-samples");
+	cfg->max_wall_ms = int_opt(raw, "max-wall");
+	cfg->noise_target = xstrdup(opt_get(run_option_defs, raw, "noise-target"));
+	cfg->clock_floor = xstrdup(opt_get(run_option_defs, raw, "clock-floor"));
+	cfg->l2_mode = dup_opt(raw, "l2");
 	cfg->seed = int_opt(raw, "seed");
 	cfg->python = dup_opt(raw, "python");
 	cfg->runs_dir = dup_opt(raw, "runs-dir");
@@ -281,6 +303,9 @@ void run_config_release(struct run_config *cfg)
 	strvec_clear(&cfg->extra_plugins);
 	free(cfg->replay_from);
 	free(cfg->timer);
+	free(cfg->noise_target);
+	free(cfg->clock_floor);
+	free(cfg->l2_mode);
 	free(cfg->python);
 	free(cfg->runs_dir);
 	memset(cfg, 0, sizeof(*cfg));

@@ -34,7 +34,12 @@ struct run_config {
 	int device;             /* logical device index */
 	char *timer;            /* auto | graph | direct */
 	int warmup_ms;
-	int rep_ms;
+	int rep_ms;             /* stopping rule: minimum GPU time per measurement */
+	int min_samples;        /* stopping rule: minimum samples */
+	char *noise_target;     /* stopping rule: relative noise of the centre, as given */
+	int max_wall_ms;        /* stopping rule: wall-clock limit per measurement */
+	char *l2_mode;          /* hot | cold */
+	char *clock_floor;      /* discard samples below this fraction of the steady clock */
 	int seed;
 	char *python;
 	char *runs_dir;

@@ -12,28 +12,50 @@ static int measurement_timer(const json_t *m, const char **timer)
 	return *timer != NULL;
 }
 
+static int has_marker(const json_t *m, const char *name)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(json_object_get(m, "markers"), i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), name))
+			return 1;
+	return 0;
+}
+
+static json_t *row_label(const json_t *row)
+{
+	return json_sprintf("%s %s %s",
+		json_str(row, "op_name") ? json_str(row, "op_name") : "?",
+		json_str(row, "dtype") ? json_str(row, "dtype") : "?",
+		json_str(row, "shape_detail") ? json_str(row, "shape_detail") : "?");
+}
+
 static int tally_row(void *ctx, json_t *row, size_t lineno)
 {
 	struct run_tally *t = ctx;
 	const char *kind = json_str(row, "kind"), *tt, *gt;
 	int has_t, has_g, direct;
+	json_t *torch = json_object_get(row, "torch"), *gems = json_object_get(row, "gems");
 
 	if (kind && strcmp(kind, "row"))
 		return 0;
 	t->rows++;
 	if (json_str(row, "status") && strcmp(json_str(row, "status"), "SUCCESS"))
 		t->rows_failed++;
-	has_t = measurement_timer(json_object_get(row, "torch"), &tt);
-	has_g = measurement_timer(json_object_get(row, "gems"), &gt);
+	has_t = measurement_timer(torch, &tt);
+	has_g = measurement_timer(gems, &gt);
 	direct = (has_t && !strcmp(tt, "direct")) || (has_g && !strcmp(gt, "direct"));
 	if (direct) {
 		t->rows_direct++;
-		json_array_append_new(t->fallbacks, json_sprintf("%s %s %s",
-			json_str(row, "op_name") ? json_str(row, "op_name") : "?",
-			json_str(row, "dtype") ? json_str(row, "dtype") : "?",
-			json_str(row, "shape_detail") ? json_str(row, "shape_detail") : "?"));
+		json_array_append_new(t->fallbacks, row_label(row));
 	} else if (has_t || has_g) {
 		t->rows_graph++;
+	}
+	/* A graph replaying copy-engine nodes times a different machine than eager. */
+	if (has_marker(torch, "GRAPH_MEMCPY_NODES") || has_marker(gems, "GRAPH_MEMCPY_NODES")) {
+		t->rows_copy_engine++;
+		json_array_append_new(t->copy_rows, row_label(row));
 	}
 	return 0;
 }
@@ -94,6 +116,7 @@ int run_tally_read(const char *run_dir, struct run_tally *t)
 	t->skips = json_array();
 	t->fallbacks = json_array();
 	t->warnings = json_array();
+	t->copy_rows = json_array();
 	if (jsonl_each(results, tally_row, t, &bad) < 0)
 		ret = -1;
 	t->bad_lines += bad;
@@ -112,6 +135,7 @@ void run_tally_release(struct run_tally *t)
 	json_decref(t->skips);
 	json_decref(t->fallbacks);
 	json_decref(t->warnings);
+	json_decref(t->copy_rows);
 	memset(t, 0, sizeof(*t));
 }
 

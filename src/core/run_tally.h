@@ -11,12 +11,14 @@
 
 struct run_tally {
 	long rows, rows_graph, rows_direct, rows_failed;
+	long rows_copy_engine; /* a graph-timed side held memcpy nodes: another caliber */
 	long passed, failed, skipped;
 	long tuning_fallbacks; /* autotune sweeps timed directly: no row is affected */
 	json_t *markers;       /* event name -> count, for markers that weaken rows */
 	json_t *runtime;       /* PROVENANCE fields */
 	json_t *skips;         /* skip reasons */
 	json_t *fallbacks;     /* "op dtype shape" of rows not graph-timed */
+	json_t *copy_rows;     /* "op dtype shape" of rows with copy-engine nodes */
 	json_t *warnings;      /* WARNING events' messages */
 	size_t bad_lines;      /* lines of either file that did not parse */
 };

@@ -69,6 +69,17 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 		free(v);
 	}
 	env_set(env, "ZLB_TIMER", pf->timer);
+	{
+		char *v = xstrfmt("%d", cfg->min_samples);
+		env_set(env, "ZLB_MIN_SAMPLES", v);
+		free(v);
+		v = xstrfmt("%d", cfg->max_wall_ms);
+		env_set(env, "ZLB_MAX_WALL_MS", v);
+		free(v);
+	}
+	env_set(env, "ZLB_NOISE_TARGET", cfg->noise_target);
+	env_set(env, "ZLB_L2", cfg->l2_mode);
+	env_set(env, "ZLB_CLOCK_FLOOR", cfg->clock_floor);
 	if (pf->timer_lib)
 		env_set(env, "ZLB_TIMER_LIB", pf->timer_lib);
 	for (const char *const *f = pf->backend->capture_fatal_texts; f && *f; f++)
@@ -139,7 +150,12 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 							  : json_string("upstream"));
 	json_object_set_new(cal, "seed", json_integer(cfg->seed));
 	json_object_set_new(cal, "warmup_ms", json_integer(cfg->warmup_ms));
-	json_object_set_new(cal, "rep_ms", json_integer(cfg->rep_ms));
+	json_object_set_new(cal, "min_samples", json_integer(cfg->min_samples));
+	json_object_set_new(cal, "min_time_ms", json_integer(cfg->rep_ms));
+	json_object_set_new(cal, "noise_target", json_real(strtod(cfg->noise_target, NULL)));
+	json_object_set_new(cal, "max_wall_ms", json_integer(cfg->max_wall_ms));
+	json_object_set_new(cal, "l2_mode", json_string(cfg->l2_mode));
+	json_object_set_new(cal, "clock_floor", json_real(strtod(cfg->clock_floor, NULL)));
 
 	gethostname(host, sizeof(host) - 1);
 	strvec_pushv(&cmd, (const char *const *)argv);
@@ -299,6 +315,9 @@ static void print_summary(struct tee *t, const struct run_outcome *o,
 		tee_say(t, TERM_YELLOW, "zlb: markers: %s (see events.jsonl)", sb.buf);
 	json_array_foreach(ta->fallbacks, i, v)
 		tee_say(t, TERM_YELLOW, "zlb:   not graph-timed: %s", json_string_value(v));
+	json_array_foreach(ta->copy_rows, i, v)
+		tee_say(t, TERM_YELLOW, "zlb:   copy-engine nodes in the graph (another "
+			"caliber than eager): %s", json_string_value(v));
 	json_array_foreach(ta->skips, i, v)
 		tee_say(t, TERM_YELLOW, "zlb:   skipped: %s", json_string_value(v));
 	json_array_foreach(ta->warnings, i, v)
@@ -367,6 +386,7 @@ static void finalize_identity(json_t *id, const struct run_outcome *o,
 	json_object_set_new(out, "rows_graph", json_integer(ta->rows_graph));
 	json_object_set_new(out, "rows_direct", json_integer(ta->rows_direct));
 	json_object_set_new(out, "rows_failed", json_integer(ta->rows_failed));
+	json_object_set_new(out, "rows_copy_engine", json_integer(ta->rows_copy_engine));
 	json_object_set_new(out, "tests", json_pack("{s:I,s:I,s:I}",
 		"passed", (json_int_t)ta->passed, "failed", (json_int_t)ta->failed,
 		"skipped", (json_int_t)ta->skipped));

@@ -656,7 +656,9 @@ static int line_color(const char *s, size_t len)
 {
 	if (has_prefix(s, len, "BENCHMARK_DIRECT_NO_CUDAGRAPH") ||
 	    has_prefix(s, len, "AUTOTUNE_REPLAY_FALLBACK") ||
-	    has_prefix(s, len, "CAPTURE_FATAL"))
+	    has_prefix(s, len, "CAPTURE_FATAL") ||
+	    has_prefix(s, len, "GRAPH_MEMCPY_NODES") ||
+	    has_prefix(s, len, "GRAPH_MEMSET_NODES"))
 		return TERM_YELLOW;
 	if (has_word(s, len, "FAILED") || has_word(s, len, "PREFLIGHT_FAILED") ||
 	    is_failed_summary(s, len))

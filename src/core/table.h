@@ -91,7 +91,8 @@ void table_render(const struct table_block *b, int color, struct strbuf *out);
  * Append line (len bytes, no newline) to out as the terminal shows lines
  * outside tables. With color, a line without escapes of its own is
  * coloured: yellow when it starts with BENCHMARK_DIRECT_NO_CUDAGRAPH,
- * AUTOTUNE_REPLAY_FALLBACK, CAPTURE_FATAL or WARNING; red when it holds
+ * AUTOTUNE_REPLAY_FALLBACK, CAPTURE_FATAL, GRAPH_MEMCPY_NODES,
+ * GRAPH_MEMSET_NODES or WARNING; red when it holds
  * the word FAILED or PREFLIGHT_FAILED or is pytest's "N failed ... in Ns"
  * summary (the markers win over a FAILED in their text: a fallback is not
  * a failure). A line with escapes is left as the child coloured it.

@@ -47,7 +47,8 @@ static void log_line(struct tee *t, const char *line, size_t len)
  * marker of a test can arrive in the middle of that line.
  */
 static const char *const markers[] = {
-	"BENCHMARK_DIRECT_NO_CUDAGRAPH ", "CAPTURE_FATAL ", "AUTOTUNE_REPLAY_FALLBACK ", NULL,
+	"BENCHMARK_DIRECT_NO_CUDAGRAPH ", "CAPTURE_FATAL ", "AUTOTUNE_REPLAY_FALLBACK ",
+	"GRAPH_MEMCPY_NODES ", "GRAPH_MEMSET_NODES ", NULL,
 };
 
 /* Offset of a marker that follows other text on the line, or 0. */

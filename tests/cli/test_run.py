@@ -58,6 +58,9 @@ def test_default_run_measures_softmax_on_builtin_shapes(zlb):
     assert cal["autotune_mode"] == "record" and cal["direct_repeat"] == 1
     assert cal["tuner_cache"].startswith("shared(")
     assert cal["dtypes"] == ["float16"]
+    # The stopping rule, L2 mode and clock gate are caliber too.
+    assert (cal["min_samples"], cal["min_time_ms"], cal["noise_target"], cal["max_wall_ms"],
+            cal["l2_mode"], cal["clock_floor"]) == (10, 5, 0.001, 2000, "hot", 0.97)
     prov = ident["provenance"]
     assert prov["gpu_uuid"].startswith("GPU-facec0da")
     assert prov["command_line"][:2] == ["run", "--dtypes"]
@@ -155,6 +158,17 @@ def test_capture_refusal_falls_back_per_row(zlb):
     assert len(starts) == ident["outcome"]["markers"]["BENCHMARK_DIRECT_NO_CUDAGRAPH"]
     assert len(starts) >= len(rows), log
     assert "not graph-timed" in r.out
+
+
+def test_stopping_rule_options_reach_the_plugin_and_the_identity(zlb):
+    r = zlb.run("softmax", "--dtypes", "float16", "--min-samples", "25", "--noise-target",
+                "0", "--max-wall", "700", "--l2", "cold", "--clock-floor", "0")
+    assert r.rc == 0, r
+    cal = r.identity()["caliber"]
+    assert (cal["min_samples"], cal["noise_target"], cal["max_wall_ms"], cal["l2_mode"],
+            cal["clock_floor"]) == (25, 0.0, 700, "cold", 0.0)
+    for row in r.rows():
+        assert row["gems"]["n"] >= 25
 
 
 def test_timer_direct_on_request(zlb):
@@ -264,6 +278,10 @@ def test_ctrl_c_stops_the_group_and_marks_the_run(zlb):
     (["--color", "sometimes"], {}, "'sometimes' is not one of auto, always, never"),
     (["--backend", "tpu"], {}, "unknown backend 'tpu'"),
     ([], {"ZL_DIRECT_REPEAT": "0"}, "0 is outside 1..1000"),
+    (["--noise-target", "lots"], {}, "'lots' is not a number"),
+    ([], {"ZL_NOISE_TARGET": "0.9"}, "0.9 is outside 0..0.5"),
+    (["--l2", "warm"], {}, "'warm' is not one of hot, cold"),
+    ([], {"ZL_CLOCK_FLOOR": "1.5"}, "1.5 is outside 0..1"),
     (["a/b"], {}, "'a/b' is not an operator name"),
     ([".."], {}, "'..' is not an operator name"),
     (["softmax", "add"], {}, "one operator per run"),
