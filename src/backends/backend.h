@@ -19,6 +19,19 @@ struct device_info {
 	uint64_t total_mem; /* bytes, 0 if unknown */
 };
 
+/* What a device is doing at one moment: clocks, limits, users. */
+struct device_state {
+	unsigned sm_clock_mhz, mem_clock_mhz, sm_max_mhz;
+	int reasons_known;
+	char reasons[256];       /* clock limit ("throttle") reasons, "none" */
+	int clocks_locked;       /* 1, 0, or -1 when it cannot be told */
+	unsigned temperature_c;
+	unsigned power_mw;
+	int procs_known;
+	unsigned nprocs;         /* compute processes on the device */
+	unsigned pids[16];       /* the first of them */
+};
+
 struct device_list {
 	struct device_info *v;
 	int nr;
@@ -55,6 +68,12 @@ struct backend_ops {
 	 * absent, or -1 on error (with error() called).
 	 */
 	int (*list_devices)(struct device_list *out, struct strbuf *why);
+	/*
+	 * Snapshot dev's state (NULL where the vendor offers no way). Returns
+	 * 0, or 1 when it cannot be read here (why says so).
+	 */
+	int (*device_state)(const struct device_info *dev, struct device_state *st,
+			    struct strbuf *why);
 };
 
 /* Find a backend by name or alias (case-insensitive); NULL if unknown. */

@@ -4,9 +4,11 @@
  * zlb's graph timer (libzlbtimer, driving the CUDA driver) works.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "backends/backend.h"
 #include "backends/cuda_driver.h"
+#include "backends/nvml.h"
 
 static const char *const aliases[] = { "nvidia", "nv", NULL };
 static const char *const visibility[] = { "CUDA_VISIBLE_DEVICES", NULL };
@@ -55,6 +57,36 @@ static int cuda_list(struct device_list *out, struct strbuf *why)
 	return 0;
 }
 
+static int cuda_state(const struct device_info *dev, struct device_state *st,
+		      struct strbuf *why)
+{
+	struct nvml_state n;
+	char err[512] = "";
+
+	memset(st, 0, sizeof(*st));
+	if (!dev->uuid) {
+		strbuf_addstr(why, "the device has no uuid to find it in NVML");
+		return 1;
+	}
+	if (nvml_state_by_uuid(dev->uuid, &n, err, sizeof(err))) {
+		strbuf_addstr(why, err[0] ? err : "NVML cannot read the device");
+		return 1;
+	}
+	st->sm_clock_mhz = n.sm_clock_mhz;
+	st->mem_clock_mhz = n.mem_clock_mhz;
+	st->sm_max_mhz = n.sm_max_mhz;
+	st->reasons_known = n.reasons_known;
+	nvml_reasons_text(n.reasons, st->reasons, sizeof(st->reasons));
+	st->clocks_locked = n.clocks_locked;
+	st->temperature_c = n.temperature_c;
+	st->power_mw = n.power_mw;
+	st->procs_known = n.procs_known;
+	st->nprocs = n.nprocs;
+	for (unsigned i = 0; i < n.nprocs && i < 16; i++)
+		st->pids[i] = n.pids[i];
+	return 0;
+}
+
 const struct backend_ops cuda_backend = {
 	.name = "cuda",
 	.aliases = aliases,
@@ -65,4 +97,5 @@ const struct backend_ops cuda_backend = {
 	.capture_fatal_texts = fatal_texts,
 	.compat_plugins = no_plugins,
 	.list_devices = cuda_list,
+	.device_state = cuda_state,
 };

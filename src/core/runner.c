@@ -223,6 +223,60 @@ static const char *status_word(int exit_code)
 	}
 }
 
+/* --- the device, before and after ------------------------------------- */
+
+/* The device's state as identity JSON, or null where it cannot be read. */
+static json_t *device_snapshot(const struct preflight *pf, int index,
+			       struct device_state *st)
+{
+	struct strbuf why = STRBUF_INIT;
+	json_t *o, *pids;
+
+	memset(st, 0, sizeof(*st));
+	if (!pf->backend->device_state ||
+	    pf->backend->device_state(&pf->devices.v[index], st, &why)) {
+		o = json_pack("{s:s}", "unavailable", why.len ? why.buf : "not supported");
+		strbuf_release(&why);
+		return o;
+	}
+	strbuf_release(&why);
+	o = json_object();
+	json_object_set_new(o, "at", identity_now());
+	json_object_set_new(o, "sm_clock_mhz", json_integer(st->sm_clock_mhz));
+	json_object_set_new(o, "mem_clock_mhz", json_integer(st->mem_clock_mhz));
+	json_object_set_new(o, "sm_max_mhz", json_integer(st->sm_max_mhz));
+	json_object_set_new(o, "clock_limit_reasons",
+			    st->reasons_known ? json_string(st->reasons) : json_null());
+	json_object_set_new(o, "clocks_locked", st->clocks_locked < 0 ? json_null()
+						: json_boolean(st->clocks_locked));
+	json_object_set_new(o, "temperature_c", json_integer(st->temperature_c));
+	json_object_set_new(o, "power_w", json_real(st->power_mw / 1000.0));
+	pids = st->procs_known ? json_array() : json_null();
+	for (unsigned i = 0; st->procs_known && i < st->nprocs && i < 16; i++)
+		json_array_append_new(pids, json_integer(st->pids[i]));
+	json_object_set_new(o, "processes", pids);
+	return o;
+}
+
+/*
+ * Another process on the card slows A and B alike: the run stays
+ * self-consistent and is wrong. Said loudly, not refused (it may be the
+ * only card there is).
+ */
+static void warn_shared(struct tee *t, const struct device_state *st)
+{
+	struct strbuf pids = STRBUF_INIT;
+
+	if (!st->procs_known || !st->nprocs)
+		return;
+	for (unsigned i = 0; i < st->nprocs && i < 16; i++)
+		strbuf_addf(&pids, "%s%u", i ? ", " : "", st->pids[i]);
+	tee_say(t, TERM_YELLOW, "  warning: %u other process(es) use this device (pid %s): "
+		"a shared card slows every side alike and gives self-consistent, wrong "
+		"numbers; pick an idle one", st->nprocs, pids.buf);
+	strbuf_release(&pids);
+}
+
 /* --- the run ------------------------------------------------------------ */
 
 static int archive_shapes(const struct run_config *cfg, const struct preflight *pf,
@@ -451,6 +505,16 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 		goto done;
 	print_header(&tee, cfg, pf, out->run_dir, id, &plugins);
 	{
+		struct device_state st;
+		json_t *prov = identity_section(id, "provenance");
+		json_object_set_new(prov, "device_start", device_snapshot(pf, cfg->device, &st));
+		json_object_set_new(prov, "device_shared_at_start",
+				    json_boolean(st.procs_known && st.nprocs));
+		warn_shared(&tee, &st);
+		if (identity_write(out->run_dir, id))
+			goto done;
+	}
+	{
 		struct strbuf cmd = STRBUF_INIT;
 		for (size_t i = 0; i < child_argv.nr; i++)
 			strbuf_addf(&cmd, "%s%s", i ? " " : "", child_argv.v[i]);
@@ -485,6 +549,11 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	out->tests_passed = ta.passed;
 	out->tests_failed = ta.failed;
 	out->tests_skipped = ta.skipped;
+	{
+		struct device_state st;
+		json_object_set_new(identity_section(id, "provenance"), "device_end",
+				    device_snapshot(pf, cfg->device, &st));
+	}
 	finalize_identity(id, out, &ta, &c, pf->timer);
 	print_summary(&tee, out, &ta, &c);
 	run_tally_release(&ta);

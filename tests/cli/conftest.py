@@ -44,6 +44,8 @@ class Zlb:
             "PYTHONDONTWRITEBYTECODE": "1",
             "ZLB_LIBCUDA": _required("ZLB_FAKECUDA"),
             "ZLB_TIMER_LIB": _required("ZLB_TIMER_LIB"),
+            # Never the real NVML of the machine running the tests.
+            "ZLB_LIBNVML": _required("ZLB_FAKENVML"),
             "FAKE_CUDA_DEVICES": "1",
             "FLAGGEMS_DIR": str(FAKE_MAIN),
             "FLAGGEMS_PERF_COLOR": "never",

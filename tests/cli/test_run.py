@@ -171,6 +171,23 @@ def test_stopping_rule_options_reach_the_plugin_and_the_identity(zlb):
         assert row["gems"]["n"] >= 25
 
 
+def test_device_state_at_start_and_end_and_a_shared_card(zlb):
+    r = zlb.run("softmax", "--dtypes", "float16",
+                env={"FAKE_NVML_PIDS": "4242,4343", "FAKE_NVML_REASONS": "0x4"})
+    assert r.rc == 0, r
+    prov = r.identity()["provenance"]
+    start, end = prov["device_start"], prov["device_end"]
+    assert start["sm_clock_mhz"] == 1980 and end["sm_max_mhz"] == 1980
+    assert start["processes"] == [4242, 4343] and prov["device_shared_at_start"] is True
+    assert start["clock_limit_reasons"] == "sw_power_cap"
+    assert "2 other process(es) use this device (pid 4242, 4343)" in r.out
+    # Without NVML the snapshot says why instead of inventing numbers.
+    r = zlb.run("softmax", "--dtypes", "float16",
+                env={"ZLB_LIBNVML": str(zlb.cwd / "absent.so")}, cwd=zlb.cwd)
+    prov = r.identity(r.run_dirs[-1])["provenance"]
+    assert "unavailable" in prov["device_start"] and prov["device_shared_at_start"] is False
+
+
 def test_timer_direct_on_request(zlb):
     r = zlb.run("softmax", "--dtypes", "float16", "--timer", "direct")
     assert r.rc == 0, r
