@@ -7,11 +7,14 @@ replays in C (libzlbtimer through ctypes).
    exception here is the operator's own failure and propagates as it is);
 2. warms up: times a few eager calls, then runs
    clamp(warmup_ms / per_call_ms, 5, max_warm) more;
-3. L2 hot: captures one call into torch.cuda.CUDAGraph(keep_graph=True) on a
-   side stream, instantiates it and has libzlbtimer time a few replays to
-   estimate the per-call GPU time t1; then captures K = clamp(ceil(1 ms / t1),
-   1, 1000) calls into one graph. L2 cold: K = 1 straight away (only the
-   first call of a replay would start cold), no estimate;
+3. L2 hot: captures graphs of 1 and PROBE_K calls into
+   torch.cuda.CUDAGraph(keep_graph=True) on a side stream and has libzlbtimer
+   time a few replays of each; the slope between them is the per-call GPU
+   time c (a replay's fixed cost, ~3 us on an H200, left out); then captures
+   K calls into one graph, K = ceil(2 ms / c) rounded up to a power of two
+   (at most 4096), so processes with slightly different estimates capture
+   the same graph. L2 cold: K = 1 straight away (only the first call of a
+   replay would start cold), no estimate;
 4. counts the measured graph's nodes by type (zlbt_graph_info on
    raw_cuda_graph(), after capture and before instantiation): memcpy and
    memset nodes are another caliber (copy engine) and become markers;
@@ -53,12 +56,13 @@ ZLBT_CLOCK_CHECK = 1
 STOP_REASONS = {1: "rule", 2: "noise", 3: "max_samples", 4: "wall"}
 
 MAX_SAMPLES = 10000
-MAX_K = 1000
-TARGET_REPLAY_MS = 1.0
+MAX_K = 4096
+TARGET_REPLAY_MS = 2.0
+PROBE_K = 8
 PROBE_CALLS = 3
 ESTIMATE_SAMPLES = 5
 # A ppm of slack when turning t1 into K: t1 comes back through a float32
-# elapsed time, and 1 ms / 0.004999999888 ms must still make K = 200.
+# elapsed time, and 2 ms / 0.004999999888 ms must still make 400 (then 512).
 K_SLACK = 1e-6
 
 MEMCPY_MARKER = "GRAPH_MEMCPY_NODES"
@@ -474,11 +478,32 @@ def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wal
     return stats, samples, markers
 
 
-def k_for(t1_ms):
-    """Calls per replay so that one replay takes about TARGET_REPLAY_MS."""
-    if not (t1_ms > 0) or not math.isfinite(t1_ms):
+def call_cost_ms(t1_ms, tn_ms, n):
+    """GPU time of one call from replays of a 1-call and an n-call graph.
+
+    A replay's time includes a fixed cost (the graph launch and the event
+    pair: ~3 us on an H200) that a 1-call estimate would charge to the call,
+    making K several times too small for microsecond kernels. The slope
+    between the two graphs leaves it out. Noise can make the slope
+    meaningless for tiny calls; then the n-call average stands in.
+    """
+    slope = (tn_ms - t1_ms) / (n - 1)
+    if slope > 0 and math.isfinite(slope):
+        return slope
+    return tn_ms / n
+
+
+def k_for(call_ms):
+    """Calls per replay so that one replay takes at least TARGET_REPLAY_MS.
+
+    Rounded up to a power of two: processes whose estimates differ by a few
+    percent then capture the same graph, which keeps the graph itself from
+    being a source of process-to-process drift.
+    """
+    if not (call_ms > 0) or not math.isfinite(call_ms):
         return MAX_K
-    k = math.ceil(TARGET_REPLAY_MS / t1_ms * (1 - K_SLACK))
+    k = math.ceil(TARGET_REPLAY_MS / call_ms * (1 - K_SLACK))
+    k = 1 << max(0, (k - 1).bit_length())
     return max(1, min(MAX_K, k))
 
 
@@ -562,21 +587,24 @@ def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=No
     max_wall = float(rule.max_wall_ms)
     g = None
 
-    # 3a. L2 hot: one call captured, what does a call cost on the GPU?
+    # 3a. L2 hot: graphs of 1 and PROBE_K calls: what does a call cost on the GPU?
     if cold:
         k = 1
     else:
-        try:
+        est = []
+        for n in (1, PROBE_K):
             try:
-                g = capture(torch, call, 1, on_rng)
-            except Exception as e:
-                raise CaptureFailure("capture", e) from e
-            est, _, _ = _replay(torch, lib, g, 1, ESTIMATE_SAMPLES, ESTIMATE_SAMPLES,
-                                0.0, max_wall)
-        finally:
-            release(g)
-            g = None
-        k = k_for(est["median_ms"])
+                try:
+                    g = capture(torch, call, n, on_rng)
+                except Exception as e:
+                    raise CaptureFailure("capture", e) from e
+                st, _, _ = _replay(torch, lib, g, n, ESTIMATE_SAMPLES, ESTIMATE_SAMPLES,
+                                   0.0, max_wall)
+                est.append(st["median_ms"] * n)
+            finally:
+                release(g)
+                g = None
+        k = k_for(call_cost_ms(est[0], est[1], PROBE_K))
 
     # 3b. K calls per replay, inspected, then sampled under the rule.
     inspector = Inspector(lib) if lib.v2 else None

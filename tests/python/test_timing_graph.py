@@ -45,38 +45,45 @@ def measure(fn, warmup=1, rep=1, **kw):
 def test_exact_latency_from_the_cost_model(graph, stub_torch):
     op = stub_torch._stub.make_op("op5000", cost_ns=5000)
     launches = graph.fake_cuda_launch_count()
-    value, rec = measure(op, rep=20)
-    assert value == 0.005                     # 200 calls of 5000 ns = 1 ms per replay
+    value, rec = measure(op, rep=40)
+    # 512 calls of 5000 ns = 2.56 ms per replay, through the driver's float32
+    # elapsed time (as cuEventElapsedTime's): exact to ~1e-7.
+    assert value == pytest.approx(0.005, rel=1e-6)
     assert rec["timer"] == "graph"
-    assert rec["calls_per_replay"] == 200
-    assert rec["n"] == 20                     # 20 ms of GPU time at 1 ms per replay
-    assert rec["samples_ms"] == [0.005] * 20
-    assert rec["median_ms"] == rec["min_ms"] == rec["max_ms"] == 0.005
-    assert rec["mean_ms"] == pytest.approx(0.005, rel=1e-14)
+    assert rec["calls_per_replay"] == 512     # 2 ms / 5 us = 400, rounded up to 2**9
+    assert rec["n"] == 16                     # 40 ms of GPU time at 2.56 ms per replay
+    assert rec["samples_ms"] == pytest.approx([0.005] * 16, rel=1e-6)
+    assert rec["median_ms"] == rec["min_ms"] == rec["max_ms"] == value
+    assert rec["mean_ms"] == pytest.approx(value, rel=1e-14)  # 16 identical samples
     assert rec["stdrel"] < 1e-12
     assert rec["markers"] == [] and rec["fallback"] is None
-    # 5 estimate replays + 20 samples, each after one warm-up replay.
-    assert graph.fake_cuda_launch_count() - launches == (1 + 5) + (1 + 20)
+    # Two estimates (graphs of 1 and 8 calls) of 5 replays, then 16 samples,
+    # each after one warm-up replay.
+    assert graph.fake_cuda_launch_count() - launches == 2 * (1 + 5) + (1 + 16)
     assert stub_torch._stub.live_graphs == 0          # both graphs released
 
 
 @pytest.mark.parametrize("cost_ns,k", [
-    (5000, 200), (2500, 400), (1049576, 1), (839660, 2), (400000, 3), (300, 1000),
+    # 2 ms / cost, rounded up to a power of two, at most 4096
+    (5000, 512), (2500, 1024), (1049576, 2), (839660, 4), (400000, 8), (300, 4096),
+    (2000000, 1), (3000000, 1),
+    # the edges: exactly 2 calls stays 2; 511.9 makes 512, 512.03 makes 1024
+    (1000000, 2), (3907, 512), (3906, 1024),
 ])
 def test_calls_per_replay(graph, stub_torch, cost_ns, k):
     op = stub_torch._stub.make_op("op", cost_ns=cost_ns)
     value, rec = measure(op)
     assert rec["calls_per_replay"] == k
     assert value == pytest.approx(cost_ns / 1e6, rel=1e-6)
-    # 1 eager + 3 timed + warm-up calls, then 1 + K captured calls.
-    assert op.captured_calls == 1 + k
+    # Graphs of 1 and 8 calls to estimate, then K captured calls.
+    assert op.captured_calls == 1 + 8 + k
 
 
 def test_gems_mode_costs_four_fifths(graph, stub_torch):
     op = stub_torch._stub.make_op("op5000", cost_ns=5000)
     with stub_torch._stub.gems():
         value, rec = measure(op)
-    assert value == 0.004 and rec["calls_per_replay"] == 250
+    assert value == pytest.approx(0.004, rel=1e-6) and rec["calls_per_replay"] == 512
 
 
 def test_warmup_budget_is_clamped(graph, stub_torch, monkeypatch):
@@ -266,8 +273,8 @@ def test_autotuning_inside_the_first_call_is_tune(graph, stub_torch, capsys, run
         value, rec = measure(op)
     finally:
         timing.uninstall()
-    assert value == 0.005 and len(_state.pending) == 1
-    assert tuned[0] == [0.0025] * 3                       # graph-timed
+    assert value == pytest.approx(0.005, rel=1e-6) and len(_state.pending) == 1
+    assert tuned[0] == pytest.approx([0.0025] * 3, rel=1e-6)  # graph-timed
     assert tuned[1] == [pytest.approx(0.0025 + 0.05)] * 3  # fell back, not repeated
     (ev,) = events(run_dir, "BENCHMARK_DIRECT_NO_CUDAGRAPH")
     assert ev["role"] == "tune" and ev["repeat"] == 1

@@ -175,15 +175,54 @@ def test_defaults_reach_the_request(spy, stub_torch):
     op = stub_torch._stub.make_op("op", cost_ns=5000)
     value, rec = measure(op, rep=20)
     assert value == 0.005
-    est, main = spy.requests
-    # The estimate: bare rule, 5 samples, no noise target, L2 hot, no clock check.
-    assert (est["calls"], est["min_samples"], est["max_samples"]) == (1, 5, 5)
-    assert est.get("noise_target", 0) == 0 and est.get("l2_mode", 0) == 0
-    assert est.get("clock_check", 0) == 0
-    assert main == dict(graph_exec=200 * 5000, calls=200, min_samples=10, max_samples=10000,
+    est1, est8, main = spy.requests
+    # The estimates, graphs of 1 and 8 calls: bare rule, 5 samples, no minimum
+    # time, no noise target, L2 hot, no clock check.
+    for est, n in ((est1, 1), (est8, 8)):
+        assert (est["graph_exec"], est["calls"], est["min_samples"],
+                est["max_samples"]) == (n * 5000, n, 5, 5)
+        assert (est["min_time_ms"], est["max_wall_ms"], est["warmup_replays"]) == (
+            0.0, 2000.0, 1)
+        assert est.get("noise_target", 0) == 0 and est.get("l2_mode", 0) == 0
+        assert est.get("clock_check", 0) == 0
+    # K: 2 ms / 5 us = 400, rounded up to a power of two.
+    assert main == dict(graph_exec=512 * 5000, calls=512, min_samples=10, max_samples=10000,
                         min_time_ms=20.0, max_wall_ms=2000.0, warmup_replays=1,
                         noise_target=0.001, l2_mode=_graph.ZLBT_L2_HOT,
                         clock_check=_graph.ZLBT_CLOCK_CHECK, clock_floor=0.97)
+
+
+class OverheadSpy(SpyLib):
+    """A spy whose replays take replay_ns(graph_exec, calls) instead of the
+    handle's nanoseconds (a fixed cost per replay, or noise)."""
+
+    def __init__(self, replay_ns):
+        SpyLib.__init__(self)
+        self.replay_ns = replay_ns
+
+    def time_graph(self, graph_exec, stream, calls_per_replay, *args, **kw):
+        ns = self.replay_ns(graph_exec, calls_per_replay)
+        rc, stats, samples, err = SpyLib.time_graph(self, ns, stream, calls_per_replay,
+                                                    *args, **kw)
+        self.requests[-1]["graph_exec"] = graph_exec
+        return rc, stats, samples, err
+
+
+@pytest.mark.parametrize("replay_ns,k", [
+    # A fixed 3 us per replay is left out: the slope (34248 - 6906) / 7 = 3906 ns
+    # makes 512.03 -> 1024 (6906 ns alone would make 512, 34248 / 8 too).
+    (lambda h, calls: h + 3000, 1024),
+    # The 8-call graph no slower than the 1-call one (noise): its average,
+    # 8000 / 8 = 1000 ns, stands in: 2000 -> 2048.
+    (lambda h, calls: 10000 if calls == 1 else 8000 if calls == 8 else h, 2048),
+], ids=["fixed_cost", "no_slope"])
+def test_k_comes_from_the_slope_between_the_estimates(spy, stub_torch, monkeypatch,
+                                                       replay_ns, k):
+    lib = use(monkeypatch, OverheadSpy(replay_ns))
+    op = stub_torch._stub.make_op("op", cost_ns=3906)
+    _, rec = measure(op)
+    assert [r["calls"] for r in lib.requests] == [1, 8, k]
+    assert rec["calls_per_replay"] == k and op.captured_calls == 1 + 8 + k
 
 
 def test_knobs_reach_the_request(spy, stub_torch, monkeypatch):
@@ -198,7 +237,8 @@ def test_knobs_reach_the_request(spy, stub_torch, monkeypatch):
             main["max_wall_ms"], main["noise_target"], main["clock_check"],
             main["clock_floor"]) == (25, 10000, 7.0, 750.0, 0.002,
                                      _graph.ZLBT_CLOCK_CHECK, 0.9)
-    assert spy.requests[0]["max_wall_ms"] == 750.0
+    assert len(spy.requests) == 3
+    assert spy.requests[0]["max_wall_ms"] == spy.requests[1]["max_wall_ms"] == 750.0
     assert (rec["min_samples"], rec["noise_target"], rec["max_wall_ms"], rec["min_time_ms"],
             rec["clock_floor"]) == (25, 0.002, 750.0, 7.0, 0.9)
 
@@ -233,7 +273,7 @@ def test_record_carries_the_version_2_fields(spy, stub_torch):
     assert (rec["noise"], rec["stop_reason"], rec["discarded"], rec["clock_mhz"],
             rec["clock_min_mhz"], rec["l2"], rec["l2_flush_bytes"]) == (
         0.0, "noise", 3, 1980.0, 1965.0, "hot", 0)
-    assert rec["graph"] == {"kernels": 200, "memcpys": 0, "memsets": 0, "others": 0}
+    assert rec["graph"] == {"kernels": 512, "memcpys": 0, "memsets": 0, "others": 0}
     assert rec["markers"] == []
     for key in ("min_samples", "noise_target", "max_wall_ms"):
         assert key in rec
@@ -259,8 +299,9 @@ def test_measured_graph_is_inspected_after_capture_before_instantiation(
     monkeypatch.setattr(stub_torch.cuda.CUDAGraph, "raw_cuda_graph", spying)
     op = stub_torch._stub.make_op("op", cost_ns=5000)
     _, rec = measure(op)
-    assert seen == ["captured"]               # once: the measured graph, not the estimate's
-    assert spy.inspected == [stub_torch._stub.graph_handle({"kernel": 200})]
+    assert seen == ["captured"]               # once: the measured graph, not the estimates'
+    assert spy.inspected == [stub_torch._stub.graph_handle({"kernel": 512})]
+    assert op.captured_calls == 1 + 8 + 512
 
 
 def test_memcpy_nodes_mark_the_measurement(spy, stub_torch, capsys, run_dir):
@@ -353,9 +394,11 @@ def test_a_version_1_library_gets_the_version_1_rule(stub_torch, spy, monkeypatc
     value, rec = measure(op)
     measure(op)
     assert value == 0.005
-    est, main, _, _ = lib.requests
+    est1, est8, main, _, _, _ = lib.requests          # two measurements
+    # Cold is not honoured: both estimates, then K as for hot.
+    assert (est1["calls"], est8["calls"]) == (1, 8)
     assert "noise_target" not in main and "l2_mode" not in main
-    assert main["calls"] == 200                        # cold not honoured: K as for hot
+    assert main["calls"] == 512
     for key in ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz",
                 "l2_flush_bytes", "graph", "noise_target", "clock_floor"):
         assert rec[key] is None, key
@@ -426,11 +469,14 @@ def real(monkeypatch, run_dir, stub_torch):
 
 
 def test_real_default_rule(real, stub_torch):
-    value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
-    assert value == 0.005 and rec["n"] == 20
+    # K = 512 calls of 5 us: 2.56 ms per replay (float32 elapsed time: 1e-7 off),
+    # so rep=40 ms takes 16 samples, more than min_samples.
+    value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=40)
+    assert value == pytest.approx(0.005, rel=1e-6) and rec["n"] == 16
+    assert rec["calls_per_replay"] == 512
     assert rec["noise"] == 0.0 and rec["stop_reason"] == "noise"
     assert rec["discarded"] == 0 and rec["l2"] == "hot" and rec["l2_flush_bytes"] == 0
-    assert rec["graph"] == {"kernels": 200, "memcpys": 0, "memsets": 0, "others": 0}
+    assert rec["graph"] == {"kernels": 512, "memcpys": 0, "memsets": 0, "others": 0}
 
 
 def test_real_noise_target_off_is_the_version_1_rule(real, stub_torch, monkeypatch):
@@ -489,8 +535,10 @@ def test_real_library_driven_as_version_1(real, stub_torch, monkeypatch, run_dir
     assert lib.abi == 1 and lib.lib_abi >= 2 and not lib.v2
     assert lib.open()[0] == _graph.ZLBT_OK
     monkeypatch.setitem(_graph._libs, TIMER_LIB, (lib, None))
-    value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
-    assert value == 0.005 and rec["n"] == 20 and rec["calls_per_replay"] == 200
+    # 2.56 ms per replay: 16 samples for rep=40 ms (float32 elapsed time: 1e-7 off).
+    value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=40)
+    assert value == pytest.approx(0.005, rel=1e-6)
+    assert rec["n"] == 16 and rec["calls_per_replay"] == 512
     assert rec["noise"] is None and rec["stop_reason"] is None and rec["graph"] is None
     assert any("ABI version 1" in e["detail"] for e in events(run_dir, "PLUGIN"))
     assert lib.summarize([1.0, 2.0, 3.0])["noise"] is None
@@ -510,7 +558,7 @@ def test_real_summarize_noise_agrees_with_python(real):
 def test_real_clock_floor_values_are_accepted(real, stub_torch, monkeypatch, floor):
     monkeypatch.setenv("ZLB_CLOCK_FLOOR", floor)
     value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000))
-    assert rec["timer"] == "graph" and value == 0.005
+    assert rec["timer"] == "graph" and value == pytest.approx(0.005, rel=1e-6)
     assert rec["clock_floor"] == float(floor)
 
 
