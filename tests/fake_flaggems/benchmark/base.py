@@ -9,7 +9,7 @@ where zlb and its plugins depend on it:
 - get_latency looks triton.testing.do_bench up at call time and calls it with
   warmup=Config.warm_up, rep=Config.repetition, return_mode="median";
 - run(): per dtype, per input: shape_detail = record_shapes(...), latency_base
-  (torch), latency (gems: gems_op, or torch_op under flag_gems.use_gems()),
+  (torch), latency (gems: gems_op, or torch_op under the package's use_gems()),
   speedup, gbps, tflops; a failure is pytest.fail(str(e)); then print the
   BenchmarkResult table and call update_result (a module global, looked up at
   call time) with asdict(result).
@@ -25,8 +25,9 @@ import torch
 import triton
 import yaml
 
-import flag_gems
-from flag_gems.utils import shape_utils
+from ._package import gems as flag_gems
+
+shape_utils = flag_gems.utils.shape_utils
 
 from . import consts
 from .conftest import Config, emit_record_logger, update_result

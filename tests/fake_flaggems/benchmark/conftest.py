@@ -1,4 +1,4 @@
-"""Options, Config and result bookkeeping of the fake FlagGems benchmark suite.
+"""Options, Config and result bookkeeping of the fake FlagGems benchmark suites.
 
 As upstream: `Config = None` at import and a BenchConfig built in
 pytest_configure (base.py imports it at collection, after configure, so both
@@ -13,14 +13,16 @@ import os
 import pytest
 import torch
 
-import flag_gems
-from flag_gems.runtime import torch_device_fn
+from ._package import NAME as PACKAGE
+from ._package import gems as flag_gems
+
+torch_device_fn = flag_gems.runtime.torch_device_fn
 
 from . import consts
 
 device = flag_gems.device
 vendor_name = flag_gems.vendor_name
-recordLogger = logging.getLogger("flag_gems_benchmark")
+recordLogger = logging.getLogger(PACKAGE + "_benchmark")
 recordLogger.propagate = False
 Config = None
 

@@ -1,4 +1,4 @@
-"""Constants and result records of the fake FlagGems benchmark suite.
+"""Constants and result records of the fake FlagGems benchmark suites.
 
 BenchmarkResult.__str__ prints the same table as upstream's benchmark/consts.py:
 a title line, the column header (Status, Torch/Gems Latency, Gems Speedup,

@@ -1,3 +1,1 @@
-"""Helpers shared by fake benchmark modules (upstream has benchmark/utils.py)."""
-
-from .base import generate_tensor_input  # noqa: F401
+../../fake_flaggems/benchmark/utils.py

@@ -1,0 +1,10 @@
+"""Which FlagGems package this fake checkout provides.
+
+The benchmark infrastructure (base, conftest, consts, utils) is shared by
+both fake checkouts; like upstream's two repositories they differ in the
+package they import: flaggems_vllm here.
+"""
+import importlib
+
+NAME = "flaggems_vllm"
+gems = importlib.import_module(NAME)
