@@ -5,6 +5,7 @@
  * loaded into a Python process and must not bring zlb's error machinery.
  */
 #include "backends/cuda_driver.h"
+#include "backends/dlload.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -31,16 +32,11 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
  * wins, so versioned names go first (cuda.h maps the plain name to the
  * newest version the same way; the plain symbol may be an older ABI).
  */
-struct sym {
-	size_t offset;          /* of the member in struct cuda_driver */
-	int required;
-	const char *names[3];
-};
 
 #define SYM(member, req, ...) \
 	{ offsetof(struct cuda_driver, member), req, { __VA_ARGS__ } }
 
-static const struct sym syms[] = {
+static const struct dl_sym syms[] = {
 	SYM(cuInit, 1, "cuInit"),
 	SYM(cuDriverGetVersion, 1, "cuDriverGetVersion"),
 	SYM(cuGetErrorName, 0, "cuGetErrorName"),
@@ -109,55 +105,17 @@ void cuda_call_failed(const struct cuda_driver *d, const char *call,
 
 static void *open_driver(char *err, size_t errlen)
 {
-	static const char *const sonames[] = { "libcuda.so.1", "libcuda.so" };
-	const char *env = getenv("ZLB_LIBCUDA");
-	void *h;
+	static const char *const sonames[] = { "libcuda.so.1", "libcuda.so", NULL };
 
-	/*
-	 * RTLD_LOCAL: the driver's symbols stay out of the global namespace.
-	 * If the process already has the driver (torch loaded it), dlopen of
-	 * the same file returns that copy, so both see the same contexts.
-	 */
-	if (env && *env) {
-		h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-		if (!h)
-			say(err, errlen,
-			    "no CUDA driver: cannot load $ZLB_LIBCUDA (%s)",
-			    dlerror());
-		else
-			snprintf(load_path, sizeof(load_path), "%s", env);
-		return h;
-	}
-	for (size_t i = 0; i < sizeof(sonames) / sizeof(sonames[0]); i++) {
-		h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
-		if (h) {
-			snprintf(load_path, sizeof(load_path), "%s", sonames[i]);
-			return h;
-		}
-		/* Name the first soname: it is the one a real install has. */
-		if (!i)
-			say(err, errlen, "no CUDA driver: %s", dlerror());
-	}
-	return NULL;
+	return dl_open_library("CUDA driver", "ZLB_LIBCUDA", sonames, load_path, sizeof(load_path),
+			       err, errlen);
 }
 
 static int resolve(void *h, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		const struct sym *s = &syms[i];
-		void *fn = NULL;
-
-		for (size_t j = 0; j < 3 && s->names[j] && !fn; j++)
-			fn = dlsym(h, s->names[j]);
-		if (!fn && s->required) {
-			say(err, errlen,
-			    "the CUDA driver %s lacks %s (driver too old?)",
-			    load_path, s->names[0]);
-			return -1;
-		}
-		/* POSIX guarantees that a function pointer fits a void *. */
-		memcpy((char *)&drv + s->offset, &fn, sizeof(fn));
-	}
+	if (dl_resolve(h, "CUDA driver", load_path, syms, sizeof(syms) / sizeof(syms[0]),
+		       &drv, err, errlen))
+		return -1;
 	drv.path = load_path;
 	return 0;
 }

@@ -5,6 +5,7 @@
  * loaded into a Python process and must not bring zlb's error machinery.
  */
 #include "backends/nvml.h"
+#include "backends/dlload.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -79,16 +80,11 @@ struct nvml_api {
 	procs_fn procs_v1;
 };
 
-struct sym {
-	size_t offset;          /* of the member in struct nvml_api */
-	int required;
-	const char *names[2];   /* the first the library exports wins */
-};
 
 #define SYM(member, req, ...) \
 	{ offsetof(struct nvml_api, member), req, { __VA_ARGS__ } }
 
-static const struct sym syms[] = {
+static const struct dl_sym syms[] = {
 	SYM(init, 1, "nvmlInit_v2"),
 	SYM(error_string, 0, "nvmlErrorString"),
 	SYM(by_uuid, 1, "nvmlDeviceGetHandleByUUID"),
@@ -177,50 +173,16 @@ static const char *strerror_nvml(nvmlReturn_t rc, char *buf, size_t len)
 
 static void *open_nvml(char *err, size_t errlen)
 {
-	static const char *const sonames[] = {
-		"libnvidia-ml.so.1", "libnvidia-ml.so",
-	};
-	const char *env = getenv("ZLB_LIBNVML");
-	void *h;
+	static const char *const sonames[] = { "libnvidia-ml.so.1", "libnvidia-ml.so", NULL };
 
-	if (env && *env) {
-		h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-		if (!h)
-			say(err, errlen, "no NVML: cannot load $ZLB_LIBNVML (%s)",
-			    dlerror());
-		else
-			snprintf(load_path, sizeof(load_path), "%s", env);
-		return h;
-	}
-	for (size_t i = 0; i < sizeof(sonames) / sizeof(sonames[0]); i++) {
-		h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
-		if (h) {
-			snprintf(load_path, sizeof(load_path), "%s", sonames[i]);
-			return h;
-		}
-		/* Name the first soname: it is the one a driver install has. */
-		if (!i)
-			say(err, errlen, "no NVML: %s", dlerror());
-	}
-	return NULL;
+	return dl_open_library("NVML", "ZLB_LIBNVML", sonames, load_path, sizeof(load_path),
+			       err, errlen);
 }
 
 static int resolve(void *h, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		const struct sym *s = &syms[i];
-		void *fn = NULL;
-
-		for (size_t j = 0; j < 2 && s->names[j] && !fn; j++)
-			fn = dlsym(h, s->names[j]);
-		if (!fn && s->required) {
-			say(err, errlen, "the NVML library %s lacks %s "
-			    "(driver too old?)", load_path, s->names[0]);
-			return -1;
-		}
-		memcpy((char *)&api + s->offset, &fn, sizeof(fn));
-	}
-	return 0;
+	return dl_resolve(h, "NVML library", load_path, syms, sizeof(syms) / sizeof(syms[0]),
+			  &api, err, errlen);
 }
 
 static int load(char *err, size_t errlen)
