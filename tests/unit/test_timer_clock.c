@@ -5,105 +5,14 @@
  * batch sizes are fixed by the stopping rule (1 replay, then up to 64),
  * so which samples a dip costs can be predicted exactly.
  */
-#include <dlfcn.h>
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include <cmocka.h>
-
-#include "timer/zlbtimer.h"
-
-static void (*fake_reset)(void);
-static unsigned long long (*fake_launches)(void);
-static long (*fake_live_events)(void);
-static void (*nvml_reset)(void);
-static unsigned long (*nvml_reads)(void);
-static unsigned long (*nvml_lookups)(void);
+/* Every request here asks for the clock check. */
+#define TIMER_FAKE_CLOCK_CHECK ZLBT_CLOCK_CHECK
+#include "timer_fake.h"
 
 static int setup_driver(void **state)
 {
-	void *h, *n;
-
-	unsetenv("FAKE_CUDA_DEVICES");
-	unsetenv("FAKE_CUDA_NO_CONTEXT");
-	unsetenv("FAKE_CUDA_NOISE_PPM");
-	unsetenv("FAKE_CUDA_LAUNCH_FAIL_AFTER");
-	unsetenv("FAKE_CUDA_CONTEXT_DEVICE");
-	unsetenv("FAKE_NVML_DEVICES");
-	unsetenv("FAKE_NVML_SM_CLOCKS");
-	setenv("ZLB_LIBCUDA", ZLB_FAKECUDA, 1);
-	setenv("ZLB_LIBNVML", ZLB_FAKENVML, 1);
-	h = dlopen(ZLB_FAKECUDA, RTLD_NOW | RTLD_LOCAL);
-	n = dlopen(ZLB_FAKENVML, RTLD_NOW | RTLD_LOCAL);
-	if (!h || !n)
-		return -1;
-	*(void **)&fake_reset = dlsym(h, "fake_cuda_reset");
-	*(void **)&fake_launches = dlsym(h, "fake_cuda_launch_count");
-	*(void **)&fake_live_events = dlsym(h, "fake_cuda_live_events");
-	*(void **)&nvml_reset = dlsym(n, "fake_nvml_reset");
-	*(void **)&nvml_reads = dlsym(n, "fake_nvml_sm_clock_reads");
-	*(void **)&nvml_lookups = dlsym(n, "fake_nvml_handle_lookups");
-	return fake_reset && fake_launches && fake_live_events && nvml_reset &&
-	       nvml_reads && nvml_lookups ? 0 : -1;
-}
-
-static int fresh(void **state)
-{
-	fake_reset();
-	nvml_reset();
-	return 0;
-}
-
-static int tidy(void **state)
-{
-	unsetenv("FAKE_CUDA_NOISE_PPM");
-	unsetenv("FAKE_CUDA_SEED");
-	unsetenv("FAKE_CUDA_DEVICES");
-	unsetenv("FAKE_CUDA_CONTEXT_DEVICE");
-	unsetenv("FAKE_NVML_SM_CLOCKS");
-	if (fake_live_events()) {
-		print_error("%ld events were not destroyed\n", fake_live_events());
-		return -1;
-	}
-	return 0;
-}
-
-static struct zlbt_request request(uint64_t ns, uint32_t calls)
-{
-	struct zlbt_request q;
-
-	memset(&q, 0, sizeof(q));
-	q.struct_size = sizeof(q);
-	q.graph_exec = ns;
-	q.calls_per_replay = calls;
-	q.clock_check = ZLBT_CLOCK_CHECK;
-	return q;
-}
-
-static void result_init(struct zlbt_result *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->struct_size = sizeof(*r);
-}
-
-/* The fake's jitter, replayed here (the model is documented in the fake). */
-static uint64_t lcg;
-
-static double model_replay_ms(uint64_t ns, long ppm)
-{
-	double u, d;
-	int64_t t;
-
-	lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
-	u = (double)(lcg >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-	d = (double)ns * (double)ppm / 1e6 * u;
-	t = (int64_t)ns + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
-	return (double)(float)((double)t / 1e6);
+	return fake_cuda_open() || fake_nvml_open() ? -1 : 0;
 }
 
 static void steady_clock_drops_nothing(void **state)
@@ -308,8 +217,6 @@ static void v1_request_reads_no_clock(void **state)
 	assert_int_equal(nvml_reads(), 0);
 	assert_true(r.clock_mhz == 0);
 }
-
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fresh, tidy)
 
 int main(void)
 {

@@ -4,32 +4,11 @@
  * it in the timed interval -- the fake's memset advances its GPU clock
  * like real work, so a flush inside an event pair would show.
  */
-#include <dlfcn.h>
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
-#include "timer/zlbtimer.h"
+#include "timer_fake.h"
 
 #define L2_BYTES (60ull << 20)
 #define FLUSH_NS (L2_BYTES / 2048)      /* the fake's memset cost */
 
-#define assert_near(a, b, eps) do { \
-	double a_ = (a), b_ = (b); \
-	if (!(fabs(a_ - b_) <= (eps))) \
-		fail_msg("%s = %.17g, expected %.17g (+-%g)", #a, a_, b_, \
-			 (double)(eps)); \
-} while (0)
-
-static void (*fake_reset)(void);
-static unsigned long long (*fake_launches)(void);
-static long (*fake_live_events)(void);
 static unsigned long long (*fake_clock)(void);
 static unsigned long long (*fake_memsets)(void);
 static unsigned long long (*fake_memset_bytes)(void);
@@ -38,65 +17,29 @@ static long (*fake_live_allocs)(void);
 
 static int setup_driver(void **state)
 {
-	void *h;
-
-	unsetenv("FAKE_CUDA_DEVICES");
-	unsetenv("FAKE_CUDA_NO_CONTEXT");
-	unsetenv("FAKE_CUDA_NOISE_PPM");
-	unsetenv("FAKE_CUDA_LAUNCH_FAIL_AFTER");
-	unsetenv("FAKE_CUDA_MEMALLOC_FAIL");
-	setenv("ZLB_LIBCUDA", ZLB_FAKECUDA, 1);
-	h = dlopen(ZLB_FAKECUDA, RTLD_NOW | RTLD_LOCAL);
-	if (!h)
+	if (fake_cuda_open())
 		return -1;
-	*(void **)&fake_reset = dlsym(h, "fake_cuda_reset");
-	*(void **)&fake_launches = dlsym(h, "fake_cuda_launch_count");
-	*(void **)&fake_live_events = dlsym(h, "fake_cuda_live_events");
-	*(void **)&fake_clock = dlsym(h, "fake_cuda_clock_ns");
-	*(void **)&fake_memsets = dlsym(h, "fake_cuda_memset_count");
-	*(void **)&fake_memset_bytes = dlsym(h, "fake_cuda_memset_bytes");
-	*(void **)&fake_memset_last = dlsym(h, "fake_cuda_memset_last_value");
-	*(void **)&fake_live_allocs = dlsym(h, "fake_cuda_live_allocs");
-	return fake_reset && fake_launches && fake_live_events && fake_clock &&
-	       fake_memsets && fake_memset_bytes && fake_memset_last &&
-	       fake_live_allocs ? 0 : -1;
-}
-
-static int fresh(void **state)
-{
-	fake_reset();
-	return 0;
+	*(void **)&fake_clock = dlsym(fake_cuda, "fake_cuda_clock_ns");
+	*(void **)&fake_memsets = dlsym(fake_cuda, "fake_cuda_memset_count");
+	*(void **)&fake_memset_bytes = dlsym(fake_cuda,
+					     "fake_cuda_memset_bytes");
+	*(void **)&fake_memset_last = dlsym(fake_cuda,
+					    "fake_cuda_memset_last_value");
+	*(void **)&fake_live_allocs = dlsym(fake_cuda, "fake_cuda_live_allocs");
+	return fake_clock && fake_memsets && fake_memset_bytes &&
+	       fake_memset_last && fake_live_allocs ? 0 : -1;
 }
 
 /* Every path frees the flush buffer and the events. */
 static int tidy(void **state)
 {
-	unsetenv("FAKE_CUDA_NOISE_PPM");
-	unsetenv("FAKE_CUDA_LAUNCH_FAIL_AFTER");
-	unsetenv("FAKE_CUDA_MEMALLOC_FAIL");
+	fake_unset_knobs();
 	if (fake_live_events() || fake_live_allocs()) {
 		print_error("%ld events and %ld allocations were not freed\n",
 			    fake_live_events(), fake_live_allocs());
 		return -1;
 	}
 	return 0;
-}
-
-static struct zlbt_request request(uint64_t ns, uint32_t calls)
-{
-	struct zlbt_request q;
-
-	memset(&q, 0, sizeof(q));
-	q.struct_size = sizeof(q);
-	q.graph_exec = ns;
-	q.calls_per_replay = calls;
-	return q;
-}
-
-static void result_init(struct zlbt_result *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->struct_size = sizeof(*r);
 }
 
 static void flushes_every_replay(void **state)
@@ -217,7 +160,8 @@ static void alloc_failure(void **state)
 	assert_int_equal(fake_memsets(), 0);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fresh, tidy)
+#undef T
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fake_fresh, tidy)
 
 int main(void)
 {

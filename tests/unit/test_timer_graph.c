@@ -3,90 +3,7 @@
  * where a graph handle's value is the nanoseconds one replay takes, so
  * every number the timer returns can be predicted exactly.
  */
-#include <dlfcn.h>
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
-#include "timer/zlbtimer.h"
-
-#define assert_near(a, b, eps) do { \
-	double a_ = (a), b_ = (b); \
-	if (!(fabs(a_ - b_) <= (eps))) \
-		fail_msg("%s = %.17g, expected %.17g (+-%g)", #a, a_, b_, \
-			 (double)(eps)); \
-} while (0)
-
-static void (*fake_reset)(void);
-static unsigned long long (*fake_launches)(void);
-static long (*fake_live_events)(void);
-
-static int setup_driver(void **state)
-{
-	void *h;
-
-	unsetenv("FAKE_CUDA_DEVICES");
-	unsetenv("FAKE_CUDA_NO_CONTEXT");
-	unsetenv("FAKE_CUDA_NOISE_PPM");
-	unsetenv("FAKE_CUDA_SEED");
-	unsetenv("FAKE_CUDA_LAUNCH_FAIL_AFTER");
-	setenv("ZLB_LIBCUDA", ZLB_FAKECUDA, 1);
-	/* The same path gives the same handle the timer's loader gets. */
-	h = dlopen(ZLB_FAKECUDA, RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return -1;
-	*(void **)&fake_reset = dlsym(h, "fake_cuda_reset");
-	*(void **)&fake_launches = dlsym(h, "fake_cuda_launch_count");
-	*(void **)&fake_live_events = dlsym(h, "fake_cuda_live_events");
-	return fake_reset && fake_launches && fake_live_events ? 0 : -1;
-}
-
-/* Each test starts from a clean model and leaves no knob set. */
-static int fresh(void **state)
-{
-	fake_reset();
-	return 0;
-}
-
-static int tidy(void **state)
-{
-	unsetenv("FAKE_CUDA_NO_CONTEXT");
-	unsetenv("FAKE_CUDA_NOISE_PPM");
-	unsetenv("FAKE_CUDA_SEED");
-	unsetenv("FAKE_CUDA_LAUNCH_FAIL_AFTER");
-	/*
-	 * Whatever happened, every event the timer made is gone. (cmocka
-	 * ignores asserts in a teardown; a non-zero return fails the test.)
-	 */
-	if (fake_live_events()) {
-		print_error("%ld events were not destroyed\n", fake_live_events());
-		return -1;
-	}
-	return 0;
-}
-
-static struct zlbt_request request(uint64_t ns, uint32_t calls)
-{
-	struct zlbt_request q;
-
-	memset(&q, 0, sizeof(q));
-	q.struct_size = sizeof(q);
-	q.graph_exec = ns;
-	q.calls_per_replay = calls;
-	return q;
-}
-
-static void result_init(struct zlbt_result *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->struct_size = sizeof(*r);
-}
+#include "timer_fake.h"
 
 static void opens(void **state)
 {
@@ -205,21 +122,6 @@ static void defaults(void **state)
 	/* min_samples defaults below a smaller max_samples. */
 	q.max_samples = 3;
 	assert_int_equal(taken(&q, ZLBT_OK), 3);
-}
-
-/* The fake's jitter, replayed here: the model is documented in the fake. */
-static uint64_t lcg;
-
-static double model_replay_ms(uint64_t ns, long ppm)
-{
-	double u, d;
-	int64_t t;
-
-	lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
-	u = (double)(lcg >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-	d = (double)ns * (double)ppm / 1e6 * u;
-	t = (int64_t)ns + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
-	return (double)(float)((double)t / 1e6);
 }
 
 static void samples_in_order(void **state)
@@ -493,8 +395,6 @@ static void wall_clock_limit(void **state)
 	assert_int_equal(r.n, 1);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fresh, tidy)
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,5 +416,5 @@ int main(void)
 		T(wall_clock_limit),
 	};
 
-	return cmocka_run_group_tests(tests, setup_driver, NULL);
+	return cmocka_run_group_tests(tests, fake_setup, NULL);
 }

@@ -5,76 +5,8 @@
  * so how many samples a target needs can be worked out: the median of a
  * uniform +-e spread has a 95% half-width of about 1.96 e / sqrt(n).
  */
-#include <dlfcn.h>
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
 #include "timer/stats.h"
-#include "timer/zlbtimer.h"
-
-static void (*fake_reset)(void);
-static unsigned long long (*fake_launches)(void);
-static long (*fake_live_events)(void);
-
-static int setup_driver(void **state)
-{
-	void *h;
-
-	unsetenv("FAKE_CUDA_DEVICES");
-	unsetenv("FAKE_CUDA_NO_CONTEXT");
-	unsetenv("FAKE_CUDA_NOISE_PPM");
-	unsetenv("FAKE_CUDA_SEED");
-	unsetenv("FAKE_CUDA_LAUNCH_FAIL_AFTER");
-	setenv("ZLB_LIBCUDA", ZLB_FAKECUDA, 1);
-	h = dlopen(ZLB_FAKECUDA, RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return -1;
-	*(void **)&fake_reset = dlsym(h, "fake_cuda_reset");
-	*(void **)&fake_launches = dlsym(h, "fake_cuda_launch_count");
-	*(void **)&fake_live_events = dlsym(h, "fake_cuda_live_events");
-	return fake_reset && fake_launches && fake_live_events ? 0 : -1;
-}
-
-static int fresh(void **state)
-{
-	fake_reset();
-	return 0;
-}
-
-static int tidy(void **state)
-{
-	unsetenv("FAKE_CUDA_NOISE_PPM");
-	unsetenv("FAKE_CUDA_SEED");
-	if (fake_live_events()) {
-		print_error("%ld events were not destroyed\n", fake_live_events());
-		return -1;
-	}
-	return 0;
-}
-
-static struct zlbt_request request(uint64_t ns, uint32_t calls)
-{
-	struct zlbt_request q;
-
-	memset(&q, 0, sizeof(q));
-	q.struct_size = sizeof(q);
-	q.graph_exec = ns;
-	q.calls_per_replay = calls;
-	return q;
-}
-
-static void result_init(struct zlbt_result *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->struct_size = sizeof(*r);
-}
+#include "timer_fake.h"
 
 /* The noise of the first n samples, as stats.h defines it. */
 static double prefix_noise(const double *v, size_t n)
@@ -318,8 +250,6 @@ static void bad_v2_fields(void **state)
 	assert_int_equal(fake_launches(), 0);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fresh, tidy)
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,5 +264,5 @@ int main(void)
 		T(bad_v2_fields),
 	};
 
-	return cmocka_run_group_tests(tests, setup_driver, NULL);
+	return cmocka_run_group_tests(tests, fake_setup, NULL);
 }

@@ -3,37 +3,16 @@
  * management library, or $ZLB_LIBNVML pointing nowhere): the measurement
  * goes on unchecked, with clock_mhz 0, and that is not an error.
  */
-#include <dlfcn.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
-#include "timer/zlbtimer.h"
+#include "timer_fake.h"
 
 #define MISSING "/nonexistent/zlbench-test/libnvidia-ml.so.1"
 
-static unsigned long long (*fake_launches)(void);
-
 static int setup_driver(void **state)
 {
-	void *h;
-
-	unsetenv("FAKE_CUDA_DEVICES");
-	unsetenv("FAKE_CUDA_NO_CONTEXT");
-	unsetenv("FAKE_CUDA_NOISE_PPM");
-	unsetenv("FAKE_CUDA_LAUNCH_FAIL_AFTER");
-	setenv("ZLB_LIBCUDA", ZLB_FAKECUDA, 1);
-	setenv("ZLB_LIBNVML", MISSING, 1);
-	h = dlopen(ZLB_FAKECUDA, RTLD_NOW | RTLD_LOCAL);
-	if (!h)
+	if (fake_cuda_open())
 		return -1;
-	*(void **)&fake_launches = dlsym(h, "fake_cuda_launch_count");
-	return fake_launches ? 0 : -1;
+	setenv("ZLB_LIBNVML", MISSING, 1);
+	return 0;
 }
 
 static void unchecked_without_nvml(void **state)
