@@ -5,6 +5,7 @@ replays in C (libzlbtimer through ctypes).
 
 1. runs fn once eagerly and synchronizes (absorbs autotune and JIT; an
    exception here is the operator's own failure and propagates as it is);
+   under IR capture this call runs with Triton's launch hook on (ir=);
 2. warms up: times a few eager calls, then runs
    clamp(warmup_ms / per_call_ms, 5, max_warm) more;
 3. L2 hot: captures graphs of 1 and PROBE_K calls into
@@ -77,6 +78,7 @@ class CaptureFailure(Exception):
         Exception.__init__(self, "%s: %s" % (phase, error))
         self.phase = phase
         self.error = error
+        self.launches = None      # the first eager call's, under IR capture
 
 
 class Rule:
@@ -550,15 +552,19 @@ class Inspector:
 
 
 def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=None,
-            rule=None):
+            rule=None, ir=None):
     """Time fn by graph replay. Returns a dict: stats (n, the seven statistics
     and the version 2 fields: noise, stop_reason, discarded, clock_mhz,
     clock_min_mhz, l2_flush_bytes, None under a version 1 library), samples,
     k, warmup_calls, markers, l2 (what was done: "cold" only where the
     library could flush), graph (GRAPH_KEYS counts of the measured graph, or
-    None) and graph_why (why graph is None)."""
+    None), graph_why (why graph is None) and launches.
+
+    ir: IR capture's Capture (zlbench.ir), whose first_call runs step 1 with
+    Triton's launch hook on and returns the launches it saw ("launches"; None
+    without ir); the hook is off again before the warm-up. A CaptureFailure
+    raised later carries them as .launches."""
     rule = rule if rule is not None else Rule()
-    cold = rule.l2 == "cold" and lib.v2
 
     def call():
         if grad_to_none is not None:
@@ -567,8 +573,24 @@ def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=No
         fn()
 
     # 1. Once, eagerly: autotuning and compilation happen here.
-    call()
+    if ir is not None:
+        launches = ir.first_call(call)
+    else:
+        call()
+        launches = None
     torch.cuda.synchronize()
+    try:
+        m = _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule)
+    except CaptureFailure as cf:
+        cf.launches = launches
+        raise
+    m["launches"] = launches
+    return m
+
+
+def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
+    """Steps 2-5 of measure(), once the first eager call is done."""
+    cold = rule.l2 == "cold" and lib.v2
 
     # 2. Warm up by the caller's time budget.
     try:

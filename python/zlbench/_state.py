@@ -31,6 +31,17 @@ original_do_bench = None
 # Keys of things said once per process (PLUGIN details and the like).
 said = set()
 
+# IR capture (zlbench.ir, docs/protocol.md §6). `ir` is the plugin's Capture
+# while it is active (else None): the timing plugin runs a measurement's first
+# eager call through ir.first_call(call) and an autotuner's timing call inside
+# ir.tuning(). ir_during is what the compile listener records as "during":
+# "eager" inside a first eager call, "tune" inside an autotuner's timing call,
+# None otherwise ("other"). ir_launches collects the launches of the first
+# eager call under way (None when none is).
+ir = None
+ir_during = None
+ir_launches = None
+
 
 def reset_pending():
     """Drop unpaired measurements; returns how many there were."""

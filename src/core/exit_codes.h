@@ -15,8 +15,13 @@ enum zlb_exit {
 	ZLB_EXIT_NO_TESTS = 5,      /* pytest collected nothing */
 	ZLB_EXIT_PYTEST_ERROR = 6,  /* pytest usage/internal error (its rc 2-4) */
 	ZLB_EXIT_IO = 7,            /* zlb could not write its own files */
+	ZLB_EXIT_NO_DATA = 8,       /* (ir) nothing to read: not a run directory, or no IR captured */
+	ZLB_EXIT_OP_MISMATCH = 9,   /* (ir diff) the two sides measured different operators */
 	ZLB_EXIT_INTERRUPTED = 130, /* SIGINT/SIGTERM: children stopped, run kept */
 	/* 128+N: the child died from signal N (other than an interrupt) */
+
+	/* (ir diff) the IR differs, as diff(1) says 1; same value as TESTS_FAILED */
+	ZLB_EXIT_DIFFERENT = 1,
 };
 
 #endif

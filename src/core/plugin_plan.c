@@ -13,6 +13,8 @@ void plan_plugins(const struct plugin_plan_input *in, struct strvec *out)
 	for (const char *const *p = in->backend->compat_plugins; p && *p; p++)
 		push_once(out, *p);
 	push_once(out, "zlbench.results");
+	if (in->ir)
+		push_once(out, "zlbench.ir");
 	push_once(out, "zlbench.seed");
 	if (strcmp(in->shape_mode, "upstream"))
 		push_once(out, "zlbench.shapes");

@@ -12,12 +12,14 @@ struct plugin_plan_input {
 	const struct backend_ops *backend;
 	const char *shape_mode;           /* inline | file | upstream */
 	const struct strvec *extra;       /* user's extra plugin modules */
+	int ir;                           /* IR capture wanted */
 };
 
 /*
  * Fill out with module names for `pytest -p`: the backend's compatibility
  * plugins first (they rewrite collection-time markers, so nothing may look
  * at the items before them), then results (the others report through it),
+ * ir (its compile listener must be in place before anything compiles),
  * seed, shapes (not in upstream mode: FlagGems' own shapes are the point),
  * timing, then the user's extras, without duplicates.
  */

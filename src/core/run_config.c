@@ -14,6 +14,7 @@ static const char *const shape_modes[] = { "inline", "file", "upstream", NULL };
 static const char *const colors[] = { "auto", "always", "never", NULL };
 static const char *const timers[] = { "auto", "graph", "direct", NULL };
 static const char *const l2_modes[] = { "hot", "cold", NULL };
+static const char *const on_off[] = { "on", "off", NULL };
 
 static int valid_backend(const char *v, struct strbuf *why)
 {
@@ -147,6 +148,9 @@ const struct opt_def run_option_defs[] = {
 	  "steady clock; 0 turns the check off", NULL, 0.0, 1.0 },
 	{ "seed", NULL, "ZL_SEED", "0", OPT_INT, NULL, 0, 2147483647L, "N",
 	  "seed for random, numpy, torch and the device's generator", NULL },
+	{ "ir", NULL, "ZL_IR", "on", OPT_CHOICE, on_off, 0, 0, "WHEN",
+	  "keep the IR of every kernel variant each shape ran (ttgir/ of the run "
+	  "directory); off skips the compile listener", NULL },
 	{ "python", NULL, "ZLB_PYTHON", "python3", OPT_STRING, NULL, 0, 0, "PROG",
 	  "Python interpreter that has torch, triton and pytest", NULL },
 	{ "runs-dir", NULL, "ZLB_RUNS_DIR", "runs", OPT_STRING, NULL, 0, 0, "DIR",
@@ -249,6 +253,7 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	cfg->noise_target = xstrdup(opt_get(run_option_defs, raw, "noise-target"));
 	cfg->clock_floor = xstrdup(opt_get(run_option_defs, raw, "clock-floor"));
 	cfg->l2_mode = dup_opt(raw, "l2");
+	cfg->ir = !strcmp(opt_get(run_option_defs, raw, "ir"), "on");
 	cfg->seed = int_opt(raw, "seed");
 	cfg->python = dup_opt(raw, "python");
 	cfg->runs_dir = dup_opt(raw, "runs-dir");

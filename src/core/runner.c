@@ -78,6 +78,7 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 		free(v);
 	}
 	env_set(env, "ZLB_NOISE_TARGET", cfg->noise_target);
+	env_set(env, "ZLB_IR", cfg->ir ? "1" : "0");
 	env_set(env, "ZLB_L2", cfg->l2_mode);
 	env_set(env, "ZLB_CLOCK_FLOOR", cfg->clock_floor);
 	if (pf->timer_lib)
@@ -455,7 +456,8 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 {
 	struct tee tee = { .log_fd = -1, .term_fd = out_fd };
 	struct strvec env = STRVEC_INIT, child_argv = STRVEC_INIT, plugins = STRVEC_INIT;
-	struct plugin_plan_input plan = { pf->backend, pf->shape_mode, &cfg->extra_plugins };
+	struct plugin_plan_input plan = { pf->backend, pf->shape_mode, &cfg->extra_plugins,
+					  cfg->ir };
 	struct child c = { 0 };
 	struct run_tally ta;
 	char *shape_archive = NULL, *log_path = NULL, *isolated = NULL, *tuner = NULL;

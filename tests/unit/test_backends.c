@@ -437,6 +437,13 @@ static void plan_order(void **state)
 	plan_plugins(&in, &out);
 	assert_int_equal(out.nr, 4);
 	strvec_clear(&out);
+
+	/* IR capture: its listener goes in right after results, before anything compiles. */
+	in.ir = 1;
+	plan_plugins(&in, &out);
+	assert_plan(&out, LIST("zlbench.results", "zlbench.ir", "zlbench.seed",
+			       "zlbench.shapes", "zlbench.timing"));
+	strvec_clear(&out);
 }
 
 static void plan_compat_first(void **state)

@@ -1,8 +1,19 @@
 """A stand-in for triton: testing.do_bench (the "original" timer the
-zlbench timing plugin replaces) and runtime.driver.active.get_benchmarker(),
-which, like Triton's, looks triton.testing.do_bench up at call time."""
+zlbench timing plugin replaces), runtime.driver.active.get_benchmarker()
+(which, like Triton's, looks triton.testing.do_bench up at call time), and
+a stub JIT with Triton 3.6's compile listener and launch hooks (knobs,
+_jit.py): @triton.jit kernels that "compile" into a cache directory and
+"launch" by charging the stub torch's cost model, and @triton.autotune."""
 
 __version__ = "0.0-stub"
 
 from . import testing  # noqa: E402,F401
 from . import runtime  # noqa: E402,F401
+from . import compiler, language  # noqa: E402,F401
+from ._jit import Config, JITFunction, Autotuner, autotune, cdiv, jit, \
+    next_power_of_2  # noqa: E402,F401
+
+try:
+    from . import knobs  # noqa: E402,F401
+except ImportError:      # FAKE_TRITON_KNOBS=none: an older Triton
+    pass
