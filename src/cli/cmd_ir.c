@@ -36,7 +36,8 @@ static const char usage_text[] =
 	"      --shape S      only the shape directory S (e.g. 1024x1024)\n"
 	"      --stage STAGE  ttgir (default), ttir, llir, ptx or cubin (cubin: sizes and\n"
 	"                     hashes, not a text diff)\n"
-	"      --color WHEN   auto (default), always, never\n"
+	"      --color WHEN   auto (default), always, never; default from\n"
+	"                     FLAGGEMS_PERF_COLOR; NO_COLOR honoured\n"
 	"  fingerprint  one XXH3-64 over the relative paths and contents of every stage\n"
 	"               file under RUN/ttgir/: prints <op> TAB <hex> TAB <files>; a batch\n"
 	"               directory (runs one or two levels down) gives one line per run\n"
@@ -151,6 +152,9 @@ static int ir_layout_cmd(int argc, char **argv)
 	if (rep.no_files)
 		printf("note: %zu launched variants had no staged file (listed in %s, "
 		       "nothing to keep)\n", rep.no_files, IR_INDEX_FILE);
+	if (rep.unattributed)
+		printf("note: %zu launches could not be tied to a compiled variant (no hash) "
+		       "and are not laid out\n", rep.unattributed);
 	if (rep.skipped_lines)
 		printf("note: %zu lines of the run's .jsonl files did not parse and were "
 		       "skipped\n", rep.skipped_lines);
@@ -235,7 +239,7 @@ static int stage_ok(const char *s)
 static int ir_diff_cmd(int argc, char **argv)
 {
 	const char *pos[2] = { NULL, NULL }, *op = NULL, *shape = NULL, *stage = "ttgir";
-	const char *color = "auto";
+	const char *color = getenv("FLAGGEMS_PERF_COLOR");
 	char *run[2] = { NULL, NULL }, *run_op[2] = { NULL, NULL };
 	struct ir_view view[2];
 	struct ir_diff_opts o = { 0 };
@@ -268,8 +272,11 @@ static int ir_diff_cmd(int argc, char **argv)
 		return bad_usage("diff needs two run directories");
 	if (!stage_ok(stage))
 		return bad_usage("--stage must be ttgir, ttir, llir, ptx or cubin, not '%s'", stage);
-	if (!*color || !term_color_setting_valid(color))
-		return bad_usage("--color must be auto, always or never, not '%s'", color);
+	if (!color || !*color)
+		color = "auto";
+	if (!term_color_setting_valid(color))
+		return bad_usage("--color (or FLAGGEMS_PERF_COLOR) must be auto, always or never, "
+				 "not '%s'", color);
 	if (op && !*op)
 		return bad_usage("--op needs an operator name");
 	if (shape && !*shape)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "identity.h"
 #include "ir_index.h"
 #include "ir_naming.h"
 #include "jsonfile.h"
@@ -65,6 +66,7 @@ struct inputs {
 	struct launch *l;
 	size_t nl, al;
 	size_t skipped;
+	size_t unattributed;
 	size_t bad_stage_files;
 };
 
@@ -194,7 +196,7 @@ static struct compile *find_compile(struct inputs *in, const char *hash)
 
 static int stage_name_ok(const char *s)
 {
-	if (!s || !*s || strlen(s) > 32)
+	if (!s || !*s || strlen(s) > 32 || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
 		return 0;
 	for (; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
@@ -306,7 +308,9 @@ static int scan_staged_files(struct inputs *in)
 			for (size_t i = 0; i < names.nr; i++) {
 				const char *dot = strrchr(names.v[i], '.');
 				char *p = path_join(hdir, names.v[i]);
-				if (dot && stage_name_ok(dot + 1) && is_file(p))
+				/* A copy cut short by a crash is "<name>.<stage>.tmp.<pid>": not a stage. */
+				if (dot && stage_name_ok(dot + 1) && !strstr(names.v[i], ".tmp.") &&
+				    is_file(p))
 					staged_add(s, dot + 1, p);
 				free(p);
 			}
@@ -333,7 +337,8 @@ static void add_launches(struct inputs *in, size_t row, const json_t *list)
 		struct launch *x;
 
 		if (!hash || !*hash) {
-			in->skipped++;
+			/* The plugin could not tell which variant ran. */
+			in->unattributed++;
 			continue;
 		}
 		GROW(in->l, in->nl, in->al);
@@ -521,6 +526,7 @@ static void kernels_build(struct layout *ly)
 {
 	struct inputs *in = &ly->in;
 	struct strvec raw = STRVEC_INIT;
+	unsigned char *clash;
 
 	for (size_t i = 0; i < in->nc; i++)
 		strvec_push(&raw, in->c[i].kernel);
@@ -538,23 +544,21 @@ static void kernels_build(struct layout *ly)
 		ly->k[i].dir = strbuf_detach(&sb, NULL);
 	}
 	/* Two kernels whose names clean up the same: both get a hash of the real name. */
-	for (size_t i = 0; i < ly->nk; i++) {
-		int clash = 0;
-		for (size_t j = 0; j < ly->nk && !clash; j++)
+	clash = xcalloc(ly->nk + 1, 1);
+	for (size_t i = 0; i < ly->nk; i++)
+		for (size_t j = 0; j < ly->nk && !clash[i]; j++)
 			if (j != i && !strcmp(ly->k[i].dir, ly->k[j].dir))
-				clash = 1;
-		ly->k[i].params.nr = (size_t)clash;	/* a mark until the tables are built */
-	}
+				clash[i] = 1;
 	for (size_t i = 0; i < ly->nk; i++) {
-		if (ly->k[i].params.nr) {
+		if (clash[i]) {
 			char hex[9];
 			char *old = ly->k[i].dir;
 			ir_hex8(ly->k[i].raw, hex);
 			ly->k[i].dir = xstrfmt("%s_%s", old, hex);
 			free(old);
-			ly->k[i].params.nr = 0;
 		}
 	}
+	free(clash);
 	/* Abbreviation tables over every compile of the kernel. */
 	for (size_t i = 0; i < ly->nk; i++) {
 		struct strvec params = STRVEC_INIT, args = STRVEC_INIT;
@@ -1073,6 +1077,9 @@ static int write_naming(struct layout *ly, const char *dest, const struct ir_lay
 	strbuf_addf(&sb, "- compiled variants recorded: %zu\n", rep->compiles);
 	if (rep->no_files)
 		strbuf_addf(&sb, "- variants kept without any staged file: %zu\n", rep->no_files);
+	if (rep->unattributed)
+		strbuf_addf(&sb, "- launches of an unknown variant (no hash), not laid out: %zu\n",
+			    rep->unattributed);
 
 	strbuf_addstr(&sb,
 		"\n## Shapes\n\n"
@@ -1196,6 +1203,7 @@ static void count_distinct(struct layout *ly, struct ir_layout_report *rep)
 	rep->variants = ly->ne;
 	rep->compiles = ly->in.nc;
 	rep->skipped_lines = ly->in.skipped;
+	rep->unattributed = ly->in.unattributed;
 	strvec_clear(&shapes);
 	strvec_clear(&kernels);
 }
@@ -1307,7 +1315,7 @@ out:
 
 int ir_is_run_dir(const char *dir)
 {
-	static const char *const files[] = { "run_identity.json", "results.jsonl", NULL };
+	static const char *const files[] = { IDENTITY_FILE, "results.jsonl", NULL };
 	static const char *const dirs[] = { "ir", IR_TREE_DIR, NULL };
 	int yes = 0;
 
@@ -1338,14 +1346,14 @@ static int first_op(void *ctx, json_t *obj, size_t lineno)
 
 char *ir_run_op(const char *run_dir)
 {
-	char *p = path_join(run_dir, "run_identity.json");
 	json_t *id = NULL;
 	char *op = NULL;
+	char *p;
 
-	if (is_file(p) && !json_read_file(p, &id) && json_str(id, "op") && *json_str(id, "op"))
+	/* An identity this zlb cannot read (error() said why) falls back to the rows. */
+	if (!identity_load(run_dir, &id) && json_str(id, "op") && *json_str(id, "op"))
 		op = xstrdup(json_str(id, "op"));
 	json_decref(id);
-	free(p);
 	if (!op) {
 		p = path_join(run_dir, "results.jsonl");
 		jsonl_each(p, first_op, &op, NULL);

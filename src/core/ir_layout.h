@@ -32,6 +32,7 @@ struct ir_layout_report {
 	size_t compiles;	/* distinct compiled variants (hashes) */
 	size_t no_files;	/* laid-out entries without any staged file */
 	size_t skipped_lines;	/* unparsable lines in the .jsonl inputs */
+	size_t unattributed;	/* launch records without a hash (variant unknown) */
 };
 
 /*

@@ -603,7 +603,7 @@ static void hash_text(const char *hash, struct strbuf *out)
 {
 	size_t start = out->len;
 
-	for (const char *p = hash; *p; p++)
+	for (const char *p = hash; *p && out->len - start < 64; p++)
 		if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z'))
 			strbuf_addch(out, *p);
 		else if (*p >= 'A' && *p <= 'Z')
@@ -644,9 +644,9 @@ static int resolve_stage(const struct ir_variant_desc *v, size_t n, struct strbu
 			struct strbuf sb = STRBUF_INIT;
 
 			if (st == STAGE_DTYPE)
-				ir_sanitize(d->dtype, 40, "nodtype", &sb);
+				ir_sanitize(d->dtype, 24, "nodtype", &sb);
 			else if (st == STAGE_SPEC)
-				ir_sanitize(d->spec, 64, "nospec", &sb);
+				ir_sanitize(d->spec, 48, "nospec", &sb);
 			else
 				hash_text(d->hash, &sb);
 			strvec_push(&vals, sb.buf);
@@ -692,6 +692,11 @@ static int resolve_stage(const struct ir_variant_desc *v, size_t n, struct strbu
 	return used;
 }
 
+/*
+ * Lengths: a base of at most IR_NAME_CAP, "__" + 24 (dtype), "__" + 48
+ * (specialisation), "__h" + at most 64 (hash) and "_<n>" keep a variant
+ * name and its ".<stage>" under NAME_MAX (255).
+ */
 unsigned ir_name_variants(const struct ir_variant_desc *v, size_t n,
 			  struct ir_abbrevs *ab, char **names)
 {

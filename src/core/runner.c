@@ -11,6 +11,7 @@
 #include "fingerprint.h"
 #include "gitinfo.h"
 #include "identity.h"
+#include "ir_layout.h"
 #include "jsonfile.h"
 #include "paths.h"
 #include "plugin_plan.h"
@@ -276,6 +277,40 @@ static void warn_shared(struct tee *t, const struct device_state *st)
 		"a shared card slows every side alike and gives self-consistent, wrong "
 		"numbers; pick an idle one", st->nprocs, pids.buf);
 	strbuf_release(&pids);
+}
+
+/* --- IR ----------------------------------------------------------------- */
+
+/*
+ * Turn the plugin's staging (ir/) into ttgir/<shape>/<kernel>/<variant>.*
+ * with its index and legend. A run that compiled nothing (a timer-only
+ * run, a crash before the first compile) says so; it is not an error.
+ */
+static void lay_out_ir(struct tee *t, const char *run_dir, json_t *outcome)
+{
+	struct ir_layout_report rep;
+	int r = ir_layout_build(run_dir, &rep);
+
+	if (r < 0) {
+		tee_say(t, TERM_YELLOW, "zlb: warning: the IR could not be laid out: %s",
+			last_error());
+		json_object_set_new(outcome, "ir", json_pack("{s:s}", "error", last_error()));
+		return;
+	}
+	if (r > 0) {
+		tee_say(t, TEE_PLAIN, "zlb: no IR captured: %s", rep.why);
+		json_object_set_new(outcome, "ir", json_pack("{s:b,s:s}", "captured", 0,
+							      "why", rep.why));
+		return;
+	}
+	tee_say(t, TEE_PLAIN, "zlb: IR: %zu variant(s) of %zu kernel(s) over %zu shape(s), "
+		"%zu file(s) in ttgir/; %zu autotune sweep loser(s) indexed, not kept "
+		"(ttgir/index.tsv, ttgir/naming.md)", rep.variants, rep.kernels,
+		rep.shapes, rep.files, rep.sweep_losers);
+	json_object_set_new(outcome, "ir", json_pack("{s:b,s:I,s:I,s:I,s:I,s:I}",
+		"captured", 1, "variants", (json_int_t)rep.variants,
+		"kernels", (json_int_t)rep.kernels, "shapes", (json_int_t)rep.shapes,
+		"files", (json_int_t)rep.files, "sweep_losers", (json_int_t)rep.sweep_losers));
 }
 
 /* --- the run ------------------------------------------------------------ */
@@ -556,6 +591,8 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 		json_object_set_new(identity_section(id, "provenance"), "device_end",
 				    device_snapshot(pf, cfg->device, &st));
 	}
+	if (cfg->ir)
+		lay_out_ir(&tee, out->run_dir, identity_section(id, "outcome"));
 	finalize_identity(id, out, &ta, &c, pf->timer);
 	print_summary(&tee, out, &ta, &c);
 	run_tally_release(&ta);
