@@ -154,3 +154,60 @@ def clock_floor():
     """ZLB_CLOCK_FLOOR: samples below this fraction of the steady SM clock are
     discarded (default 0.97; 0 turns the clock check off)."""
     return _float("ZLB_CLOCK_FLOOR", 0.97, 0.0, 1.0)
+
+
+# --- autotune record and replay (protocol §7) -----------------------------------
+
+AUTOTUNE_MODES = ("record", "replay")
+
+
+def autotune_mode():
+    """ZLB_AUTOTUNE_MODE: 'record' (the default: every run that does not
+    replay records) or 'replay'."""
+    raw = _get("ZLB_AUTOTUNE_MODE")
+    if raw is None:
+        return "record"
+    if raw not in AUTOTUNE_MODES:
+        raise EnvError("ZLB_AUTOTUNE_MODE=%r is neither 'record' nor 'replay'" % raw)
+    return raw
+
+
+def replay_from():
+    """ZLB_REPLAY_FROM: the recording run directory, an absolute path; set
+    exactly when ZLB_AUTOTUNE_MODE is 'replay' (None in record mode)."""
+    raw = _get("ZLB_REPLAY_FROM")
+    mode = autotune_mode()
+    if mode == "record":
+        if raw is not None:
+            raise EnvError("ZLB_REPLAY_FROM=%r is set but ZLB_AUTOTUNE_MODE is 'record': "
+                           "a run either records or replays" % raw)
+        return None
+    if raw is None:
+        raise EnvError("ZLB_AUTOTUNE_MODE=replay needs ZLB_REPLAY_FROM (the recording run "
+                       "directory)")
+    if not os.path.isabs(raw):
+        raise EnvError("ZLB_REPLAY_FROM=%r is not an absolute path" % raw)
+    return raw
+
+
+def backend():
+    """ZLB_BACKEND: the backend's name as zlb's backend table spells it
+    (letters, digits, '_', '-', '.'); None when zlb did not say."""
+    raw = _get("ZLB_BACKEND")
+    if raw is None:
+        return None
+    if not all(c.isascii() and (c.isalnum() or c in "_-.") for c in raw):
+        raise EnvError("ZLB_BACKEND=%r is not a backend name (letters, digits, '_', '-', "
+                       "'.')" % raw)
+    return raw
+
+
+def use_flagtune():
+    """ZLB_USE_FLAGTUNE: '1' (FlagTune's expanded config spaces) or '0'
+    (default); as a bool."""
+    raw = _get("ZLB_USE_FLAGTUNE")
+    if raw is None:
+        return False
+    if raw.strip() not in ("0", "1"):
+        raise EnvError("ZLB_USE_FLAGTUNE=%r is neither '0' nor '1'" % raw)
+    return raw.strip() == "1"

@@ -16,6 +16,8 @@ void plan_plugins(const struct plugin_plan_input *in, struct strvec *out)
 	if (in->ir)
 		push_once(out, "zlbench.ir");
 	push_once(out, "zlbench.seed");
+	/* Record or replay: every run does one of the two. */
+	push_once(out, "zlbench.autotune");
 	if (strcmp(in->shape_mode, "upstream"))
 		push_once(out, "zlbench.shapes");
 	push_once(out, "zlbench.timing");

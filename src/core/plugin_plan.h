@@ -20,8 +20,9 @@ struct plugin_plan_input {
  * plugins first (they rewrite collection-time markers, so nothing may look
  * at the items before them), then results (the others report through it),
  * ir (its compile listener must be in place before anything compiles),
- * seed, shapes (not in upstream mode: FlagGems' own shapes are the point),
- * timing, then the user's extras, without duplicates.
+ * seed, autotune (record or replay), shapes (not in upstream mode: FlagGems'
+ * own shapes are the point), timing, then the user's extras, without
+ * duplicates.
  */
 void plan_plugins(const struct plugin_plan_input *in, struct strvec *out);
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "jsonfile.h"
 #include "paths.h"
 #include "plugin_plan.h"
 #include "proc.h"
@@ -326,6 +327,60 @@ static int check_shapes(struct preflight *pf, const struct run_config *cfg)
 	return 0;
 }
 
+/*
+ * What B replays must be a recording made under the same terms: a replay
+ * run has no records (chained replays drift from A), another backend's
+ * configs do not exist here, and USE_FLAGTUNE chooses the config space.
+ */
+static int check_records(struct preflight *pf, const struct run_config *cfg)
+{
+	char *meta_path = xstrfmt("%s/autotune_records/meta.json", pf->replay_from);
+	char *records = NULL;
+	json_t *meta = NULL;
+	const char *backend;
+	int rc, ret = -1;
+
+	rc = json_read_file(meta_path, &meta);
+	if (rc) {
+		if (rc > 0)
+			error("REPLAY_FROM %s has no autotune_records/meta.json: it is not a "
+			      "recording run (a replay run records nothing)", pf->replay_from);
+		ret = fail(pf, "replay_dir", "point --replay-from at the run directory of "
+			   "the recording side (A), never at a replay of it");
+		goto out;
+	}
+	backend = json_str(meta, "backend");
+	if (!backend || strcmp(backend, pf->backend->name)) {
+		error("REPLAY_FROM %s was recorded on backend '%s', this run is on '%s'",
+		      pf->replay_from, backend ? backend : "?", pf->backend->name);
+		ret = fail(pf, "replay_dir", "replay records of the same backend only");
+		goto out;
+	}
+	if (json_is_boolean(json_object_get(meta, "use_flagtune")) &&
+	    json_is_true(json_object_get(meta, "use_flagtune")) != !!cfg->use_flagtune) {
+		error("REPLAY_FROM %s was recorded with USE_FLAGTUNE=%d, this run has %d: "
+		      "the config spaces differ", pf->replay_from,
+		      json_is_true(json_object_get(meta, "use_flagtune")), cfg->use_flagtune);
+		ret = fail(pf, "replay_dir", "set USE_FLAGTUNE (--use-flagtune) as the "
+			   "recording side had it");
+		goto out;
+	}
+	records = xstrfmt("%s/autotune_records/%s.json", pf->replay_from, pf->target.op);
+	if (!is_file(records)) {
+		error("REPLAY_FROM %s holds no records for %s (recorded op: %s)",
+		      pf->replay_from, pf->target.op,
+		      json_str(meta, "op") ? json_str(meta, "op") : "?");
+		ret = fail(pf, "replay_dir", "replay the recording run of the same operator");
+		goto out;
+	}
+	ret = 0;
+out:
+	json_decref(meta);
+	free(meta_path);
+	free(records);
+	return ret;
+}
+
 static int check_replay(struct preflight *pf, const struct run_config *cfg)
 {
 	char *abs;
@@ -341,7 +396,7 @@ static int check_replay(struct preflight *pf, const struct run_config *cfg)
 			    "directory of the recording side, e.g. runs/softmax_20260101-120000");
 	}
 	pf->replay_from = abs;
-	return 0;
+	return check_records(pf, cfg);
 }
 
 static int check_device(struct preflight *pf, const struct run_config *cfg,

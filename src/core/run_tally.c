@@ -91,6 +91,15 @@ static int tally_event(void *ctx, json_t *ev, size_t lineno)
 	}
 	if (!strcmp(name, "PLUGIN") || !strcmp(name, "SHAPES_INJECTED"))
 		return 0;
+	if (!strcmp(name, "AUTOTUNE_RECORDED") || !strcmp(name, "AUTOTUNE_REPLAYED")) {
+		json_t *copy = json_deep_copy(ev);
+		json_object_del(copy, "schema_version");
+		json_object_del(copy, "ts");
+		json_object_del(copy, "event");
+		json_object_set_new(t->autotune, !strcmp(name, "AUTOTUNE_RECORDED") ?
+				    "recorded" : "replayed", copy);
+		return 0;
+	}
 	if (!strcmp(name, "BENCHMARK_DIRECT_NO_CUDAGRAPH") && json_str(ev, "role") &&
 	    !strcmp(json_str(ev, "role"), "tune")) {
 		t->tuning_fallbacks++;
@@ -117,6 +126,7 @@ int run_tally_read(const char *run_dir, struct run_tally *t)
 	t->fallbacks = json_array();
 	t->warnings = json_array();
 	t->copy_rows = json_array();
+	t->autotune = json_object();
 	if (jsonl_each(results, tally_row, t, &bad) < 0)
 		ret = -1;
 	t->bad_lines += bad;
@@ -136,6 +146,7 @@ void run_tally_release(struct run_tally *t)
 	json_decref(t->fallbacks);
 	json_decref(t->warnings);
 	json_decref(t->copy_rows);
+	json_decref(t->autotune);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -20,6 +20,7 @@ struct run_tally {
 	json_t *fallbacks;     /* "op dtype shape" of rows not graph-timed */
 	json_t *copy_rows;     /* "op dtype shape" of rows with copy-engine nodes */
 	json_t *warnings;      /* WARNING events' messages */
+	json_t *autotune;      /* {recorded: {...}, replayed: {...}} from the plugin */
 	size_t bad_lines;      /* lines of either file that did not parse */
 };
 

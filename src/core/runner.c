@@ -80,6 +80,13 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 	}
 	env_set(env, "ZLB_NOISE_TARGET", cfg->noise_target);
 	env_set(env, "ZLB_IR", cfg->ir ? "1" : "0");
+	env_set(env, "ZLB_BACKEND", pf->backend->name);
+	env_set(env, "ZLB_USE_FLAGTUNE", cfg->use_flagtune ? "1" : "0");
+	env_set(env, "ZLB_AUTOTUNE_MODE", pf->replay_from ? "replay" : "record");
+	if (pf->replay_from)
+		env_set(env, "ZLB_REPLAY_FROM", pf->replay_from);
+	else
+		env_unset(env, "ZLB_REPLAY_FROM");
 	env_set(env, "ZLB_L2", cfg->l2_mode);
 	env_set(env, "ZLB_CLOCK_FLOOR", cfg->clock_floor);
 	if (pf->timer_lib)
@@ -482,6 +489,7 @@ static void finalize_identity(json_t *id, const struct run_outcome *o,
 		"skipped", (json_int_t)ta->skipped));
 	json_object_set_new(out, "markers", json_deep_copy(ta->markers));
 	json_object_set_new(out, "tuning_fallbacks", json_integer(ta->tuning_fallbacks));
+	json_object_set_new(out, "autotune", json_deep_copy(ta->autotune));
 	strbuf_release(&end);
 }
 
@@ -503,12 +511,6 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	out->pytest_rc = -1;
 	out->exit_code = ZLB_EXIT_IO;
 
-	if (cfg->replay_from) {
-		/* Refused before anything is created: a run that says "replay" must replay. */
-		out->exit_code = ZLB_EXIT_USAGE;
-		return error("--replay-from: replaying recorded autotune configs is not "
-			     "available in this zlb yet; nothing was started");
-	}
 	if (cfg->parallel_warmup_gpus >= 2) {
 		out->exit_code = ZLB_EXIT_USAGE;
 		return error("PARALLEL_WARMUP_GPUS=%d: sharding the autotune sweep over "

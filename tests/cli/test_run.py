@@ -348,11 +348,33 @@ def test_shape_key_for_the_wrong_class(zlb, shapes):
 def test_features_not_built_yet_are_refused_not_faked(zlb, tmp_path):
     r = zlb.run("softmax", env={"PARALLEL_WARMUP_GPUS": "4"})
     assert r.rc == 2 and "PARALLEL_WARMUP_GPUS=4" in r.err, r
-    r = zlb.run("softmax", env={"REPLAY_FROM": str(tmp_path)})
-    assert r.rc == 2 and "replaying recorded autotune configs is not" in r.err, r
     assert not zlb.runs.exists()
     r = zlb.run("softmax", "--dtypes", "float16", env={"PARALLEL_WARMUP_GPUS": "1"})
     assert r.rc == 0, r
+
+
+def test_replay_needs_a_recording_of_the_same_terms(zlb, tmp_path):
+    # A directory that is not a recording (a replay run records nothing).
+    r = zlb.run("softmax", env={"REPLAY_FROM": str(tmp_path)})
+    preflight(r, "replay_dir")
+    assert "it is not a recording run" in r.err
+    rec = tmp_path / "rec" / "autotune_records"
+    rec.mkdir(parents=True)
+    (rec / "softmax.json").write_text('{"schema_version": 1, "op": "softmax", "kernels": []}')
+    for meta, needle in (
+            ({"backend": "rocm", "use_flagtune": False, "op": "softmax"}, "recorded on backend 'rocm'"),
+            ({"backend": "cuda", "use_flagtune": True, "op": "softmax"}, "USE_FLAGTUNE=1"),
+    ):
+        (rec / "meta.json").write_text(json.dumps(dict(meta, schema_version=1)))
+        r = zlb.run("softmax", env={"REPLAY_FROM": str(rec.parent)})
+        preflight(r, "replay_dir")
+        assert needle in r.err, r
+    (rec / "meta.json").write_text(json.dumps(
+        {"schema_version": 1, "backend": "cuda", "use_flagtune": False, "op": "softmax"}))
+    r = zlb.run("add", env={"REPLAY_FROM": str(rec.parent)})
+    preflight(r, "replay_dir")
+    assert "holds no records for add" in r.err
+    assert not zlb.runs.exists()
 
 
 def test_replay_from_a_file_is_refused(zlb, tmp_path):
@@ -398,3 +420,34 @@ def test_help_and_unknown_command(zlb):
     assert r.rc == 0 and "--test-node" in r.out
     r = zlb.cmd("frobnicate")
     assert r.rc == 2 and "not a zlb command" in r.err
+
+
+def test_record_then_replay_reproduces_the_configs(zlb):
+    # A tunes for itself and records; B replays A while live tuning would pick
+    # other configs (FAKE_TUNE_BIAS), so only replay can give B A's choices.
+    a = zlb.run("tuned_rowsum", "--shape-mode", "upstream", "--dtypes", "float16",
+                "--isolate-tuner-cache")
+    assert a.rc == 0, a
+    a_dir = a.run_dir
+    rec = json.loads((a_dir / "autotune_records" / "tuned_rowsum.json").read_text())
+    meta = json.loads((a_dir / "autotune_records" / "meta.json").read_text())
+    assert meta["backend"] == "cuda" and meta["op"] == "tuned_rowsum" and meta["entries"] > 0
+    a_entries = {json.dumps(e["key"]): e["config"] for k in rec["kernels"] for e in k["entries"]}
+    assert a_entries
+    assert a.identity(a_dir)["caliber"]["autotune_mode"] == "record"
+
+    b = zlb.run("tuned_rowsum", "--shape-mode", "upstream", "--dtypes", "float16",
+                "--isolate-tuner-cache", "--replay-from", str(a_dir),
+                env={"FAKE_TUNE_BIAS": "1"})
+    assert b.rc == 0, b
+    b_dir = [d for d in b.run_dirs if d != a_dir][0]
+    ident = b.identity(b_dir)
+    assert ident["caliber"]["autotune_mode"] == "replay"
+    assert ident["provenance"]["replay_from"] == str(a_dir)
+    assert ident["outcome"]["autotune"]["replayed"]["injected"] == len(a_entries)
+    assert "AUTOTUNE_REPLAY_FALLBACK" not in ident["outcome"]["markers"]
+    assert not (b_dir / "autotune_records").exists()      # a replay records nothing
+    # And a replay of that replay is refused: it is not a recording.
+    c = zlb.run("tuned_rowsum", "--shape-mode", "upstream", "--replay-from", str(b_dir))
+    preflight(c, "replay_dir")
+    assert "not a recording run" in c.err

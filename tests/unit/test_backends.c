@@ -407,20 +407,21 @@ static void plan_order(void **state)
 	struct plugin_plan_input in = { must_find("cuda"), "inline", NULL };
 
 	plan_plugins(&in, &out);
-	assert_plan(&out, LIST("zlbench.results", "zlbench.seed", "zlbench.shapes",
-			       "zlbench.timing"));
+	assert_plan(&out, LIST("zlbench.results", "zlbench.seed", "zlbench.autotune",
+			       "zlbench.shapes", "zlbench.timing"));
 	strvec_clear(&out);
 
 	in.shape_mode = "file";
 	plan_plugins(&in, &out);
-	assert_plan(&out, LIST("zlbench.results", "zlbench.seed", "zlbench.shapes",
-			       "zlbench.timing"));
+	assert_plan(&out, LIST("zlbench.results", "zlbench.seed", "zlbench.autotune",
+			       "zlbench.shapes", "zlbench.timing"));
 	strvec_clear(&out);
 
 	/* Upstream shapes: FlagGems' own, so no shapes plugin. */
 	in.shape_mode = "upstream";
 	plan_plugins(&in, &out);
-	assert_plan(&out, LIST("zlbench.results", "zlbench.seed", "zlbench.timing"));
+	assert_plan(&out, LIST("zlbench.results", "zlbench.seed", "zlbench.autotune",
+			       "zlbench.timing"));
 	strvec_clear(&out);
 
 	/* Extras last, each once, and none repeating a built-in. */
@@ -428,21 +429,21 @@ static void plan_order(void **state)
 	in.shape_mode = "inline";
 	in.extra = &extra;
 	plan_plugins(&in, &out);
-	assert_plan(&out, LIST("zlbench.results", "zlbench.seed", "zlbench.shapes",
-			       "zlbench.timing", "my.plugin", "other"));
+	assert_plan(&out, LIST("zlbench.results", "zlbench.seed", "zlbench.autotune",
+			       "zlbench.shapes", "zlbench.timing", "my.plugin", "other"));
 	strvec_clear(&out);
 
 	/* An empty extra list is no extra. */
 	strvec_clear(&extra);
 	plan_plugins(&in, &out);
-	assert_int_equal(out.nr, 4);
+	assert_int_equal(out.nr, 5);
 	strvec_clear(&out);
 
 	/* IR capture: its listener goes in right after results, before anything compiles. */
 	in.ir = 1;
 	plan_plugins(&in, &out);
 	assert_plan(&out, LIST("zlbench.results", "zlbench.ir", "zlbench.seed",
-			       "zlbench.shapes", "zlbench.timing"));
+			       "zlbench.autotune", "zlbench.shapes", "zlbench.timing"));
 	strvec_clear(&out);
 }
 
@@ -456,7 +457,7 @@ static void plan_compat_first(void **state)
 	fake.compat_plugins = compat;
 	plan_plugins(&in, &out);
 	assert_plan(&out, LIST("zlbench.compat_x", "zlbench.results", "zlbench.seed",
-			       "zlbench.timing"));
+			       "zlbench.autotune", "zlbench.timing"));
 	strvec_clear(&out);
 }
 

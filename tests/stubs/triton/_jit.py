@@ -28,15 +28,24 @@ Triton 3.6's hooks, with no compiler and no GPU.
    stub torch's formula), charged through torch._stub.charge (so it is scaled
    inside use_gems and lands in a capturing graph like any stub op).
 
-@triton.autotune(configs=[triton.Config({...}, num_warps=...)], key=[names]):
-on the first call for a key (the key arguments' values plus the dtypes of the
-tensor arguments) every config is timed through
+@triton.autotune(configs=[triton.Config({...}, num_warps=...)], key=[names]) is
+Triton 3.6's Autotuner as far as autotune record/replay sees it (configs,
+keys, arg_names, the cache dict {key: Config}, best_config, run(), a Config's
+pre_hook): on the first call for a key (the key arguments' values plus the
+dtypes of the tensor arguments) every config is timed through
 triton.runtime.driver.active.get_benchmarker() in the quantiles form (each
 config compiles inside that timing call), the fastest (first on ties) is
 kept; then, and on every later call for that key, only the winner launches.
+@triton.heuristics(values) sits between an autotuner and its kernel.
 
-`stats` counts compiles, cache hits, loads, launches and launches that ran
-with launch hooks; `launch_log` lists (name, hash, hooked) per launch;
+A variant can be made to fail its "compile" with OutOfResources, as a config
+another compiler build cannot fit: triton._jit.fail_compile (in-process) or
+$FAKE_TRITON_FAIL="kernel:BLOCK=128,num_warps=8;...". Autotuning times such
+a config as inf; a direct launch raises. $FAKE_TUNE_LOG=<file>: one JSON line
+per tuner call (kernel, key, the config run, whether it benchmarked).
+
+`stats` counts compiles, cache hits, loads, launches, launches that ran
+with launch hooks, tuning sweeps and benchmarked configs; `launch_log` lists (name, hash, hooked) per launch;
 reset() forgets every compiled variant, tuning result and count.
 """
 
@@ -52,7 +61,8 @@ from . import compiler, language
 
 TRITON_VERSION = "3.6.0+stub"
 
-stats = {"compiles": 0, "cache_hits": 0, "loads": 0, "launches": 0, "hooked_launches": 0}
+stats = {"compiles": 0, "cache_hits": 0, "loads": 0, "launches": 0, "hooked_launches": 0,
+         "tunings": 0, "benchmarks": 0}
 launch_log = []
 _registry = []
 _handles = itertools.count(1)
@@ -143,6 +153,8 @@ class Config:
         out = dict(self.kwargs)
         out.update(num_warps=self.num_warps, num_stages=self.num_stages,
                    num_ctas=self.num_ctas)
+        if self.maxnreg is not None:
+            out["maxnreg"] = self.maxnreg
         return out
 
     def __repr__(self):
@@ -204,7 +216,14 @@ def _is_constexpr(annotation):
     return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
 
 
-class JITFunction:
+class KernelInterface:
+    """What every launchable of the stub shares: kernel[grid](*args, **kw)."""
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+
+class JITFunction(KernelInterface):
     def __init__(self, fn):
         self.fn = fn
         self.__name__ = fn.__name__
@@ -230,9 +249,6 @@ class JITFunction:
 
     def __repr__(self):
         return "JITFunction(%s:%s)" % (self.__module__, self.__qualname__)
-
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Cannot call @triton.jit'd outside of the scope of a kernel")
@@ -262,18 +278,22 @@ class JITFunction:
                 raise TypeError("stub JIT: cannot specialise %s=%r" % (name, v))
         return signature, constants, attrs
 
-    def run(self, *args, grid=None, num_warps=4, num_stages=3, num_ctas=1, warmup=False,
-            **kwargs):
+    def run(self, *args, grid=None, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None,
+            warmup=False, **kwargs):
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = [bound.arguments[n] for n in self.arg_names]
         signature, constants, attrs = self._specialize(values)
         opts = {"num_warps": int(num_warps), "num_stages": int(num_stages),
                 "num_ctas": int(num_ctas)}
+        if maxnreg is not None:
+            opts["maxnreg"] = int(maxnreg)
         key = (tuple(signature.items()), tuple((k, repr(v)) for k, v in constants.items()),
                tuple(sorted(attrs)), tuple(sorted(opts.items())))
         kernel = self.kernels.get(key)
         if kernel is None:
+            _refuse_compile(self.__name__, {self.arg_names[i[0]]: v
+                                            for i, v in constants.items()}, opts)
             kernel = self._compile(signature, constants, attrs, opts)
             self.kernels[key] = kernel
         if warmup:
@@ -403,48 +423,209 @@ def jit(fn=None, **kwargs):
     return JITFunction(fn)
 
 
-# --- @triton.autotune ------------------------------------------------------------------
+# --- compile failures (a config another build cannot compile) ----------------------------
 
-class Autotuner:
-    def __init__(self, fn, configs, key):
+class OutOfResources(Exception):
+    """triton.runtime.errors.OutOfResources of the stub."""
+
+    def __init__(self, required, limit, name):
+        self.required, self.limit, self.name = required, limit, name
+        super().__init__("out of resource: %s, Required: %d, Hardware limit: %d. Reducing "
+                         "block sizes or `num_stages` may help." % (name, required, limit))
+
+
+# In-process refusals: (kernel name, {constexpr or option: value}) pairs; a
+# variant matching one of them fails to "compile". $FAKE_TRITON_FAIL adds more,
+# read at each compile: "kernel:BLOCK=128,num_warps=8;other:BLOCK=4".
+fail_compile = []
+
+
+def _fail_rules():
+    rules = list(fail_compile)
+    for part in os.environ.get("FAKE_TRITON_FAIL", "").split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        name, _, conds = part.partition(":")
+        cond = {}
+        for c in conds.split(","):
+            if c.strip():
+                k, _, v = c.partition("=")
+                cond[k.strip()] = v.strip()
+        rules.append((name.strip(), cond))
+    return rules
+
+
+def _refuse_compile(name, constants, opts):
+    values = dict(constants)
+    values.update(opts)
+    for rule_name, cond in _fail_rules():
+        if rule_name != name:
+            continue
+        if all(k in values and str(values[k]) == str(v) for k, v in cond.items()):
+            raise OutOfResources(232448 + 1024, 232448, "shared memory")
+
+
+# --- @triton.heuristics and @triton.autotune ---------------------------------------------
+
+class Heuristics(KernelInterface):
+    """values: {constexpr name: f(named args) -> value}, as Triton's."""
+
+    def __init__(self, fn, arg_names, values):
         self.fn = fn
-        self.configs = list(configs)
+        self.arg_names = arg_names
+        self.values = values
+
+    def run(self, *args, **kwargs):
+        named = dict(zip(self.arg_names, args))
+        for v, heur in self.values.items():
+            kwargs[v] = heur({**named, **kwargs})
+        return self.fn.run(*args, **kwargs)
+
+
+def heuristics(values):
+    return lambda fn: Heuristics(fn, fn.arg_names, values)
+
+
+def _tune_log(tuner, key, config, benchmarked):
+    """$FAKE_TUNE_LOG: one JSON line per tuner call (which config it ran and
+    whether it benchmarked for it), a stand-in for TRITON_PRINT_AUTOTUNING."""
+    path = os.environ.get("FAKE_TUNE_LOG")
+    if not path:
+        return
+    line = {"pid": os.getpid(), "tuner": type(tuner).__name__,
+            "kernel": tuner.base_fn.__name__,
+            "key": [k if isinstance(k, (bool, int, float, str)) else repr(k) for k in key]
+            if key is not None else None,
+            "config": config.all_kwargs(), "benchmarked": bool(benchmarked)}
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+class Autotuner(KernelInterface):
+    """triton.runtime.Autotuner of Triton 3.6, as far as record/replay sees it:
+    configs, keys (the key argument names), arg_names, cache {key: Config}
+    where key is the key arguments' values (in keys order, those present) plus
+    str(dtype) of every argument with a dtype; run() benchmarks every (pruned)
+    config through do_bench (driver.active.get_benchmarker(), looked up at
+    tuning time) in the quantiles form only for a key not in cache; a config
+    failing with OutOfResources times as inf; best_config is the config of the
+    last call; a config's pre_hook runs before its launch. `tunings` counts
+    sweeps, `benchmarks` timed configs (also in the module's stats)."""
+
+    def __init__(self, fn, arg_names, configs, key, reset_to_zero=None, restore_value=None,
+                 pre_hook=None, post_hook=None, prune_configs_by=None, warmup=None, rep=None,
+                 use_cuda_graph=False, do_bench=None, cache_results=False):
+        self.configs = list(configs) if configs else [Config({}, num_warps=4, num_stages=3)]
         self.keys = list(key)
-        self.arg_names = fn.arg_names
-        self.__name__ = fn.__name__
+        self.arg_names = arg_names
+        self.fn = fn
+        self.base_fn = fn
+        while not inspect.isfunction(self.base_fn):
+            self.base_fn = self.base_fn.fn
+        self.__name__ = self.base_fn.__name__
+        self.reset_to_zero = list(reset_to_zero or [])
+        self.restore_value = list(restore_value or [])
+        self.pre_hook = pre_hook or (lambda kwargs, reset_only=False: 0)
+        self.post_hook = post_hook or (lambda kwargs, exception: 0)
+        self.early_config_prune = (prune_configs_by or {}).get("early_config_prune")
+        self._do_bench = do_bench
+        self.cache = {}
         self._reset()
         _registry.append(self)
 
     def _reset(self):
         self.cache = {}
         self.best_config = None
+        self.nargs = None
         self.tunings = 0
+        self.benchmarks = 0
 
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+    @property
+    def do_bench(self):
+        if self._do_bench is not None:
+            return self._do_bench
+        from .runtime import driver
 
-    def run(self, *args, grid=None, **kwargs):
-        named = dict(zip(self.arg_names, args))
-        named.update(kwargs)
-        key = tuple(named[k] for k in self.keys) + tuple(
-            str(v.dtype) for v in named.values() if _is_tensor(v))
-        if key not in self.cache:
-            from .runtime import driver
+        return driver.active.get_benchmarker()
 
-            bench = driver.active.get_benchmarker()
-            timings = []
-            for cfg in self.configs:
-                def kernel_call(cfg=cfg):
-                    self.fn.run(*args, grid=grid, **kwargs, **cfg.all_kwargs())
+    def _bench(self, *args, config, **meta):
+        current = dict(meta, **config.all_kwargs())
+        full_nargs = {**self.nargs, **current}
 
-                t = bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
-                timings.append(t[0] if isinstance(t, (list, tuple)) else t)
-            best = min(range(len(self.configs)), key=lambda i: timings[i])
-            self.cache[key] = self.configs[best]
-            self.tunings += 1
-        self.best_config = cfg = self.cache[key]
-        return self.fn.run(*args, grid=grid, **kwargs, **cfg.all_kwargs())
+        def kernel_call():
+            if config.pre_hook:
+                config.pre_hook(full_nargs)
+            self.pre_hook(full_nargs)
+            self.fn.run(*args, **current)
+
+        self.benchmarks += 1
+        stats["benchmarks"] += 1
+        try:
+            return self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
+        except OutOfResources:
+            return [float("inf")] * 3
+
+    def prune_configs(self, kwargs):
+        pruned = self.configs
+        if self.early_config_prune:
+            pruned = self.early_config_prune(self.configs, self.nargs, **kwargs)
+        return pruned
+
+    def _key(self, args, kwargs):
+        all_args = {**self.nargs, **kwargs}
+        _args = {k: v for k, v in all_args.items() if k in self.arg_names}
+        key = [_args[k] for k in self.keys if k in _args]
+        for _, arg in _args.items():
+            if hasattr(arg, "dtype"):
+                key.append(str(arg.dtype))
+        return tuple(key)
+
+    def _tune(self, args, kwargs, configs):
+        timings = {}
+        for cfg in configs:
+            t = self._bench(*args, config=cfg, **kwargs)
+            timings[cfg] = t[0] if isinstance(t, (list, tuple)) else t
+        self.tunings += 1
+        stats["tunings"] += 1
+        self.configs_timings = timings
+        return min(configs, key=lambda c: timings[c])     # first on ties
+
+    def run(self, *args, **kwargs):
+        self.nargs = dict(zip(self.arg_names, args))
+        key = None
+        benchmarked = False
+        if len(self.configs) > 1:
+            key = self._key(args, kwargs)
+            if key not in self.cache:
+                pruned = self.prune_configs(kwargs)
+                if len(pruned) == 1:
+                    self.cache[key] = pruned[0]
+                else:
+                    benchmarked = True
+                    self.cache[key] = self._tune(args, kwargs, pruned)
+                    full_nargs = {**self.nargs, **kwargs, **self.cache[key].all_kwargs()}
+                    self.pre_hook(full_nargs, reset_only=True)
+            config = self.cache[key]
+        else:
+            config = self.configs[0]
+        self.best_config = config
+        _tune_log(self, key, config, benchmarked)
+        if config.pre_hook is not None:
+            config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
+        ret = self.fn.run(*args, **kwargs, **config.all_kwargs())
+        self.nargs = None
+        return ret
 
 
-def autotune(configs, key, **kwargs):
-    return lambda fn: Autotuner(fn, configs, key)
+def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
+             pre_hook=None, post_hook=None, warmup=None, rep=None, use_cuda_graph=False,
+             do_bench=None, cache_results=False):
+    def decorator(fn):
+        return Autotuner(fn, fn.arg_names, configs, key, reset_to_zero, restore_value,
+                         pre_hook=pre_hook, post_hook=post_hook,
+                         prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
+                         use_cuda_graph=use_cuda_graph, do_bench=do_bench,
+                         cache_results=cache_results)
+
+    return decorator

@@ -1,5 +1,10 @@
 """triton.runtime of the stub: driver.active.get_benchmarker() returns
-triton.testing.do_bench as it is at call time (as Triton's does)."""
+triton.testing.do_bench as it is at call time (as Triton's does), and the
+classes Triton exports here (Autotuner, Config, Heuristics, JITFunction,
+KernelInterface, OutOfResources) from the stub JIT (_jit.py)."""
+
+from ._jit import (Autotuner, Config, Heuristics, JITFunction,  # noqa: F401
+                   KernelInterface, OutOfResources)
 
 
 class _Active:

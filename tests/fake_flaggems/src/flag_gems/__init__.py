@@ -8,6 +8,7 @@ import os
 import torch
 
 from . import ops, runtime, utils  # noqa: F401
+from . import tuned  # noqa: F401  (after utils: its kernels use utils.libentry)
 
 __version__ = "0.0-fake"
 
