@@ -22,6 +22,8 @@ enum zlb_exit {
 
 	/* (ir diff) the IR differs, as diff(1) says 1; same value as TESTS_FAILED */
 	ZLB_EXIT_DIFFERENT = 1,
+	/* (compare) a significant regression beyond the threshold; same value */
+	ZLB_EXIT_REGRESSION = 1,
 };
 
 #endif

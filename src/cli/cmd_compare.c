@@ -1,0 +1,401 @@
+/*
+ * zlb compare: build B against build A, row by row (src/core/compare.h for
+ * the flow, src/core/stats_compare.h for the statistics).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "core/compare.h"
+#include "core/compare_report.h"
+#include "core/error.h"
+#include "core/jsonfile.h"
+#include "core/paths.h"
+#include "core/strbuf.h"
+#include "core/strvec.h"
+#include "core/term.h"
+
+static const char usage_text[] =
+	"usage: zlb compare [options] A B\n"
+	"       zlb compare [options] A1 A2 ... -- B1 B2 ...\n"
+	"       zlb compare [options] --a DIR [--a DIR ...] --b DIR [--b DIR ...]\n"
+	"\n"
+	"Is build B faster or slower than build A? Each DIR is a run directory of\n"
+	"`zlb run` (run_identity.json + results.jsonl), or a directory holding runs one\n"
+	"or two levels down (rounds, a batch of operators, or both). Every run is one\n"
+	"round (process) of its side; a row gets one round from each run that measured\n"
+	"it. `--` separates A's directories from B's (options may stand on either side).\n"
+	"\n"
+	"First the identities: every caliber field must agree across all runs of both\n"
+	"sides; a difference, or a run without run_identity.json, prints\n"
+	"`!!! [caliber] ...` and stops (exit 4). autotune_mode may differ across sides\n"
+	"(A records, B replays A's configs); record on both sides is refused by name.\n"
+	"Recording on a shared tuner cache is warned about.\n"
+	"\n"
+	"Then the rows, paired by op, op_name, dtype and Size Detail, SUCCESS on both\n"
+	"sides. Per row: the ratio B/A of the gems latency (geometric mean of the\n"
+	"rounds' medians) with a 95% interval (hierarchical bootstrap over rounds and\n"
+	"samples, hulled with the t interval), a test (Student's t on log round-centres\n"
+	"for equal rounds, Welch's t otherwise; Mann-Whitney U and the drift floor for\n"
+	"one round a side), Benjamini-Hochberg across all rows, and a verdict:\n"
+	"  SLOWER / FASTER  significant after FDR and the whole interval beyond the band\n"
+	"  SAME             the whole interval within +-threshold\n"
+	"  UNSURE           anything else\n"
+	"The torch latency gets the same treatment as a control: a Triton change leaves\n"
+	"it alone, so its verdicts show the false-flag background.\n"
+	"\n"
+	"options:\n"
+	"  --threshold PCT     the band of no practical difference, in percent (default 1;\n"
+	"                      \"0.5\" and \"0.5%\" mean 0.5%)\n"
+	"  --fdr Q             false discovery rate across rows (default 0.05)\n"
+	"  --drift-floor PCT   assumed process-to-process drift of one run's centre, in\n"
+	"                      percent, used when a side has a single round (default 0.3;\n"
+	"                      0 trusts within-run samples alone, which false-flags)\n"
+	"  --bootstrap N       bootstrap replicates per row (default 2000; 0: t interval only)\n"
+	"  --seed N            the bootstrap's seed (default 1): same input, same output\n"
+	"  --out DIR           where compare.csv and compare.json go (default: .)\n"
+	"  --allow-caliber-mismatch\n"
+	"                      compare even when calibers differ (still printed)\n"
+	"  --color WHEN        auto (default), always, never; default from\n"
+	"                      FLAGGEMS_PERF_COLOR; NO_COLOR honoured\n"
+	"\n"
+	"exit codes:\n"
+	"  0    compared; no gems row SLOWER beyond the threshold\n"
+	"  1    a gems row is SLOWER: significant after FDR, beyond --threshold\n"
+	"  2    bad command line\n"
+	"  4    calibers differ, a run has no identity, or record-vs-record (without\n"
+	"       --allow-caliber-mismatch); nothing compared\n"
+	"  7    compare.csv or compare.json could not be written\n"
+	"  8    nothing to compare: a path is not a directory or holds no run, a run\n"
+	"       has no results.jsonl, or no row is SUCCESS on both sides\n";
+
+static int bad_usage(const char *fmt, ...) ZLB_PRINTF(1, 2);
+static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("zlb compare: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n       (zlb compare --help shows the usage)\n", stderr);
+	return ZLB_EXIT_USAGE;
+}
+
+static void quiet(const char *prefix, const char *msg)
+{
+}
+
+/* "--name VALUE" or "--name=VALUE" at argv[*i]; 1 when matched, -1 when the value is missing. */
+static int take_option(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n))
+		return 0;
+	if (argv[*i][n] == '=') {
+		*value = argv[*i] + n + 1;
+		return 1;
+	}
+	if (argv[*i][n])
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*value = argv[++*i];
+	return 1;
+}
+
+/* A percentage ("1", "0.5", "0.5%") as a fraction in [0, max). */
+static int parse_percent(const char *s, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno)
+		return -1;
+	if (*end == '%')
+		end++;
+	if (*end || !(v >= 0) || v >= max)
+		return -1;
+	*out = v / 100;
+	return 0;
+}
+
+static int parse_fraction(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v > 0 && v < 1))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end || errno || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int write_outputs(const struct compare *c, const char *out_dir, int allowed, int code)
+{
+	char *csv, *js, *text;
+	struct strbuf sb = STRBUF_INIT;
+	json_t *j;
+	int r = 0;
+
+	if (mkdir_p(out_dir, 0777)) {
+		fprintf(stderr, "zlb compare: cannot create '%s': %s\n", out_dir, last_error());
+		return -1;
+	}
+	csv = path_join(out_dir, COMPARE_CSV);
+	js = path_join(out_dir, COMPARE_JSON);
+	j = compare_to_json(c, allowed, code);
+	/* 15 digits: every double this writes reads back as itself, 0.05 stays 0.05 */
+	text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	strbuf_addstr(&sb, text ? text : "");
+	strbuf_addch(&sb, '\n');
+	free(text);
+	if (compare_write_csv(c, csv) || write_file_atomic(js, sb.buf, sb.len)) {
+		fprintf(stderr, "zlb compare: %s\n", last_error());
+		r = -1;
+	} else {
+		printf("wrote %s and %s\n", csv, js);
+	}
+	json_decref(j);
+	strbuf_release(&sb);
+	free(csv);
+	free(js);
+	return r;
+}
+
+/* Report a command-line problem and leave through the cleanup (exit 2). */
+#define FAIL_USAGE(...) do { rc = bad_usage(__VA_ARGS__); goto out; } while (0)
+	   
+	   int cmd_compare(int argc, char **argv)
+{
+	struct compare_opts opts = COMPARE_OPTS_INIT;
+	struct strvec paths[2] = { STRVEC_INIT, STRVEC_INIT }, pos_a = STRVEC_INIT,
+		      pos_b = STRVEC_INIT;
+	const char *out_dir = ".", *color_opt = getenv("FLAGGEMS_PERF_COLOR");
+	int allow = 0, dashdash = 0, flagged_sides = 0, color, rc = ZLB_EXIT_OK;
+	struct compare c;
+	struct strbuf sb = STRBUF_INIT;
+
+	compare_init(&c, &opts);
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL, *a = argv[i];
+		int m;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_text, stdout);
+			goto out;
+		}
+		if (!strcmp(a, "--")) {
+			if (dashdash)
+				FAIL_USAGE("'--' may separate A from B only once");
+			dashdash = 1;
+			continue;
+		}
+		if (!strcmp(a, "--allow-caliber-mismatch")) {
+			allow = 1;
+			continue;
+		}
+		m = 0;
+		for (int s = 0; s < 2 && !m; s++) {
+			m = take_option(argc, argv, &i, s ? "--b" : "--a", &v);
+			if (m < 0)
+				FAIL_USAGE("%s needs a directory", s ? "--b" : "--a");
+			if (m)
+				strvec_push(&paths[s], v);
+		}
+		if (m) {
+			flagged_sides = 1;
+			continue;
+		}
+		if ((m = take_option(argc, argv, &i, "--threshold", &v))) {
+			if (m < 0 || parse_percent(v, 100, &opts.threshold))
+				FAIL_USAGE("--threshold takes a percentage in [0, 100), e.g. 1 or "
+					   "0.5%%; got '%s'", m < 0 ? "" : v);
+			continue;
+		}
+		if ((m = take_option(argc, argv, &i, "--drift-floor", &v))) {
+			if (m < 0 || parse_percent(v, 100, &opts.drift_floor))
+				FAIL_USAGE("--drift-floor takes a percentage in [0, 100), e.g. 0.3; "
+					   "got '%s'", m < 0 ? "" : v);
+			continue;
+		}
+		if ((m = take_option(argc, argv, &i, "--fdr", &v))) {
+			if (m < 0 || parse_fraction(v, &opts.fdr))
+				FAIL_USAGE("--fdr takes a level in (0, 1), e.g. 0.05; got '%s'",
+					   m < 0 ? "" : v);
+			continue;
+		}
+		if ((m = take_option(argc, argv, &i, "--bootstrap", &v))) {
+			unsigned long long n;
+			if (m < 0 || parse_uint(v, 10000000, &n) || (n && n < 100))
+				FAIL_USAGE("--bootstrap takes 0 or a count from 100 to 10000000; "
+					   "got '%s'", m < 0 ? "" : v);
+			opts.nboot = (unsigned)n;
+			continue;
+		}
+		if ((m = take_option(argc, argv, &i, "--seed", &v))) {
+			unsigned long long n;
+			if (m < 0 || parse_uint(v, UINT64_MAX, &n))
+				FAIL_USAGE("--seed takes a non-negative integer; got '%s'",
+					   m < 0 ? "" : v);
+			opts.seed = n;
+			continue;
+		}
+		if ((m = take_option(argc, argv, &i, "--out", &v))) {
+			if (m < 0 || !*v)
+				FAIL_USAGE("--out needs a directory");
+			out_dir = v;
+			continue;
+		}
+		if ((m = take_option(argc, argv, &i, "--color", &v))) {
+			if (m < 0 || !term_color_setting_valid(v) || !*v)
+				FAIL_USAGE("--color takes auto, always or never");
+			color_opt = v;
+			continue;
+		}
+		if (a[0] == '-' && a[1])
+			FAIL_USAGE("unknown option '%s'", a);
+		strvec_push(dashdash ? &pos_b : &pos_a, a);
+	}
+	if (!term_color_setting_valid(color_opt))
+		color_opt = NULL;
+
+	/* the sides */
+	if (flagged_sides) {
+		if (pos_a.nr || pos_b.nr || dashdash)
+			FAIL_USAGE("give the sides either with --a/--b or as A B / A... -- B..., "
+				   "not both");
+		if (!paths[0].nr || !paths[1].nr)
+			FAIL_USAGE("both --a and --b are needed");
+	} else if (dashdash) {
+		if (!pos_a.nr || !pos_b.nr)
+			FAIL_USAGE("'--' needs A's directories before it and B's after it");
+		strvec_pushv(&paths[0], (const char *const *)pos_a.v);
+		strvec_pushv(&paths[1], (const char *const *)pos_b.v);
+	} else {
+		if (pos_a.nr != 2)
+			FAIL_USAGE(pos_a.nr < 2 ? "compare needs A and B" :
+				   "more than two directories: separate A's rounds from B's "
+				   "with '--' (A1 A2 -- B1 B2) or use --a/--b");
+		strvec_push(&paths[0], pos_a.v[0]);
+		strvec_push(&paths[1], pos_a.v[1]);
+	}
+	strvec_clear(&pos_a);
+	strvec_clear(&pos_b);
+
+	color = term_color_wanted(STDOUT_FILENO, color_opt);
+	c.opts = opts;
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < paths[s].nr; i++) {
+			int n = compare_add_path(&c, s, paths[s].v[i]);
+
+			if (n < 0) {
+				fprintf(stderr, "zlb compare: %s: '%s' is not a directory\n",
+					s ? "B" : "A", paths[s].v[i]);
+				rc = ZLB_EXIT_NO_DATA;
+				goto out;
+			}
+			if (!n) {
+				fprintf(stderr, "zlb compare: %s: '%s' is not a run directory (no "
+					"run_identity.json or results.jsonl) and holds none\n",
+					s ? "B" : "A", paths[s].v[i]);
+				rc = ZLB_EXIT_NO_DATA;
+				goto out;
+			}
+		}
+	if (compare_duplicate_run(&c)) {
+		rc = bad_usage("run '%s' is given twice; a run is one round of one side",
+			       compare_duplicate_run(&c));
+		goto out;
+	}
+
+	/* 1-2: identities and caliber, before any latency */
+	set_error_routine(quiet);
+	compare_load_identities(&c);
+	set_error_routine(NULL);
+	compare_render_header(&c, &sb, color);
+	compare_check_caliber(&c);
+	compare_render_caliber(&c, &sb, color, allow);
+	fputs(sb.buf, stdout);
+	fflush(stdout);
+	strbuf_reset(&sb);
+	if (c.caliber_problems.nr && !allow) {
+		fprintf(stderr, "zlb compare: the runs were not measured the same way (above); not "
+			"comparing. --allow-caliber-mismatch compares anyway\n");
+		rc = ZLB_EXIT_CALIBER;
+		goto out;
+	}
+
+	/* 3: rows */
+	if (compare_load_results(&c)) {
+		fprintf(stderr, "zlb compare: %s\n", last_error());
+		rc = ZLB_EXIT_NO_DATA;
+		goto out;
+	}
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < c.side[s].nr; i++)
+			if (!c.side[s].runs[i].has_results) {
+				fprintf(stderr, "zlb compare: %s run %s has no results.jsonl\n",
+					s ? "B" : "A", c.side[s].runs[i].dir);
+				rc = ZLB_EXIT_NO_DATA;
+				goto out;
+			}
+
+	/* 4: statistics */
+	compare_analyse(&c);
+	compare_render_report(&c, &sb, color);
+	if (!c.paired)
+		rc = ZLB_EXIT_NO_DATA;
+	else if (c.regression)
+		rc = ZLB_EXIT_REGRESSION;
+	if (rc == ZLB_EXIT_REGRESSION) {
+		char *t = xstrfmt("result: REGRESSION: %zu gems row%s SLOWER beyond %.2f%% (exit 1)",
+				  c.counts[COMPARE_GEMS].n[STATS_SLOWER],
+				  c.counts[COMPARE_GEMS].n[STATS_SLOWER] == 1 ? "" : "s",
+				  100 * opts.threshold);
+		term_addstr_colored(&sb, color, TERM_RED, t);
+		free(t);
+	} else if (rc == ZLB_EXIT_NO_DATA) {
+		strbuf_addstr(&sb, "result: nothing to compare: no row is SUCCESS on both sides (exit 8)");
+	} else {
+		strbuf_addf(&sb, "result: no significant regression beyond %.2f%%",
+			    100 * opts.threshold);
+	}
+	strbuf_addch(&sb, '\n');
+	fputs(sb.buf, stdout);
+	fflush(stdout);
+	if (write_outputs(&c, out_dir, allow, rc))
+		rc = ZLB_EXIT_IO;
+out:
+	strbuf_release(&sb);
+	strvec_clear(&paths[0]);
+	strvec_clear(&paths[1]);
+	strvec_clear(&pos_a);
+	strvec_clear(&pos_b);
+	compare_release(&c);
+	return rc;
+}

@@ -1,0 +1,467 @@
+"""`zlb compare` on run directories written by hand.
+
+Each test builds what `zlb run` leaves (docs/protocol.md section 3): a
+run_identity.json with a caliber section and a results.jsonl whose rows carry
+raw per-call samples for torch and gems. Samples are log-normal around a
+per-round centre that itself drifts between rounds (processes), as measured
+on an H200 (bench/README.md). Seeds are fixed, so every outcome below is
+deterministic.
+"""
+import csv
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+CALIBER = {
+    "backend": "cuda", "device": "NVIDIA H200", "timer": "graph", "mode": "kernel",
+    "bench_level": "core", "shape_mode": "inline", "tuner_cache": "isolated",
+    "direct_repeat": 1, "autotune_mode": "record", "use_flagtune": False,
+    "dtypes": ["float16", "bfloat16"], "seed": 0, "warmup_ms": 1000, "min_samples": 10,
+    "min_time_ms": 100, "noise_target": 0.001, "max_wall_ms": 2000, "l2_mode": "hot",
+    "clock_floor": 0.97,
+}
+SHAPES = [f"[torch.Size([{m}, {m}]), 1]" for m in (256, 512, 1024, 2048, 4096)]
+DTYPES = ["torch.float16", "torch.bfloat16"]
+
+
+def base_rows(op="softmax"):
+    """Ten rows: 5 shapes x 2 dtypes, gems and torch centres in ms."""
+    rows = []
+    for i, shape in enumerate(SHAPES):
+        for dt in DTYPES:
+            rows.append({"op": op, "dtype": dt, "shape": shape,
+                         "gems": 0.002 * 2 ** i, "torch": 0.004 * 2 ** i})
+    return rows
+
+
+def make_run(path, rows, seed, mode="record", caliber=None, identity=True, n=200, noise=0.01,
+             drift=0.001, shift=None, status=None, markers=None, drop=(), replay_from=None,
+             events=()):
+    """One run (round). shift: {row index: fraction} applied to gems; status: {index: str};
+    markers: {index: [gems markers]}; drop: indices left out; events: events.jsonl lines."""
+    rng = random.Random(seed)
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    if identity:
+        cal = dict(CALIBER, autotune_mode=mode, **(caliber or {}))
+        (path / "run_identity.json").write_text(json.dumps({
+            "schema_version": 1, "status": "completed", "op": rows[0]["op"], "caliber": cal,
+            "provenance": {"runtime": {"triton": "3.6.0", "triton_git": "0123456789abcdef"},
+                           "replay_from": str(replay_from) if replay_from else None}}))
+    if events:
+        (path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+
+    def measurement(centre, mk):
+        c = centre * math.exp(rng.gauss(0, drift))
+        x = [c * math.exp(rng.gauss(0, noise)) for _ in range(n)]
+        return {"timer": "graph", "median_ms": sorted(x)[n // 2], "n": n,
+                "markers": list(mk), "fallback": None, "samples_ms": x}
+
+    lines = []
+    for i, r in enumerate(rows):
+        if i in drop:
+            continue
+        st = (status or {}).get(i, "SUCCESS")
+        g = measurement(r["gems"] * (1 + (shift or {}).get(i, 0.0)), (markers or {}).get(i, []))
+        t = measurement(r["torch"], [])
+        row = {"schema_version": 1, "kind": "row", "op": r["op"], "op_name": r["op"],
+               "nodeid": f"benchmark/test_{r['op']}.py::test_{r['op']}",
+               "dtype": r["dtype"], "status": st, "shape_detail": r["shape"], "index": i,
+               "latency_base_ms": t["median_ms"], "latency_ms": g["median_ms"],
+               "torch": t, "gems": g}
+        if st != "SUCCESS":
+            row.update(latency_ms=None, gems=None, error="boom")
+        lines.append(json.dumps(row))
+    (path / "results.jsonl").write_text("\n".join(lines) + "\n")
+    return path
+
+
+def make_sides(root, rounds=3, a_kw=None, b_kw=None, rows=None, **kw):
+    """The A/B protocol: A/r0 records; A/r1.. and B/r0.. replay A/r0's configs."""
+    rows = rows or base_rows()
+    rec = root / "A" / "r0"
+    for k in range(rounds):
+        mode_a = {"mode": "record"} if k == 0 else {"mode": "replay", "replay_from": rec}
+        make_run(root / "A" / f"r{k}", rows, 100 + k, **{**mode_a, **kw, **(a_kw or {})})
+        make_run(root / "B" / f"r{k}", rows, 200 + k,
+                 **{"mode": "replay", "replay_from": rec, **kw, **(b_kw or {})})
+    return root / "A", root / "B"
+
+
+def compare(zlb, *args):
+    res = zlb.cmd("compare", *[str(a) for a in args])
+    out = zlb.cwd / "out"
+    res.json = json.loads((out / "compare.json").read_text()) if (out / "compare.json").exists() else None
+    res.csv = list(csv.DictReader((out / "compare.csv").open())) if (out / "compare.csv").exists() else None
+    return res
+
+
+def paired(res):
+    return [r for r in res.json["rows"] if r["paired"]]
+
+
+# ---- caliber ------------------------------------------------------------------------
+
+def test_caliber_mismatch_exits_4_before_reading_rows(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"caliber": {"l2_mode": "cold"}})
+    # a latency file that does not parse would not stop the caliber check
+    (b / "r0" / "results.jsonl").write_text("not json\n")
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4, res
+    assert "!!! [caliber] l2_mode: A=hot B=cold" in res.out
+    assert "not comparing" in res.err and "--allow-caliber-mismatch" in res.err
+    assert res.json is None and res.csv is None
+
+
+def test_caliber_mismatch_override_still_prints(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"caliber": {"l2_mode": "cold", "seed": 1}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
+    assert res.rc == 0, res
+    assert "!!! [caliber] l2_mode: A=hot B=cold" in res.out
+    assert "!!! [caliber] seed: A=0 B=1" in res.out
+    assert "compared anyway (--allow-caliber-mismatch)" in res.out
+    cal = res.json["caliber"]
+    assert cal["ok"] is False and cal["allowed"] is True
+    assert {p["field"] for p in cal["problems"]} == {"l2_mode", "seed"}
+    assert res.json["summary"]["paired"] == 10
+
+
+def test_caliber_must_agree_within_a_side(zlb, tmp_path):
+    a, b = make_sides(tmp_path)
+    ident = json.loads((a / "r1" / "run_identity.json").read_text())
+    ident["caliber"]["timer"] = "graph+direct"
+    (a / "r1" / "run_identity.json").write_text(json.dumps(ident))
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4, res
+    line = next(l for l in res.out.splitlines() if "[caliber] timer" in l)
+    assert "A=graph | graph+direct B=graph" in line and "differs between A's rounds" in line
+
+
+def test_missing_identity_is_a_caliber_problem(zlb, tmp_path):
+    a, b = make_sides(tmp_path)
+    (b / "r2" / "run_identity.json").unlink()
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4, res
+    assert "!!! [caliber] identity: B run" in res.out and "r2 has no run_identity.json" in res.out
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
+    assert res.rc == 0, res
+    assert "!!! [caliber] identity: B run" in res.out
+    assert res.json["b"]["runs"][2]["identity"] == "absent"
+
+
+def test_record_vs_record_is_refused_by_name(zlb, tmp_path):
+    a, b = make_sides(tmp_path, a_kw={"mode": "record"}, b_kw={"mode": "record"})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4, res
+    assert "!!! [caliber] autotune_mode: record-vs-record: both sides tuned themselves" in res.out
+    assert "--replay-from" in res.out
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
+    assert res.rc == 0 and "record-vs-record" in res.out, res
+
+
+def test_one_recording_replayed_everywhere_is_clean(zlb, tmp_path):
+    a, b = make_sides(tmp_path)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0 and "!!!" not in res.out and "warning" not in res.out, res
+    assert res.json["warnings"] == []
+
+
+def test_several_recordings_warn(zlb, tmp_path):
+    # every A round tuned itself; B replays the first
+    a, b = make_sides(tmp_path, a_kw={"mode": "record", "replay_from": None})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    assert "!!!" not in res.out
+    assert "warning: the runs' autotune configs come from 3 runs (A/r0, A/r1, A/r2)" in res.out
+
+
+def test_replaying_a_run_not_compared_warns(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"replay_from": tmp_path / "elsewhere" / "softmax_x"})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    assert "3 replaying runs replay configs recorded by a run that is not compared here" in res.out
+
+
+def test_replay_fallback_event_flags_the_test_rows(zlb, tmp_path):
+    ev = {"schema_version": 1, "ts": 1.0, "event": "AUTOTUNE_REPLAY_FALLBACK",
+          "reason": "key_missing", "kernel": "softmax_kernel", "where": "m:k", "key": [1],
+          "detail": None, "nodeid": "benchmark/test_softmax.py::test_softmax"}
+    a, b = make_sides(tmp_path, rounds=2, b_kw={"events": [ev]})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    assert all(r["fallback"] and r["markers_b"] == ["AUTOTUNE_REPLAY_FALLBACK"] for r in paired(res))
+    assert res.json["summary"]["fallback_rows"] == 10
+    assert "!B:replay-fallback" in res.out
+    assert "B run r0: 1 autotune point could not be replayed (AUTOTUNE_REPLAY_FALLBACK)" in res.out
+
+
+def test_record_on_shared_cache_warns(zlb, tmp_path):
+    shared = {"tuner_cache": "shared(/home/u/.flaggems)"}
+    a, b = make_sides(tmp_path, caliber=shared)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    assert "!!!" not in res.out
+    assert ("warning: A records autotune configs on a shared tuner cache "
+            "(shared(/home/u/.flaggems))") in res.out
+    assert "B records" not in res.out   # B replays
+    assert len(res.json["warnings"]) == 1 and "--isolate-tuner-cache" in res.json["warnings"][0]
+    # a shared cache is harmless when every run replays... but here A/r0 records on it
+    a2, b2 = make_sides(tmp_path / "2", caliber=shared, a_kw={"mode": "replay"})
+    res = compare(zlb, a2, b2, "--out", zlb.cwd / "out")
+    assert "shared tuner cache" not in res.out, res
+
+
+# ---- pairing -------------------------------------------------------------------------
+
+def test_pairing_and_unpaired_rows(zlb, tmp_path):
+    rows = base_rows()
+    extra = dict(rows[0], shape="[torch.Size([8192, 8192]), 1]")
+    make_run(tmp_path / "A", rows, 1, mode="record", drop=(9,))                       # row 9: only B
+    make_run(tmp_path / "B", rows + [extra], 2, mode="replay", status={3: "FAILED"},  # extra: only B
+             replay_from=tmp_path / "A")
+    # row 0: only in A (B lacks it)
+    lines = (tmp_path / "B" / "results.jsonl").read_text().splitlines()
+    (tmp_path / "B" / "results.jsonl").write_text("\n".join(lines[1:]) + "\n")
+    res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out")
+    assert res.rc in (0, 1), res
+    s = res.json["summary"]
+    assert (s["paired"], s["only_a"], s["only_b"], s["not_success"]) == (7, 1, 2, 1)
+    by_reason = {r["unpaired_reason"]: r for r in res.json["rows"] if not r["paired"]}
+    assert by_reason["only in A"]["shape_detail"] == SHAPES[0] and by_reason["only in A"]["dtype"] == DTYPES[0]
+    assert by_reason["not SUCCESS in B"]["status_b"] == ["FAILED"]
+    assert "not compared: 4 rows" in res.out
+    assert "not SUCCESS in B" in res.out and "(B: FAILED)" in res.out
+    pairing = sorted(r["pairing"] for r in res.csv)
+    assert pairing.count("paired") == 7 and pairing.count("only in B") == 2
+    # an unpaired row has empty statistics in the csv
+    only_a = next(r for r in res.csv if r["pairing"] == "only in A")
+    assert only_a["gems_ratio"] == "" and only_a["gems_verdict"] == ""
+
+
+def test_rows_pair_across_rounds_and_dtypes_not_by_order(zlb, tmp_path):
+    rows = base_rows()
+    make_run(tmp_path / "A", rows, 1, mode="record")
+    make_run(tmp_path / "B", list(reversed(rows)), 2, mode="replay", replay_from=tmp_path / "A")
+    res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out")
+    assert res.json["summary"]["paired"] == 10
+    for r in paired(res):    # same centres, reversed file order: ratios near 1
+        assert abs(r["gems"]["ratio"] - 1) < 0.01, r
+
+
+# ---- verdicts --------------------------------------------------------------------------
+
+def test_clear_regression_exits_1(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"shift": {4: 0.05}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 1, res
+    rows = paired(res)
+    slow = [r for r in rows if r["gems"]["verdict"] == "SLOWER"]
+    assert len(slow) == 1 and slow[0]["shape_detail"] == SHAPES[2] and slow[0]["dtype"] == DTYPES[0]
+    g = slow[0]["gems"]
+    assert 1.04 < g["ratio"] < 1.06 and g["ci_low"] > 1.01 and g["ci_low"] < g["ratio"] < g["ci_high"]
+    assert g["test"] == "student" and g["rounds_a"] == 3 and g["rounds_b"] == 3 and g["q"] <= 0.05
+    # the torch control did not move
+    assert all(r["torch"]["verdict"] in ("SAME", "UNSURE") for r in rows)
+    assert res.json["summary"]["regression"] is True and res.json["summary"]["exit_code"] == 1
+    assert "result: REGRESSION: 1 gems row SLOWER beyond 1.00% (exit 1)" in res.out
+    line = next(l for l in res.out.splitlines() if "SLOWER" in l and "1024" in l)
+    assert "+5." in line
+
+
+def test_faster_and_threshold(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"shift": {0: -0.05, 6: 0.02}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--threshold", "3")
+    # +2% is below a 3% threshold: no regression, whatever its significance
+    assert res.rc == 0, res
+    v = {(r["dtype"], r["shape_detail"]): r["gems"]["verdict"] for r in paired(res)}
+    assert v[(DTYPES[0], SHAPES[0])] == "FASTER"
+    assert v[(DTYPES[0], SHAPES[3])] in ("SAME", "UNSURE")
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--threshold", "1%")
+    assert res.rc == 1, res
+    assert res.json["settings"]["threshold"] == pytest.approx(0.01)
+
+
+def test_aa_gives_same_or_unsure_and_exit_0(zlb, tmp_path):
+    a, b = make_sides(tmp_path, rounds=3)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    verdicts = [r[k]["verdict"] for r in paired(res) for k in ("gems", "torch")]
+    assert len(verdicts) == 20 and set(verdicts) <= {"SAME", "UNSURE"}
+    assert verdicts.count("SAME") >= 10
+    assert "result: no significant regression beyond 1.00%" in res.out
+
+
+def test_aa_single_round_notes_the_drift_floor(zlb, tmp_path):
+    # 0.25% drift between processes, 1% sample noise: samples alone would flag
+    a, b = make_sides(tmp_path, rounds=1, drift=0.0025)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    rows = paired(res)
+    assert {r["gems"]["test"] for r in rows} == {"mwu+floor"}
+    assert all(r["gems"]["verdict"] in ("SAME", "UNSURE") for r in rows)
+    assert all(r["gems"]["drift_floor_a"] == pytest.approx(0.003) for r in rows)
+    assert "a single process cannot show its own placement drift" in res.out
+    assert "0.30% per side (--drift-floor)" in res.out
+    assert res.json["summary"]["single_round"] is True
+    # ... and without the floor the same data false-flag (threshold 0: the test alone)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--drift-floor", "0", "--threshold", "0")
+    flagged = [r for r in paired(res) if r["gems"]["verdict"] in ("SLOWER", "FASTER")
+               or r["torch"]["verdict"] in ("SLOWER", "FASTER")]
+    assert flagged, res
+
+
+def test_fallback_marker_is_flagged(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"markers": {1: ["BENCHMARK_DIRECT_NO_CUDAGRAPH"]}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    rows = paired(res)
+    flagged = [r for r in rows if r["fallback"]]
+    assert len(flagged) == 1 and flagged[0]["markers_b"] == ["BENCHMARK_DIRECT_NO_CUDAGRAPH"]
+    assert flagged[0]["markers_a"] == []
+    assert res.json["summary"]["fallback_rows"] == 1
+    line = next(l for l in res.out.splitlines() if "!B:direct" in l)
+    assert "bfloat16" in line and "256, 256" in line
+    assert "BENCHMARK_DIRECT_NO_CUDAGRAPH: the row fell back" in res.out
+    row = next(r for r in res.csv if r["markers_b"])
+    assert row["markers_b"] == "BENCHMARK_DIRECT_NO_CUDAGRAPH"
+
+
+def test_torch_control_that_moves_is_reported(zlb, tmp_path):
+    rows = base_rows()
+    slow_machine = [dict(r, torch=r["torch"] * 1.04) for r in rows]
+    rec = tmp_path / "A" / "r0"
+    for k in range(3):
+        make_run(tmp_path / "A" / f"r{k}", rows, 10 + k, mode="record" if k == 0 else "replay",
+                 replay_from=rec if k else None)
+        make_run(tmp_path / "B" / f"r{k}", slow_machine, 20 + k, mode="replay", replay_from=rec)
+    res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out")
+    assert res.rc == 0, res            # only gems rows decide the exit status
+    assert res.json["summary"]["torch"]["SLOWER"] == 10
+    assert "warning: the torch control moved on 10 of 10 rows" in res.out
+
+
+# ---- files and syntax ---------------------------------------------------------------
+
+def test_csv_and_json_content(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"shift": {4: 0.05}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    j = res.json
+    assert j["schema_version"] == 1 and j["kind"] == "zlb-compare"
+    assert j["settings"] == {"threshold": 0.01, "fdr": 0.05, "drift_floor": 0.003,
+                             "bootstrap": 2000, "seed": 1, "confidence": 0.95}
+    assert j["a"]["rounds"] == 3 and j["b"]["rounds"] == 3
+    assert j["a"]["runs"][0]["caliber"]["autotune_mode"] == "record"
+    assert len(res.csv) == 10
+    for row, jr in zip(res.csv, j["rows"]):
+        g = jr["gems"]
+        assert row["shape_detail"] == jr["shape_detail"]     # commas survive CSV quoting
+        assert float(row["gems_ratio"]) == pytest.approx(g["b_ms"] / g["a_ms"], rel=1e-5)
+        assert float(row["gems_ratio"]) == pytest.approx(g["ratio"], abs=1e-6)
+        assert row["gems_verdict"] == g["verdict"] and row["torch_verdict"] == jr["torch"]["verdict"]
+        assert float(row["gems_ci_low"]) <= float(row["gems_ratio"]) <= float(row["gems_ci_high"])
+        assert 0 <= float(row["gems_q"]) <= 1 and float(row["gems_p"]) <= float(row["gems_q"]) + 1e-12
+        assert g["samples_a"] == 600 and g["samples_b"] == 600
+    # the centre is the geometric mean of the rounds' medians
+    want_a = math.exp(sum(math.log(sorted(json.loads(l)["gems"]["samples_ms"])[99:101][0] * 0.5
+                                   + sorted(json.loads(l)["gems"]["samples_ms"])[99:101][1] * 0.5)
+                          for k in range(3)
+                          for l in [(a / f"r{k}" / "results.jsonl").read_text().splitlines()[0]]) / 3)
+    assert j["rows"][0]["gems"]["a_ms"] == pytest.approx(want_a, rel=1e-12)
+
+
+def test_deterministic_output(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"shift": {2: 0.01}})
+    first = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    again = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    for r in (first.json, again.json):
+        r.pop("created_at")
+    assert first.json == again.json and first.out == again.out
+    other = compare(zlb, a, b, "--out", zlb.cwd / "out", "--seed", "7")
+    assert other.json["settings"]["seed"] == 7
+    assert [r["gems"]["ratio"] for r in other.json["rows"]] == [r["gems"]["ratio"] for r in first.json["rows"]]
+    # the bootstrap only widens the t interval (the interval is their hull)
+    t_only = compare(zlb, a, b, "--out", zlb.cwd / "out", "--bootstrap", "0")
+    for w, t in zip(first.json["rows"], t_only.json["rows"]):
+        assert w["gems"]["ci_low"] <= t["gems"]["ci_low"] + 1e-15
+        assert w["gems"]["ci_high"] >= t["gems"]["ci_high"] - 1e-15
+
+
+def test_round_syntaxes_agree(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"shift": {4: 0.05}})
+    runs_a = [a / f"r{k}" for k in range(3)]
+    runs_b = [b / f"r{k}" for k in range(3)]
+    by_dir = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    by_list = compare(zlb, *runs_a, "--", *runs_b, "--out", zlb.cwd / "out")
+    by_flag = compare(zlb, *[x for r in runs_a for x in ("--a", r)],
+                      *[x for r in runs_b for x in ("--b", r)], "--out", zlb.cwd / "out")
+    for r in (by_dir, by_list, by_flag):
+        assert r.rc == 1, r
+        r.json.pop("created_at")
+    assert by_dir.json == by_list.json == by_flag.json
+
+
+def test_default_out_is_the_current_directory(zlb, tmp_path):
+    a, b = make_sides(tmp_path / "data")
+    res = zlb.cmd("compare", str(a), str(b))
+    assert res.rc == 0, res
+    assert (zlb.cwd / "compare.csv").is_file() and (zlb.cwd / "compare.json").is_file()
+    assert "wrote ./compare.csv and ./compare.json" in res.out
+
+
+@pytest.mark.parametrize("args,msg", [
+    ([], "compare needs A and B"),
+    (["x"], "compare needs A and B"),
+    (["x", "y", "z"], "separate A's rounds from B's with '--'"),
+    (["x", "--"], "'--' needs A's directories before it and B's after it"),
+    (["--a", "x"], "both --a and --b are needed"),
+    (["--a", "x", "--b", "y", "z"], "not both"),
+    (["x", "y", "--threshold", "abc"], "--threshold takes a percentage"),
+    (["x", "y", "--fdr", "1.5"], "--fdr takes a level in (0, 1)"),
+    (["x", "y", "--bootstrap", "5"], "--bootstrap takes 0 or a count"),
+    (["x", "y", "--color", "sometimes"], "--color takes auto, always or never"),
+    (["x", "y", "--frobnicate"], "unknown option '--frobnicate'"),
+])
+def test_usage_errors_exit_2(zlb, args, msg):
+    res = zlb.cmd("compare", *args)
+    assert res.rc == 2, res
+    assert msg in res.err
+
+
+def test_same_run_twice_is_refused(zlb, tmp_path):
+    a, b = make_sides(tmp_path)
+    res = zlb.cmd("compare", str(a / "r0"), str(a / "r1"), "--", str(a / "r0"), str(b / "r0"))
+    assert res.rc == 2 and "is given twice" in res.err, res
+
+
+def test_no_data_exits_8(zlb, tmp_path):
+    a, b = make_sides(tmp_path)
+    (tmp_path / "empty").mkdir()
+    res = zlb.cmd("compare", str(a), str(tmp_path / "nope"))
+    assert res.rc == 8 and "is not a directory" in res.err, res
+    res = zlb.cmd("compare", str(a), str(tmp_path / "empty"))
+    assert res.rc == 8 and "holds none" in res.err, res
+    # different operators: nothing pairs
+    other = [dict(r, op="layer_norm") for r in base_rows("layer_norm")]
+    make_run(tmp_path / "ln", other, 5, mode="replay")
+    res = compare(zlb, a / "r0", tmp_path / "ln", "--out", zlb.cwd / "out")
+    assert res.rc == 8, res
+    assert "nothing to compare" in res.out
+    assert res.json["summary"]["only_a"] == 10 and res.json["summary"]["only_b"] == 10
+
+
+def test_help_and_command_table(zlb):
+    res = zlb.cmd("compare", "--help")
+    assert res.rc == 0 and "zlb compare [options] A1 A2 ... -- B1 B2 ..." in res.out
+    assert "4    calibers differ" in res.out
+    res = zlb.cmd("help")
+    assert "compare" in res.out
+
+
+def test_color_always_marks_verdicts(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"shift": {4: 0.05, 0: -0.05}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--color", "always")
+    assert "\033[31mSLOWER\033[0m" in res.out and "\033[32mFASTER\033[0m" in res.out
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert "\033[" not in res.out

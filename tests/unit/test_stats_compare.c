@@ -1,0 +1,223 @@
+/*
+ * stats_compare on hand-made rounds: which test a layout of rounds gets,
+ * the point estimate, the drift floor of single rounds, the interval as the
+ * hull of bootstrap and t interval, determinism, and the cases where no
+ * inference is made.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stats_compare.h"
+#include "core/stats_dist.h"
+#include "core/stats_rng.h"
+#include "core/stats_tests.h"
+
+#define N 101
+#define K 5
+
+struct fixture {
+	double x[2][K][N];
+	struct stats_sample_set set[2][K];
+};
+
+/* Side s, round k: centre * exp(0.01 Z) samples, centre drifting by 0.2%. */
+static void fill(struct fixture *f, uint64_t seed, double shift)
+{
+	struct stats_rng rng;
+
+	stats_rng_seed(&rng, seed);
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < K; k++) {
+			double c = (s ? 1 + shift : 1.0) * exp(0.002 * stats_rng_normal(&rng));
+			for (int i = 0; i < N; i++)
+				f->x[s][k][i] = c * exp(0.01 * stats_rng_normal(&rng));
+			f->set[s][k].x = f->x[s][k];
+			f->set[s][k].n = N;
+		}
+}
+
+static struct fixture *fx(void)
+{
+	static struct fixture f;
+	fill(&f, 5, 0.0);
+	return &f;
+}
+
+static void run(struct fixture *f, size_t ka, size_t kb, struct stats_cmp_opts *o,
+		struct stats_cmp *c)
+{
+	assert_int_equal(stats_compare(f->set[0], ka, f->set[1], kb, o, c), 0);
+}
+
+static void test_test_by_layout(void **state)
+{
+	struct fixture *f = fx();
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp c;
+
+	run(f, 3, 3, &o, &c);
+	assert_true(c.ok);
+	assert_string_equal(c.test, "student");
+	assert_true(c.df == 4.0);
+	run(f, 3, 2, &o, &c);
+	assert_string_equal(c.test, "welch");
+	assert_true(c.df > 1 && c.df < 3);
+	run(f, 1, 3, &o, &c);
+	assert_string_equal(c.test, "welch+floor");
+	assert_true(c.floor_a && !c.floor_b);
+	run(f, 1, 1, &o, &c);
+	assert_string_equal(c.test, "mwu+floor");
+	assert_true(isinf(c.df));
+	assert_true(c.p >= c.p_mwu);		/* p = max(p_MWU, p_z) */
+	assert_true(c.floor_a && c.floor_b);
+}
+
+static void test_point_estimate(void **state)
+{
+	struct fixture *f = fx();
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp c;
+	double la = 0, lb = 0;
+
+	run(f, 3, 3, &o, &c);
+	for (int k = 0; k < 3; k++) {
+		la += log(stats_median(f->x[0][k], N));
+		lb += log(stats_median(f->x[1][k], N));
+	}
+	assert_true(fabs(c.a_ms - exp(la / 3)) < 1e-15);
+	assert_true(fabs(c.b_ms - exp(lb / 3)) < 1e-15);
+	assert_true(fabs(c.ratio - c.b_ms / c.a_ms) < 1e-14);
+	assert_true(c.lo < c.ratio && c.ratio < c.hi);
+	assert_int_equal(c.na, 3 * N);
+}
+
+static void test_deterministic_and_hull(void **state)
+{
+	struct fixture *f = fx();
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT, t = STATS_CMP_OPTS_INIT;
+	struct stats_cmp c1, c2, ct;
+
+	for (size_t ka = 1; ka <= 3; ka += 2) {
+		run(f, ka, ka, &o, &c1);
+		run(f, ka, ka, &o, &c2);
+		assert_memory_equal(&c1, &c2, sizeof(c1));
+		t.nboot = 0;	/* the t interval alone */
+		run(f, ka, ka, &t, &ct);
+		assert_true(c1.lo <= ct.lo && ct.hi <= c1.hi);
+		/* the t interval is D +- t_{df} se */
+		{
+			double q = stats_t_ppf(0.975, ct.df);
+			assert_true(fabs(log(ct.lo) - (ct.diff - q * ct.se)) < 1e-12);
+			assert_true(fabs(log(ct.hi) - (ct.diff + q * ct.se)) < 1e-12);
+		}
+	}
+}
+
+static void test_drift_floor_widens_single_rounds(void **state)
+{
+	struct fixture *f = fx();
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp wide, narrow;
+
+	run(f, 1, 1, &o, &wide);
+	o.drift_floor = 0;
+	run(f, 1, 1, &o, &narrow);
+	/* with f = 0.3% per side the half-width is at least 1.96 sqrt(2) f */
+	assert_true(log(wide.hi) - log(wide.lo) >= 2 * 1.959 * sqrt(2) * 0.003);
+	assert_true(log(narrow.hi) - log(narrow.lo) < 0.5 * (log(wide.hi) - log(wide.lo)));
+	assert_true(wide.p >= narrow.p);
+	assert_false(narrow.floor_a);
+}
+
+static void test_no_inference(void **state)
+{
+	double few[3] = { 1.0, 1.01, 0.99 }, many[N], same[3][4];
+	struct stats_sample_set a = { few, 3 }, b = { many, N }, s[3];
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp c;
+
+	for (int i = 0; i < N; i++)
+		many[i] = 1 + 0.001 * i;
+	/* a single round of 3 samples says nothing about its noise */
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &c), 0);
+	assert_false(c.ok);
+	assert_string_equal(c.test, "none");
+	assert_non_null(c.why);
+	assert_true(c.p == 1 && isnan(c.lo));
+	assert_true(isfinite(c.ratio));
+	assert_int_equal(stats_verdict(&c, 0, 0.05, 0.01), STATS_UNSURE);
+	/* identical values everywhere: no variation to test against */
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < 4; i++)
+			same[k][i] = 2.0;
+		s[k].x = same[k];
+		s[k].n = 4;
+	}
+	assert_int_equal(stats_compare(s, 3, s, 3, &o, &c), 0);
+	assert_false(c.ok);
+	/* a side with no valid sample at all */
+	{
+		double bad[2] = { NAN, -1 };
+		struct stats_sample_set z = { bad, 2 };
+		assert_int_equal(stats_compare(&z, 1, &b, 1, &o, &c), -1);
+	}
+}
+
+static void test_invalid_samples_are_dropped(void **state)
+{
+	struct fixture *f = fx();
+	double with_junk[N + 3];
+	struct stats_sample_set a[1], b[1];
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp clean, junk;
+
+	memcpy(with_junk, f->x[0][0], sizeof(f->x[0][0]));
+	with_junk[N] = NAN;
+	with_junk[N + 1] = 0;
+	with_junk[N + 2] = -INFINITY;
+	a[0].x = with_junk;
+	a[0].n = N + 3;
+	b[0] = f->set[1][0];
+	assert_int_equal(stats_compare(a, 1, b, 1, &o, &junk), 0);
+	assert_int_equal(stats_compare(f->set[0], 1, b, 1, &o, &clean), 0);
+	assert_int_equal(junk.na, N);
+	assert_true(junk.ratio == clean.ratio && junk.lo == clean.lo && junk.p == clean.p);
+}
+
+static void test_shift_is_found_and_mirrored(void **state)
+{
+	static struct fixture f;
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp c, m;
+
+	fill(&f, 9, 0.03);
+	run(&f, 5, 5, &o, &c);
+	assert_true(c.ratio > 1.02 && c.lo > 1.01 && c.p < 1e-4);
+	assert_int_equal(stats_verdict(&c, c.p, 0.05, 0.01), STATS_SLOWER);
+	/* B against A is A against B mirrored */
+	assert_int_equal(stats_compare(f.set[1], 5, f.set[0], 5, &o, &m), 0);
+	assert_true(fabs(m.diff + c.diff) < 1e-15);
+	assert_true(fabs(m.p - c.p) < 1e-15);
+	assert_int_equal(stats_verdict(&m, m.p, 0.05, 0.01), STATS_FASTER);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_test_by_layout),
+		cmocka_unit_test(test_point_estimate),
+		cmocka_unit_test(test_deterministic_and_hull),
+		cmocka_unit_test(test_drift_floor_widens_single_rounds),
+		cmocka_unit_test(test_no_inference),
+		cmocka_unit_test(test_invalid_samples_are_dropped),
+		cmocka_unit_test(test_shift_is_found_and_mirrored),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
