@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 
 # Everything zlb needs to build and test, from Debian's archive only.
 DEBIAN_PACKAGES = build-essential cmake ninja-build pkg-config \
-	libjansson-dev libyaml-dev libxxhash-dev libcmocka-dev \
+	libjansson-dev libyaml-dev libxxhash-dev libcsv-dev libcmocka-dev \
 	python3 python3-pytest python3-yaml
 
 all: $(BUILD)/build.ninja
