@@ -18,6 +18,7 @@ struct cmd_struct {
 int cmd_run(int argc, char **argv);
 int cmd_ir(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_ab(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

@@ -24,6 +24,12 @@ enum zlb_exit {
 	ZLB_EXIT_DIFFERENT = 1,
 	/* (compare) a significant regression beyond the threshold; same value */
 	ZLB_EXIT_REGRESSION = 1,
+
+	/*
+	 * (ab) after round 1 the IR of A and B was byte-identical, or neither
+	 * side captured any: the switch changed no generated code (SWITCH_NO_IR_DIFF)
+	 */
+	ZLB_EXIT_NO_IR_DIFF = 10,
 };
 
 #endif
