@@ -120,14 +120,13 @@ class Found:
 
 def walk(pkgs=None):
     """(tuners {id: Found}, entries {id: LibEntry}) reachable from the module
-    globals of the packages, following `.fn` from LibEntry / Autotuner /
+    globals of the packages (package_modules), following `.fn` from LibEntry / Autotuner /
     Heuristics objects down to the JIT function."""
     pkgs = packages() if pkgs is None else pkgs
     tuners, entries = {}, {}
     if not pkgs:
         return tuners, entries
-    prefixes = tuple(p + "." for p in pkgs)
-    for name in sorted(n for n in list(sys.modules) if n in pkgs or n.startswith(prefixes)):
+    for name in package_modules(pkgs):
         mod = sys.modules.get(name)
         try:
             items = sorted(vars(mod).items(), key=lambda kv: str(kv[0]))
@@ -138,6 +137,51 @@ def walk(pkgs=None):
                 continue
             _follow(name, attr, obj, tuners, entries)
     return tuners, entries
+
+
+_inside = {}     # (module name, id(module)) -> is its file inside a package root
+
+
+def _roots(pkgs):
+    """The directories of the packages, each ending in a separator."""
+    roots = []
+    for p in pkgs:
+        for d in getattr(sys.modules.get(p), "__path__", None) or ():
+            roots.append(os.path.join(os.path.realpath(d), ""))
+    return tuple(roots)
+
+
+def package_modules(pkgs):
+    """The names of the loaded modules that belong to the packages: those
+    named under them, and those whose file lies inside their directories.
+
+    The second kind is how FlagGems loads its vendor code: the backend puts
+    runtime/backend/_<vendor>/ on sys.path and imports `_nvidia.ops`,
+    `hopper.ops.mm`, ... as top-level modules, so on an H100/H200 the mm that
+    runs (and its LibTuners) lives in `hopper.ops.mm`, a name with no
+    flag_gems prefix. Such a module is named by its import name, which every
+    process running the same checkout on the same device uses."""
+    prefixes = tuple(p + "." for p in pkgs)
+    roots = _roots(pkgs)
+    names = []
+    for name, mod in list(sys.modules.items()):
+        if name in pkgs or name.startswith(prefixes):
+            names.append(name)
+            continue
+        if not roots or mod is None:
+            continue
+        k = (name, id(mod))
+        inside = _inside.get(k)
+        if inside is None:
+            f = getattr(mod, "__file__", None)
+            try:
+                inside = bool(f) and os.path.realpath(f).startswith(roots)
+            except (TypeError, ValueError, OSError):
+                inside = False
+            _inside[k] = inside
+        if inside:
+            names.append(name)
+    return sorted(names)
 
 
 def _follow(mod, attr, obj, tuners, entries):

@@ -362,6 +362,40 @@ def test_walk_finds_each_tuner_once_with_a_stable_name(gems):
             "flag_gems.tuned.hooked:hooked_copy_kernel"} <= wheres
 
 
+def test_walk_finds_vendor_modules_imported_by_top_level_names(gems):
+    """FlagGems imports its vendor code (runtime/backend/_nvidia/hopper/ops/mm.py)
+    as the top-level module `hopper.ops.mm`: its tuners belong to flag_gems by
+    their file, and are named by that import name. A module of the same shape
+    outside the package is not walked."""
+    import flag_gems
+
+    mod = build()
+    root = os.path.realpath(flag_gems.__path__[0])
+    vendor = types.ModuleType("zlbt_hopper.ops.mm")
+    vendor.__file__ = os.path.join(root, "runtime", "backend", "_nvidia", "zlbt_hopper",
+                                   "ops", "mm.py")
+    vendor.mm_kernel_general = mod.rowsum_kernel
+    stranger = types.ModuleType("zlbt_elsewhere")
+    stranger.__file__ = os.path.join(os.path.dirname(root) + "_not_it", "elsewhere.py")
+    stranger.other = mod.scale_kernel
+    sys.modules["zlbt_hopper.ops.mm"] = vendor
+    sys.modules["zlbt_elsewhere"] = stranger
+    try:
+        found, _ = _autotune.walk(["flag_gems"])
+        paths = {p for f in found.values() for p in f.paths}
+        assert "zlbt_hopper.ops.mm:mm_kernel_general.fn" in paths
+        assert not any(p.startswith("zlbt_elsewhere:") for p in paths)
+        assert "zlbt_hopper.ops.mm" in _autotune.package_modules(["flag_gems"])
+        # without the module under flag_gems/ it would not have been found at all
+        del sys.modules[MOD]
+        found, _ = _autotune.walk(["flag_gems"])
+        rowsum = [f for f in found.values() if f.obj is mod.rowsum_kernel.fn]
+        assert [f.paths for f in rowsum] == [["zlbt_hopper.ops.mm:mm_kernel_general.fn"]]
+    finally:
+        sys.modules.pop("zlbt_hopper.ops.mm", None)
+        sys.modules.pop("zlbt_elsewhere", None)
+
+
 # --- record --------------------------------------------------------------------------------------
 
 def test_record_cold_layout_and_event(gems, monkeypatch):
