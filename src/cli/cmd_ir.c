@@ -146,9 +146,9 @@ static int ir_layout_cmd(int argc, char **argv)
 	}
 	tree = path_join(run, IR_TREE_DIR);
 	printf("%s: %zu variants (%zu files) in %zu shapes, %zu kernels; "
-	       "%zu sweep losers listed in %s\n",
+	       "%zu sweep losers and %zu other unlaunched variants listed in %s\n",
 	       tree, rep.variants, rep.files, rep.shapes, rep.kernels, rep.sweep_losers,
-	       IR_INDEX_FILE);
+	       rep.unlaunched, IR_INDEX_FILE);
 	if (rep.no_files)
 		printf("note: %zu launched variants had no staged file (listed in %s, "
 		       "nothing to keep)\n", rep.no_files, IR_INDEX_FILE);

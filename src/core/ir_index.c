@@ -113,7 +113,8 @@ int ir_index_load(const char *path, struct ir_index *idx)
 		e->dtype = xstrdup(FIELD(C_DTYPE));
 		e->hash = xstrdup(FIELD(C_HASH));
 		e->launches = strtoll(FIELD(C_LAUNCHES), NULL, 10);
-		e->sweep_loser = !strcmp(FIELD(C_LOSER), "yes");
+		/* "yes" (a sweep's loser) and "unlaunched": listed, no files kept */
+		e->sweep_loser = strcmp(FIELD(C_LOSER), "no") != 0;
 		if (strcmp(FIELD(C_FILES), "-"))
 			strvec_split(&e->files, FIELD(C_FILES), ",");
 #undef FIELD

@@ -33,6 +33,7 @@ struct compile {
 	json_t *constexprs;	/* object or NULL */
 	json_t *signature;	/* object or NULL */
 	json_t *spec;		/* object or NULL */
+	int tuned;		/* compiled while an autotune sweep was timing */
 	int launched;
 };
 
@@ -138,6 +139,7 @@ static int on_compile(void *ctx, json_t *obj, size_t lineno)
 	c->constexprs = object_field(obj, "constexprs");
 	c->signature = object_field(obj, "signature");
 	c->spec = object_field(obj, "specialization");
+	c->tuned = json_str(obj, "during") && !strcmp(json_str(obj, "during"), "tune");
 	return 0;
 }
 
@@ -936,7 +938,13 @@ static void index_line(struct strbuf *sb, const char *shape, const char *kernel,
 	add_json(sb, c ? c->constexprs : NULL);
 	strbuf_addch(sb, '\t');
 	add_json(sb, c ? c->spec : NULL);
-	strbuf_addstr(sb, loser ? "\tyes\t" : "\tno\t");
+	/*
+	 * Only a variant compiled inside a tuner's timing call is a sweep loser;
+	 * one compiled elsewhere and never launched by a row (a fill kernel of
+	 * the input setup, say) is "unlaunched": calling it a loser would send
+	 * a reader looking for an autotune that never happened.
+	 */
+	strbuf_addstr(sb, !loser ? "\tno\t" : c && c->tuned ? "\tyes\t" : "\tunlaunched\t");
 	if (!files || !files->nr)
 		strbuf_addch(sb, '-');
 	for (size_t i = 0; files && i < files->nr; i++) {
@@ -974,12 +982,16 @@ static int write_index(struct layout *ly, const char *dest, struct ir_layout_rep
 		if (!ly->in.c[i].launched)
 			losers[nl++] = &ly->in.c[i];
 	qsort(losers, nl, sizeof(*losers), cmp_loser);
+	rep->sweep_losers = rep->unlaunched = 0;
 	for (size_t i = 0; i < nl; i++) {
 		struct kernel_info *k = kernel_find(ly, losers[i]->kernel);
+		if (losers[i]->tuned)
+			rep->sweep_losers++;
+		else
+			rep->unlaunched++;
 		index_line(&sb, "-", k ? k->dir : losers[i]->kernel, "-", NULL, 0,
 			   losers[i]->hash, losers[i], 1, NULL);
 	}
-	rep->sweep_losers = nl;
 	free(losers);
 	path = path_join(dest, IR_INDEX_FILE);
 	r = write_file_atomic(path, sb.buf, sb.len);
@@ -1066,12 +1078,14 @@ static int write_naming(struct layout *ly, const char *dest, const struct ir_lay
 		"of every compiled variant that a measurement launched (in the first eager call of\n"
 		"each torch/gems measurement), under every shape whose rows launched it.\n"
 		"`index.tsv` lists each with its full parameters, launch count and compile hash, and\n"
-		"then the compiled variants no row launched (autotune sweep losers: `sweep_loser`\n"
-		"yes, shape and variant `-`, files not kept).\n"
+		"then the compiled variants no row launched, shape and variant `-`, files not kept:\n"
+		"`sweep_loser` is `yes` for those compiled while an autotune sweep timed them (its\n"
+		"losers) and `unlaunched` for the others (compiled outside any measured call).\n"
 		"\n"
 		"## Counts\n\n");
 	strbuf_addf(&sb, "- variants kept: %zu (%zu files)\n", rep->variants, rep->files);
 	strbuf_addf(&sb, "- sweep losers: %zu\n", rep->sweep_losers);
+	strbuf_addf(&sb, "- other variants no row launched: %zu\n", rep->unlaunched);
 	strbuf_addf(&sb, "- shapes: %zu\n", rep->shapes);
 	strbuf_addf(&sb, "- kernels: %zu\n", rep->kernels);
 	strbuf_addf(&sb, "- compiled variants recorded: %zu\n", rep->compiles);

@@ -28,7 +28,8 @@ struct ir_layout_report {
 	size_t kernels;		/* distinct kernels laid out */
 	size_t variants;	/* (shape, kernel, variant) entries laid out */
 	size_t files;		/* stage files placed under ttgir/ */
-	size_t sweep_losers;	/* compiled variants never launched in attribution */
+	size_t sweep_losers;	/* variants compiled in an autotune sweep, never launched by a row */
+	size_t unlaunched;	/* other compiled variants no row launched */
 	size_t compiles;	/* distinct compiled variants (hashes) */
 	size_t no_files;	/* laid-out entries without any staged file */
 	size_t skipped_lines;	/* unparsable lines in the .jsonl inputs */

@@ -311,13 +311,14 @@ static void lay_out_ir(struct tee *t, const char *run_dir, json_t *outcome)
 		return;
 	}
 	tee_say(t, TEE_PLAIN, "zlb: IR: %zu variant(s) of %zu kernel(s) over %zu shape(s), "
-		"%zu file(s) in ttgir/; %zu autotune sweep loser(s) indexed, not kept "
-		"(ttgir/index.tsv, ttgir/naming.md)", rep.variants, rep.kernels,
-		rep.shapes, rep.files, rep.sweep_losers);
-	json_object_set_new(outcome, "ir", json_pack("{s:b,s:I,s:I,s:I,s:I,s:I}",
+		"%zu file(s) in ttgir/; %zu autotune sweep loser(s) and %zu other unlaunched "
+		"variant(s) indexed, not kept (ttgir/index.tsv, ttgir/naming.md)", rep.variants,
+		rep.kernels, rep.shapes, rep.files, rep.sweep_losers, rep.unlaunched);
+	json_object_set_new(outcome, "ir", json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"captured", 1, "variants", (json_int_t)rep.variants,
 		"kernels", (json_int_t)rep.kernels, "shapes", (json_int_t)rep.shapes,
-		"files", (json_int_t)rep.files, "sweep_losers", (json_int_t)rep.sweep_losers));
+		"files", (json_int_t)rep.files, "sweep_losers", (json_int_t)rep.sweep_losers,
+		"unlaunched", (json_int_t)rep.unlaunched));
 }
 
 /* --- the run ------------------------------------------------------------ */

@@ -22,22 +22,23 @@ def h(*parts):
 
 
 def make_run(root, op="softmax", shapes=((1024, 1024), (4096, 4096)), dtypes=("fp16", "bf16", "fp32"),
-             body="", losers=1, identity=True):
-    """A run of `op`: one variant per dtype, launched under every shape, plus sweep losers."""
+             body="", losers=1, identity=True, unlaunched=0):
+    """A run of `op`: one variant per dtype, launched under every shape, plus sweep losers
+    (compiled while a tuner timed them) and other variants no row launched."""
     root = Path(root)
     (root / "ir" / "files").mkdir(parents=True, exist_ok=True)
     if identity:
         (root / "run_identity.json").write_text(json.dumps({"schema_version": 1, "op": op}))
     compiles, staged, rows = [], [], []
 
-    def compile_line(hash_, warps, stages, tile, dtype):
+    def compile_line(hash_, warps, stages, tile, dtype, during="eager"):
         compiles.append({
             "schema_version": 1, "ts": 1.0, "hash": hash_, "kernel": KERNEL, "name": KERNEL,
             "num_warps": warps, "num_stages": stages, "num_ctas": 1,
             "constexprs": {"TILE_N": tile, "ONE_TILE_PER_CTA": True},
             "signature": {"output_ptr": "*" + dtype, "input_ptr": "*" + dtype, "M": "i32", "N": "i32"},
             "specialization": {"div16": ["output_ptr", "input_ptr", "N"], "equal1": []},
-            "cache_hit": False, "stages": {}, "nodeid": "x", "during": "eager"})
+            "cache_hit": False, "stages": {}, "nodeid": "x", "during": during})
 
     for dt in dtypes:
         hash_ = h(op, dt)
@@ -57,7 +58,9 @@ def make_run(root, op="softmax", shapes=((1024, 1024), (4096, 4096)), dtypes=("f
                 "torch": {"timer": "graph", "launches": []},
                 "gems": {"timer": "graph", "launches": [{"hash": hash_, "kernel": KERNEL, "count": 1}]}})
     for k in range(losers):
-        compile_line(h(op, "loser", k), 8, 2 + k, 2048, "fp16")
+        compile_line(h(op, "loser", k), 8, 2 + k, 2048, "fp16", during="tune")
+    for k in range(unlaunched):
+        compile_line(h(op, "fill", k), 4, 3, 1024, "fp32", during="other")
     (root / "ir" / "compiles.jsonl").write_text("".join(json.dumps(c) + "\n" for c in compiles))
     (root / "ir" / "staged.jsonl").write_text("".join(json.dumps(s) + "\n" for s in staged))
     (root / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -88,10 +91,11 @@ def tree_listing(run):
 # ---- layout ---------------------------------------------------------------------
 
 def test_layout_builds_the_seed_tree(zlb, tmp_path):
-    run = make_run(tmp_path / "runs" / "softmax_1")
+    run = make_run(tmp_path / "runs" / "softmax_1", unlaunched=1)
     r = zlb.cmd("ir", "layout", str(run))
     assert r.rc == 0, r
-    assert "6 variants (30 files) in 2 shapes, 1 kernels; 1 sweep losers listed in index.tsv" in r.out
+    assert ("6 variants (30 files) in 2 shapes, 1 kernels; 1 sweep losers and 1 other "
+            "unlaunched variants listed in index.tsv") in r.out
     files = tree_listing(run)
     for shape in ("1024x1024", "4096x4096"):
         for dt in ("bf16", "fp16", "fp32"):
@@ -105,7 +109,9 @@ def test_layout_builds_the_seed_tree(zlb, tmp_path):
     rows = index_rows(run)
     kept = [r for r in rows if r["sweep_loser"] == "no"]
     losers = [r for r in rows if r["sweep_loser"] == "yes"]
-    assert len(kept) == 6 and len(losers) == 1
+    unlaunched = [r for r in rows if r["sweep_loser"] == "unlaunched"]
+    assert len(kept) == 6 and len(losers) == 1 and len(unlaunched) == 1
+    assert unlaunched[0]["hash"] == h("softmax", "fill", 0) and unlaunched[0]["files"] == "-"
     fp16 = [r for r in kept if r["shape"] == "4096x4096" and r["variant"] == "w4s3__fp16"][0]
     assert fp16["dtype"] == "torch.float16"
     assert fp16["hash"] == h("softmax", "fp16")
@@ -121,6 +127,7 @@ def test_layout_builds_the_seed_tree(zlb, tmp_path):
     legend = (run / "ttgir" / "naming.md").read_text()
     assert "- variants kept: 6 (30 files)" in legend
     assert "- sweep losers: 1" in legend
+    assert "- other variants no row launched: 1" in legend
     assert "| fp16 | torch.float16 |" in legend
 
 
