@@ -19,6 +19,7 @@ int cmd_run(int argc, char **argv);
 int cmd_ir(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_ab(int argc, char **argv);
+int cmd_inventory(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

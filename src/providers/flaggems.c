@@ -136,8 +136,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Benchmark files: benchmark/test_*.py and those one folder deeper (test_FLA/...). */
-static void list_benchmark_files(const char *dir, struct strvec *files)
+void flaggems_list_benchmark_files(const char *dir, struct strvec *files)
 {
 	char *bdir = path_join(dir, "benchmark");
 	DIR *d = opendir(bdir);
@@ -220,7 +219,7 @@ void flaggems_close_names(const char *dir, const char *op, struct strvec *out,
 	struct candidate *c;
 	size_t n = 0, limit = strlen(op) / 3 + 2;
 
-	list_benchmark_files(dir, &files);
+	flaggems_list_benchmark_files(dir, &files);
 	for (size_t i = 0; i < files.nr; i++) {
 		struct strbuf sb = STRBUF_INIT;
 		if (!strbuf_read_file(&sb, files.v[i], SOURCE_LIMIT))
@@ -368,13 +367,7 @@ static int class_bases(const char *text, const char *name, struct strvec *bases,
 	return found;
 }
 
-/*
- * What FlagGems' set_shapes will look up, read statically: the op_name
- * given to the Benchmark constructor and its class chain through the test
- * module and benchmark/base.py. Used only to say, before the run, which
- * shape-file key applies; the plugins redo this in-process for real.
- */
-static void scan_benchmark(struct flaggems_target *t, const char *text)
+void flaggems_scan_benchmark(struct flaggems_target *t, const char *text)
 {
 	char *body = function_body(text, t->op);
 	char *cls, *base_py, *bp;
@@ -562,7 +555,7 @@ int flaggems_resolve(struct flaggems_target *t, const char *dir, const char *op,
 			}
 		} else {
 			struct strvec files = STRVEC_INIT, hits = STRVEC_INIT;
-			list_benchmark_files(t->dir, &files);
+			flaggems_list_benchmark_files(t->dir, &files);
 			for (size_t i = 0; i < files.nr; i++)
 				if (file_defines(files.v[i], op, &text))
 					strvec_push(&hits, files.v[i]);
@@ -608,7 +601,7 @@ int flaggems_resolve(struct flaggems_target *t, const char *dir, const char *op,
 	}
 	pkg = flaggems_package(t->dir);
 	t->package = pkg ? xstrdup(pkg) : NULL;
-	scan_benchmark(t, text.buf);
+	flaggems_scan_benchmark(t, text.buf);
 out:
 	strbuf_release(&text);
 	if (ret)

@@ -57,6 +57,21 @@ const char *flaggems_package(const char *dir);
 int flaggems_resolve(struct flaggems_target *t, const char *dir, const char *op,
 		     const char *op_file, const char *test_node);
 
+/* Benchmark files of a checkout, absolute and sorted: benchmark/test_*.py
+ * and those one folder deeper (test_FLA/...), not models_benchmark/. */
+void flaggems_list_benchmark_files(const char *dir, struct strvec *files);
+
+/*
+ * What FlagGems' set_shapes will look up, read statically: the op_name
+ * given to the Benchmark constructor of test_<t->op> in text (the source of
+ * its benchmark module) and the class chain through that module and
+ * benchmark/base.py of t->dir. Fills t->op_name, t->chain and
+ * t->hardcoding_class as far as the source follows the usual pattern. Used
+ * only to say which shape-file key applies; the plugins redo this
+ * in-process for real.
+ */
+void flaggems_scan_benchmark(struct flaggems_target *t, const char *text);
+
 /* Up to max operator names of the checkout close to op, best first. */
 void flaggems_close_names(const char *dir, const char *op, struct strvec *out,
 			  size_t max);

@@ -1,0 +1,336 @@
+/*
+ * zlb inventory: every benchmark test function of the FlagGems checkouts
+ * (main: flag_gems, vllm: flaggems_vllm) as CSV tables under an ops folder,
+ * checked against pytest's own collection (src/core/inventory_build.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/dismiss.h"
+#include "core/inventory.h"
+#include "core/inventory_build.h"
+#include "core/options.h"
+#include "core/paths.h"
+#include "core/proc.h"
+#include "providers/flaggems.h"
+
+extern char **environ;
+
+static const struct opt_def defs[] = {
+	{ "flaggems-dir", NULL, "FLAGGEMS_DIR", NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "checkout of the main repository (package flag_gems); found as zlb run "
+	  "finds it when not given" },
+	{ "vllm-dir", NULL, "FLAGGEMS_VLLM_DIR", NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "checkout of the vllm repository (package flaggems_vllm); without it only "
+	  "main is inventoried and an existing inventory_vllm.csv is kept" },
+	{ "out", NULL, NULL, "ops", OPT_STRING, NULL, 0, 0, "DIR",
+	  "folder for inventory_main.csv, inventory_vllm.csv and inventory.json" },
+	{ "dismiss", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "FILE",
+	  "dismiss list to check and count (default: OUT/dismiss.txt when it exists)" },
+	{ "python", NULL, "ZLB_PYTHON", "python3", OPT_STRING, NULL, 0, 0, "PROG",
+	  "interpreter whose pytest collects the suite (as zlb run uses)" },
+	{ "no-verify", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "static scan only: do not run pytest --collect-only (rows say unverified)" },
+	{ "collect-timeout", NULL, NULL, "900", OPT_INT, NULL, 1, 86400, "SEC",
+	  "give up on pytest's collection of one checkout after SEC seconds" },
+	{ NULL },
+};
+
+static const char usage_head[] =
+	"usage: zlb inventory [options]\n"
+	"\n"
+	"List every benchmark test function (benchmark/test_*.py, module-level def\n"
+	"test_*) of the FlagGems checkouts with its op, op_file, skip marks and the\n"
+	"op_name/class its Benchmark uses, then run `pytest --collect-only` once per\n"
+	"checkout to mark each one collected=yes|no (unverified when pytest cannot\n"
+	"collect, e.g. without torch, or with --no-verify). Writes, atomically:\n"
+	"  OUT/inventory_main.csv, OUT/inventory_vllm.csv   one row per function\n"
+	"  OUT/inventory.json                               schema_version, checkouts,\n"
+	"                                                   commits and counts\n"
+	"`zlb batch --all` takes every collected function without an unconditional\n"
+	"skip mark that the dismiss list does not name.\n"
+	"\n"
+	"options:\n";
+
+static const char usage_tail[] =
+	"\n"
+	"dismiss list: one `[repo:]op[@op_file]  reason` per line; '#' starts a\n"
+	"comment line; every entry needs a reason.\n"
+	"\n"
+	"exit codes:\n"
+	"  0    inventory written (collection may be unverified: the summary says so)\n"
+	"  2    bad command line or option value\n"
+	"  3    a checkout or the dismiss list is wrong (PREFLIGHT_FAILED check=<name>)\n"
+	"  7    the inventory files could not be written\n";
+
+static void usage(FILE *out)
+{
+	fputs(usage_head, out);
+	options_usage(out, defs);
+	fputs(usage_tail, out);
+}
+
+static void quiet(const char *prefix, const char *msg)
+{
+}
+
+static int preflight_failed(const char *check, const char *why, const char *fix)
+{
+	fprintf(stderr, "PREFLIGHT_FAILED check=%s\n  %s\n  fix: %s\n", check, why, fix);
+	return ZLB_EXIT_PREFLIGHT;
+}
+
+/* Where the interpreter imports flag_gems from (its __init__.py), or NULL. */
+static char *importable_flag_gems(const char *python)
+{
+	static const char script[] =
+		"import importlib.util as u\n"
+		"try:\n"
+		"    s = u.find_spec('flag_gems')\n"
+		"except Exception:\n"
+		"    s = None\n"
+		"print('ZLB_ORIGIN ' + (s.origin or '' if s else ''))\n";
+	char *argv[] = { (char *)python, "-c", (char *)script, NULL };
+	struct strbuf out = STRBUF_INIT;
+	char *res = NULL;
+	const char *p;
+
+	if (run_capture(argv, environ, NULL, 60000, &out) == 0 &&
+	    (p = strstr(out.buf, "ZLB_ORIGIN "))) {
+		p += strlen("ZLB_ORIGIN ");
+		size_t n = strcspn(p, "\n");
+		if (n)
+			res = xstrndup(p, n);
+	}
+	strbuf_release(&out);
+	return res;
+}
+
+/* The checkouts to scan; returns 0 or an exit code. */
+static int find_checkouts(const struct opt_values *v, const char *python,
+			  struct inventory_repo_info *infos, size_t *n)
+{
+	const char *main_opt = opt_get(defs, v, "flaggems-dir");
+	const char *vllm_opt = opt_get(defs, v, "vllm-dir");
+	struct strbuf looked = STRBUF_INIT;
+	char *importable = NULL, *dir = NULL;
+	const char *pkg;
+	int r;
+
+	if (!(main_opt && *main_opt) && python)
+		importable = importable_flag_gems(python);
+	r = flaggems_find_checkout(main_opt, importable, &looked, &dir);
+	free(importable);
+	if (r) {
+		char *why = xstrfmt("%s (looked in: %s)", last_error(), looked.buf);
+		strbuf_release(&looked);
+		r = preflight_failed("flaggems_dir", why, "set --flaggems-dir or FLAGGEMS_DIR "
+				     "to a FlagGems checkout (the folder holding benchmark/ and src/)");
+		free(why);
+		return r;
+	}
+	strbuf_release(&looked);
+	pkg = flaggems_package(dir);
+	if (pkg && !strcmp(pkg, "flaggems_vllm")) {
+		char *why = xstrfmt("%s holds the package flaggems_vllm, not flag_gems", dir);
+		free(dir);
+		r = preflight_failed("flaggems_dir", why, "give this checkout as --vllm-dir "
+				     "and the flag_gems checkout as --flaggems-dir");
+		free(why);
+		return r;
+	}
+	if (!pkg)
+		warning("%s has no src/flag_gems/__init__.py; inventorying it as the main "
+			"repository anyway", dir);
+	infos[0].repo = "main";
+	infos[0].checkout = dir;
+	*n = 1;
+
+	if (!vllm_opt || !*vllm_opt)
+		return 0;
+	struct strbuf looked2 = STRBUF_INIT;
+	dir = NULL;
+	r = flaggems_find_checkout(vllm_opt, NULL, &looked2, &dir);
+	strbuf_release(&looked2);
+	if (r)
+		return preflight_failed("vllm_dir", last_error(), "set --vllm-dir or "
+					"FLAGGEMS_VLLM_DIR to a FlagGems-vllm checkout "
+					"(the folder holding benchmark/ and src/flaggems_vllm/)");
+	pkg = flaggems_package(dir);
+	if (pkg && !strcmp(pkg, "flag_gems")) {
+		char *why = xstrfmt("%s holds the package flag_gems, not flaggems_vllm", dir);
+		free(dir);
+		r = preflight_failed("vllm_dir", why, "give the FlagGems-vllm checkout as "
+				     "--vllm-dir (FLAGGEMS_VLLM_DIR)");
+		free(why);
+		return r;
+	}
+	if (!strcmp(dir, infos[0].checkout)) {
+		char *why = xstrfmt("--vllm-dir and --flaggems-dir are the same folder %s", dir);
+		free(dir);
+		r = preflight_failed("vllm_dir", why, "give each repository its own checkout");
+		free(why);
+		return r;
+	}
+	if (!pkg)
+		warning("%s has no src/flaggems_vllm/__init__.py; inventorying it as the "
+			"vllm repository anyway", dir);
+	infos[1].repo = "vllm";
+	infos[1].checkout = dir;
+	*n = 2;
+	return 0;
+}
+
+static void print_summary(const struct inventory_repo_info *info, const char *csv)
+{
+	printf("%s: %zu functions in %zu files", info->repo, info->functions, info->files);
+	if (info->commit)
+		printf(" (%s @ %.12s)", info->package ? info->package : "?", info->commit);
+	printf(", %zu skip-marked", info->skipped);
+	if (info->verify && !strcmp(info->verify, "pytest")) {
+		printf(", %zu collected, %zu not collected", info->collected, info->not_collected);
+		if (info->collect_only)
+			printf(" (+%zu found only by pytest)", info->collect_only);
+		if (info->collect_errors)
+			printf(", %zu file(s) failed to import", info->collect_errors);
+	} else {
+		printf(", collection unverified: %s", info->verify ? info->verify : "?");
+	}
+	printf(", %zu dismissed -> %s\n", info->dismissed, csv);
+}
+
+int cmd_inventory(int argc, char **argv)
+{
+	struct opt_values v = { 0 };
+	struct strvec pos = STRVEC_INIT;
+	struct inventory inv = INVENTORY_INIT;
+	struct inventory_repo_info infos[2] = { { 0 }, { 0 } };
+	struct dismiss_list dl = DISMISS_LIST_INIT;
+	size_t nrepo = 0, starts[3] = { 0 };
+	char *python = NULL, *out_dir = NULL, *dpath = NULL;
+	int want_help = 0, rc = ZLB_EXIT_OK, verify;
+
+	strvec_init(&infos[0].benchmark_files);
+	strvec_init(&infos[1].benchmark_files);
+	set_error_routine(quiet);
+	if (options_parse(defs, argc, argv, environ, &v, &pos, &want_help)) {
+		fprintf(stderr, "zlb inventory: %s\n       (zlb inventory --help lists the "
+			"options)\n", last_error());
+		rc = ZLB_EXIT_USAGE;
+		goto out;
+	}
+	if (want_help) {
+		usage(stdout);
+		goto out;
+	}
+	if (pos.nr) {
+		fprintf(stderr, "zlb inventory: unexpected argument '%s'; it takes options "
+			"only\n       (zlb inventory --help lists the options)\n", pos.v[0]);
+		rc = ZLB_EXIT_USAGE;
+		goto out;
+	}
+	verify = !opt_parse_bool(opt_get(defs, &v, "no-verify") ?
+				 opt_get(defs, &v, "no-verify") : "0");
+	python = find_program(opt_get(defs, &v, "python"));
+	rc = find_checkouts(&v, python, infos, &nrepo);
+	if (rc)
+		goto out;
+	out_dir = xstrdup(opt_get(defs, &v, "out"));
+
+	/* The dismiss list is checked before the (slow) collection starts. */
+	dpath = opt_get(defs, &v, "dismiss") ? xstrdup(opt_get(defs, &v, "dismiss"))
+					     : path_join(out_dir, "dismiss.txt");
+	if ((opt_get(defs, &v, "dismiss") || is_file(dpath)) && dismiss_load(dpath, &dl)) {
+		rc = preflight_failed("dismiss", last_error(), "correct the line named above "
+				      "(format: `[repo:]op[@op_file]  reason`)");
+		goto out;
+	}
+
+	for (size_t i = 0; i < nrepo; i++) {
+		struct inventory_repo_info *info = &infos[i];
+		starts[i] = inv.nr;
+		if (inventory_scan(&inv, info)) {
+			rc = preflight_failed(i ? "vllm_dir" : "flaggems_dir", last_error(),
+					      "point the option at the checkout root");
+			goto out;
+		}
+		if (!verify) {
+			info->verify = xstrdup("not tried (--no-verify)");
+		} else if (!python) {
+			info->verify = xstrfmt("python '%s' was not found (--python, ZLB_PYTHON)",
+					       opt_get(defs, &v, "python"));
+		} else {
+			struct inventory_verify iv = {
+				python, environ,
+				1000 * atoi(opt_get(defs, &v, "collect-timeout")),
+			};
+			fprintf(stderr, "%s: pytest --collect-only over %zu files in %s ...\n",
+				info->repo, info->benchmark_files.nr, info->checkout);
+			inventory_verify(&inv, starts[i], &iv, info);
+		}
+		inventory_sort(&inv, starts[i]);
+	}
+	starts[nrepo] = inv.nr;
+
+	for (size_t i = 0; i < nrepo; i++)
+		for (size_t r = starts[i]; r < starts[i + 1]; r++)
+			infos[i].dismissed += dismiss_match(&dl, inv.rows[r].repo, inv.rows[r].op,
+							    inv.rows[r].op_file) != NULL;
+	for (size_t i = 0; i < dl.nr; i++) {
+		const struct dismiss_entry *e = &dl.v[i];
+		int built = 0;
+		for (size_t k = 0; k < nrepo; k++)
+			built |= !strcmp(infos[k].repo, e->repo);
+		if (!e->used && built)
+			warning("%s:%u: %s%s%s%s%s matches no benchmark function", dpath, e->line,
+				strcmp(e->repo, "main") ? e->repo : "",
+				strcmp(e->repo, "main") ? ":" : "", e->op, e->op_file ? "@" : "",
+				e->op_file ? e->op_file : "");
+	}
+
+	if (mkdir_p(out_dir, 0777)) {
+		fprintf(stderr, "zlb inventory: cannot create %s: %s\n", out_dir, last_error());
+		rc = ZLB_EXIT_IO;
+		goto out;
+	}
+	for (size_t i = 0; i < nrepo; i++) {
+		if (inventory_write_csv(out_dir, infos[i].repo, &inv, starts[i],
+					starts[i + 1] - starts[i])) {
+			fprintf(stderr, "zlb inventory: %s\n", last_error());
+			rc = ZLB_EXIT_IO;
+			goto out;
+		}
+	}
+	if (inventory_write_meta(out_dir, infos, nrepo)) {
+		fprintf(stderr, "zlb inventory: cannot write %s/inventory.json: %s\n", out_dir,
+			last_error());
+		rc = ZLB_EXIT_IO;
+		goto out;
+	}
+	for (size_t i = 0; i < nrepo; i++) {
+		char *name = inventory_csv_name(infos[i].repo);
+		char *csv = path_join(out_dir, name);
+		print_summary(&infos[i], csv);
+		free(csv);
+		free(name);
+	}
+	if (nrepo == 1) {
+		char *csv = path_join(out_dir, "inventory_vllm.csv");
+		printf("vllm: not inventoried (no --vllm-dir / FLAGGEMS_VLLM_DIR)%s%s\n",
+		       is_file(csv) ? "; kept the earlier " : "", is_file(csv) ? csv : "");
+		free(csv);
+	}
+out:
+	for (size_t i = 0; i < 2; i++)
+		inventory_repo_info_release(&infos[i]);
+	inventory_release(&inv);
+	dismiss_release(&dl);
+	opt_values_release(&v);
+	strvec_clear(&pos);
+	free(python);
+	free(out_dir);
+	free(dpath);
+	return rc;
+}

@@ -1,0 +1,1 @@
+"""Fake flag_gems package (only its presence matters)."""

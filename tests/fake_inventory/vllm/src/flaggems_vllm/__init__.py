@@ -1,0 +1,1 @@
+"""Fake flaggems_vllm package (only its presence matters)."""
