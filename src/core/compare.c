@@ -11,6 +11,8 @@
 #include "identity.h"
 #include "jsonfile.h"
 #include "paths.h"
+#include "results_file.h"
+#include "rundir.h"
 #include "stats_tests.h"
 
 const char *const compare_flagged_markers[] = {
@@ -19,9 +21,6 @@ const char *const compare_flagged_markers[] = {
 	"AUTOTUNE_REPLAY_FALLBACK",
 	NULL,
 };
-
-#define RESULTS_FILE "results.jsonl"
-#define EVENTS_FILE "events.jsonl"
 
 void compare_init(struct compare *c, const struct compare_opts *o)
 {
@@ -79,16 +78,6 @@ void compare_release(struct compare *c)
 
 /* ---- runs ---------------------------------------------------------------- */
 
-static int is_run_dir(const char *dir)
-{
-	char *id = path_join(dir, IDENTITY_FILE), *res = path_join(dir, RESULTS_FILE);
-	int yes = is_file(id) || is_file(res);
-
-	free(id);
-	free(res);
-	return yes;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -138,7 +127,7 @@ int compare_add_path(struct compare *c, int s, const char *path)
 	if (!is_dir(path))
 		return -1;
 	abs = path_absolute(path);
-	if (is_run_dir(abs)) {
+	if (rundir_is_run(abs)) {
 		add_run(&c->side[s], abs);
 		free(abs);
 		return 1;
@@ -147,14 +136,14 @@ int compare_add_path(struct compare *c, int s, const char *path)
 	for (size_t i = 0; i < l1.nr; i++) {
 		struct strvec l2 = STRVEC_INIT;
 
-		if (is_run_dir(l1.v[i])) {
+		if (rundir_is_run(l1.v[i])) {
 			add_run(&c->side[s], l1.v[i]);
 			found++;
 			continue;
 		}
 		subdirs(l1.v[i], &l2);
 		for (size_t j = 0; j < l2.nr; j++)
-			if (is_run_dir(l2.v[j])) {
+			if (rundir_is_run(l2.v[j])) {
 				add_run(&c->side[s], l2.v[j]);
 				found++;
 			}
@@ -643,33 +632,27 @@ static int load_event(void *vctx, json_t *obj, size_t lineno)
 	return 0;
 }
 
-static const char *kind_key[COMPARE_KINDS] = { "gems", "torch" };
 static const char *latency_key[COMPARE_KINDS] = { "latency_ms", "latency_base_ms" };
 
 static int load_row(void *vctx, json_t *obj, size_t lineno)
 {
 	struct load_ctx *ctx = vctx;
-	const char *kind = json_str(obj, "kind");
-	const char *op = json_str(obj, "op"), *op_name = json_str(obj, "op_name");
-	const char *dtype = json_str(obj, "dtype"), *shape = json_str(obj, "shape_detail");
-	const char *status = json_str(obj, "status");
+	struct results_row rr;
 	struct strbuf key = STRBUF_INIT;
 	struct compare_row *row;
 	int created;
 
-	if ((kind && strcmp(kind, "row")) || !op)
+	if (results_row_get(obj, &rr))
 		return 0;
-	op_name = op_name ? op_name : "";
-	dtype = dtype ? dtype : "";
-	shape = shape ? shape : "N/A";
-	strbuf_addf(&key, "%s%c%s%c%s%c%s", op, 0x1f, op_name, 0x1f, dtype, 0x1f, shape);
+	strbuf_addf(&key, "%s%c%s%c%s%c%s", rr.op, 0x1f, rr.op_name, 0x1f, rr.dtype, 0x1f,
+		    rr.shape);
 	row = row_for(ctx->c, key.buf, &created);
 	strbuf_release(&key);
 	if (created) {
-		row->op = xstrdup(op);
-		row->op_name = xstrdup(op_name);
-		row->dtype = xstrdup(dtype);
-		row->shape = xstrdup(shape);
+		row->op = xstrdup(rr.op);
+		row->op_name = xstrdup(rr.op_name);
+		row->dtype = xstrdup(rr.dtype);
+		row->shape = xstrdup(rr.shape);
 	}
 	ctx->r->rows++;
 	if (row->side[ctx->side].last_run == ctx->run + 1) {
@@ -678,23 +661,21 @@ static int load_row(void *vctx, json_t *obj, size_t lineno)
 	}
 	row->side[ctx->side].last_run = ctx->run + 1;
 	row->side[ctx->side].present++;
-	add_unique(&row->side[ctx->side].statuses, status ? status : "(none)");
+	add_unique(&row->side[ctx->side].statuses, rr.status ? rr.status : "(none)");
 	collect_markers(&row->side[ctx->side].markers, json_object_get(obj, "markers"));
-	if (ctx->fallback_all || (json_str(obj, "nodeid") &&
-				  strvec_find(&ctx->fallback_nodes, json_str(obj, "nodeid")) >= 0))
+	if (ctx->fallback_all || (rr.nodeid &&
+				  strvec_find(&ctx->fallback_nodes, rr.nodeid) >= 0))
 		add_unique(&row->side[ctx->side].markers, "AUTOTUNE_REPLAY_FALLBACK");
-	if (!status || strcmp(status, "SUCCESS"))
+	if (!rr.status || strcmp(rr.status, "SUCCESS"))
 		return 0;
 	row->side[ctx->side].success++;
 	for (int k = 0; k < COMPARE_KINDS; k++) {
-		const json_t *meas = json_object_get(obj, kind_key[k]);
+		const json_t *meas = k == COMPARE_GEMS ? rr.gems : rr.torch;
 		double *x;
 		size_t n;
 
-		if (json_is_object(meas)) {
-			collect_markers(&row->side[ctx->side].markers, json_object_get(meas, "markers"));
-			if (json_is_object(json_object_get(meas, "fallback")))
-				add_unique(&row->side[ctx->side].markers, "BENCHMARK_DIRECT_NO_CUDAGRAPH");
+		if (meas) {
+			results_meas_markers(meas, &row->side[ctx->side].markers);
 			add_unique(&row->side[ctx->side].timers, json_str(meas, "timer"));
 		}
 		n = measurement_samples(meas, obj, latency_key[k], &x);

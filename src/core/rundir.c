@@ -1,10 +1,14 @@
 #include "rundir.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "identity.h"
 #include "paths.h"
+#include "results_file.h"
 
 #define MAX_SUFFIX 1000
 
@@ -47,4 +51,52 @@ int rundir_claim(const char *runs_dir, const char *op, time_t when, char **out)
 		free(base);
 		return r;
 	}
+}
+
+int rundir_is_run(const char *dir)
+{
+	char *id = path_join(dir, IDENTITY_FILE), *res = path_join(dir, RESULTS_FILE);
+	int yes = is_file(id) || is_file(res);
+
+	free(id);
+	free(res);
+	return yes;
+}
+
+int dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = 1;
+
+	if (!d)
+		return 0;
+	while (empty && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+int rundir_claim_exact(const char *path, char **out)
+{
+	char *abs = path_absolute(path), *parent = path_dirname(abs);
+
+	*out = NULL;
+	if (mkdir_p(parent, 0755)) {
+		free(abs);
+		free(parent);
+		return -1;
+	}
+	free(parent);
+	if (mkdir(abs, 0755) && (errno != EEXIST || !dir_is_empty(abs))) {
+		int r = errno == EEXIST ?
+			error("run directory '%s' already exists and is not empty; give "
+			      "--run-dir a new path or empty it", abs) :
+			error_errno("cannot create run directory '%s'", abs);
+		free(abs);
+		return r;
+	}
+	*out = abs;
+	return 0;
 }

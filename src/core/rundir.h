@@ -14,4 +14,22 @@
  */
 int rundir_claim(const char *runs_dir, const char *op, time_t when, char **out);
 
+/*
+ * Claim exactly path (zlb run --run-dir): its parent is created; path is
+ * created, or taken when it is an empty directory. A non-empty directory or
+ * another kind of file is refused, so one run never mixes into another's
+ * files. *out gets the absolute path. Returns 0 or error().
+ */
+int rundir_claim_exact(const char *path, char **out);
+
+/* 1 when path is an empty directory, 0 when it is not (or is no directory). */
+int dir_is_empty(const char *path);
+
+/*
+ * Is dir a run directory: does it hold run_identity.json (written first,
+ * so even a run that crashed at once has it) or results.jsonl (an older
+ * or hand-made run)? Readers of runs, single or in batches, ask this.
+ */
+int rundir_is_run(const char *dir);
+
 #endif

@@ -1,0 +1,203 @@
+"""zlb summary end to end: hand-made batches (tests/data/summary/) and a batch
+made of run directories that the real `zlb run` wrote against the fake
+FlagGems checkout."""
+import csv
+import io
+import json
+import re
+import shutil
+
+from conftest import REPO
+
+DATA = REPO / "tests" / "data" / "summary"
+
+HEADER = ("repo,op,status,op_name,dtype,shape_detail,row_status,torch_latency_ms,"
+          "gems_latency_ms,speedup,timer,markers,op_remarks\n")
+
+BATCH_CSV = HEADER + """\
+main,broken,FAIL,,,,,,,,,,no_results;deterministic_failure;rc=1
+main,extra,,extra,torch.float32,N/A,SUCCESS,0.001000,0.000500,2.000,graph,,not_in_ops_status
+main,layer_norm,PASS,layer_norm,torch.float16,"[torch.Size([1024, 1024]), [1024]]",SUCCESS,0.004284,0.002895,1.480,graph,,
+main,layer_norm,PASS,layer_norm,torch.float16,"[torch.Size([1, 7]), [7]]",FAILED,,,,,,
+main,softmax,PASS,softmax,torch.float16,"[torch.Size([1024, 1024]), 1]",SUCCESS,0.004718,0.002336,2.020,graph,,
+main,softmax,PASS,softmax,torch.float16,"[torch.Size([4096, 4096]), 1]",SUCCESS,0.054926,0.022737,2.416,graph,,
+main,softmax,PASS,softmax,torch.bfloat16,"[torch.Size([1024, 1024]), 1]",SUCCESS,0.004801,0.002402,1.999,graph,,
+main,sort,PASS,sort,torch.float16,"[torch.Size([1024, 1024])]",SUCCESS,0.020000,0.025000,0.800,graph+direct,BENCHMARK_DIRECT_NO_CUDAGRAPH,no_cudagraph_rows=1
+main,sort,PASS,sort,torch.float16,"[torch.Size([64, 64])]",SUCCESS,0.010000,0.008000,1.250,graph,GRAPH_MEMSET_NODES,no_cudagraph_rows=1
+main,tuned_rowsum,PASS,tuned_rowsum,torch.float16,"[torch.Size([256, 1024])]",SUCCESS,0.003000,0.001000,3.000,graph,AUTOTUNE_REPLAY_FALLBACK,replay_fallback=2;bad_lines=1;dtype_fallback
+main,tuned_rowsum,PASS,tuned_rowsum,torch.float16,"[torch.Size([512, 1024])]",SUCCESS,0.004000,0.004000,1.000,graph,AUTOTUNE_REPLAY_FALLBACK,replay_fallback=2;bad_lines=1;dtype_fallback
+main,upsample,SKIP,,,,,,,,,,no_run_dir;skip_reason=needs sm90
+vllm,fused_moe,TIMEOUT,,,,,,,,,,no_run_dir
+"""
+
+OLD_CSV = HEADER + """\
+main,add,,add,torch.float16,"[torch.Size([1048576]), torch.Size([1048576])]",SUCCESS,0.001789,0.002164,0.827,graph,,
+vllm,fused_marlin_moe,,fused_marlin_moe,torch.bfloat16,"[torch.Size([1, 7168])]",SUCCESS,0.120000,0.100000,1.200,direct,BENCHMARK_DIRECT_NO_CUDAGRAPH,no_cudagraph_rows=1
+"""
+
+
+def copy_data(tmp_path, name):
+    dst = tmp_path / name
+    shutil.copytree(DATA / name, dst)
+    return dst
+
+
+def test_batch_table_is_exact(zlb, tmp_path):
+    batch = copy_data(tmp_path, "batch")
+    r = zlb.cmd("summary", str(batch))
+    assert r.rc == 0, r
+    assert (batch / "summary.csv").read_text() == BATCH_CSV
+    # The corrupt line is skipped with its file and line named.
+    assert re.search(r"warning: \S+/main/tuned_rowsum/results.jsonl:2: not a JSON object", r.err), r
+    out = r.out
+    assert "8 operators" in out
+    assert "status: PASS 4, FAIL 1, TIMEOUT 1, SKIP 1, (none) 1" in out
+    assert "not in ops_status.csv, found on disk: main/extra" in out
+    assert "rows: 10, 9 SUCCESS; 3 operators without rows: main/broken, main/upsample, vllm/fused_moe" in out
+    assert "not graph-timed: 1 row in 1 operator: main/sort (1)" in out
+    assert "replay fallbacks: 2 in 1 operator: main/tuned_rowsum (2)" in out
+    worst = out[out.index("worst speedups"):out.index("best speedups")]
+    assert worst.splitlines()[1].split()[:2] == ["0.800", "main/sort"]
+    assert len(worst.strip().splitlines()) == 1 + 5
+    best = out[out.index("best speedups"):].splitlines()
+    assert best[1].split()[:2] == ["3.000", "main/tuned_rowsum"]
+    assert f"wrote {batch}/summary.csv and {batch}/summary.json" in out
+    assert "\x1b" not in out
+
+    j = json.loads((batch / "summary.json").read_text())
+    assert j["schema_version"] == 1
+    assert j["csv"] == {"file": "summary.csv", "schema_version": 1,
+                        "columns": HEADER.strip().split(",")}
+    assert j["status_counts"] == {"PASS": 4, "FAIL": 1, "TIMEOUT": 1, "SKIP": 1, "(none)": 1}
+    assert (j["ops"], j["rows"], j["rows_success"], j["rows_not_graph"], j["replay_fallbacks"],
+            j["bad_lines"], j["ops_without_rows"]) == (8, 10, 9, 1, 2, 1, 3)
+    assert j["ops_status"] == "ops_status.csv"
+    assert j["ops_found_by_walking"] == ["main/extra"]
+    assert {(o["op"], o["remarks"]) for o in j["ops_with_remarks"]} == {
+        ("broken", "no_results;deterministic_failure;rc=1"), ("extra", "not_in_ops_status"),
+        ("sort", "no_cudagraph_rows=1"), ("tuned_rowsum", "replay_fallback=2;bad_lines=1;dtype_fallback"),
+        ("upsample", "no_run_dir;skip_reason=needs sm90"), ("fused_moe", "no_run_dir")}
+    assert [w["speedup"] for w in j["worst_speedups"]][:3] == [0.8, 1.0, 1.25]
+
+    # Run again: the same files, byte for byte; nothing of its own is read back.
+    first = (batch / "summary.csv").read_bytes(), (batch / "summary.json").read_bytes()
+    r = zlb.cmd("summary", str(batch))
+    assert r.rc == 0, r
+    assert ((batch / "summary.csv").read_bytes(), (batch / "summary.json").read_bytes()) == first
+
+
+def test_old_batch_without_ops_status(zlb, tmp_path):
+    batch = copy_data(tmp_path, "old_batch")
+    r = zlb.cmd("summary", str(batch))
+    assert r.rc == 0, r
+    assert (batch / "summary.csv").read_text() == OLD_CSV
+    assert f"2 operators, found by walking {batch}/*/*/ (no ops_status.csv)" in r.out
+    assert "status: (none) 2" in r.out
+    j = json.loads((batch / "summary.json").read_text())
+    assert j["ops_status"] is None
+    assert j["ops_found_by_walking"] == ["main/add", "vllm/fused_marlin_moe"]
+    assert j["status_counts"] == {"(none)": 2}
+
+
+def test_out_option_and_color(zlb, tmp_path):
+    batch = copy_data(tmp_path, "old_batch")
+    out = tmp_path / "reports" / "b.csv"
+    out.parent.mkdir()
+    r = zlb.cmd("summary", str(batch), "--out", str(out), "--color", "always")
+    assert r.rc == 0, r
+    assert out.read_text() == OLD_CSV
+    assert json.loads((tmp_path / "reports" / "b.json").read_text())["csv"]["file"] == "b.csv"
+    assert not (batch / "summary.csv").exists()
+    assert "\x1b[33mnot graph-timed:\x1b[0m" in r.out
+    # A place that cannot be written: exit 7, with a sentence.
+    r = zlb.cmd("summary", str(batch), "--out", str(tmp_path / "missing" / "s.csv"))
+    assert r.rc == 7, r
+    assert "missing/s.csv" in r.err and "not written" in r.err
+
+
+def test_bad_input(zlb, tmp_path):
+    r = zlb.cmd("summary")
+    assert r.rc == 2 and "which batch?" in r.err, r
+    r = zlb.cmd("summary", "a", "b")
+    assert r.rc == 2 and "one batch directory at a time" in r.err, r
+    r = zlb.cmd("summary", str(tmp_path), "--frobnicate")
+    assert r.rc == 2 and "unknown option '--frobnicate'" in r.err, r
+    r = zlb.cmd("summary", str(tmp_path), "--color", "sometimes")
+    assert r.rc == 2, r
+    r = zlb.cmd("summary", str(tmp_path / "nowhere"))
+    assert r.rc == 8 and "is not a directory" in r.err, r
+    r = zlb.cmd("summary", str(DATA / "empty_batch"))
+    assert r.rc == 8 and "nothing to summarise" in r.err, r
+    assert not (DATA / "empty_batch" / "summary.csv").exists()
+    bad = copy_data(tmp_path, "bad_status")
+    r = zlb.cmd("summary", str(bad))
+    assert r.rc == 8, r
+    assert "ops_status.csv: record 2 has 4 fields, the header has 2" in r.err
+    assert not (bad / "summary.csv").exists()
+    # An ops_status.csv without an op column is not one.
+    (bad / "ops_status.csv").write_text("name,result\nsoftmax,PASS\n")
+    r = zlb.cmd("summary", str(bad))
+    assert r.rc == 8 and "has no 'op' column" in r.err, r
+
+
+def test_help(zlb):
+    r = zlb.cmd("summary", "--help")
+    assert r.rc == 0, r
+    for word in ("usage: zlb summary BATCH", "--out FILE", "--color WHEN", "op_remarks",
+                 "no_cudagraph_rows", "replay_fallback", "exit codes"):
+        assert word in r.out, word
+    r = zlb.cmd("--help")
+    assert re.search(r"^  summary ", r.out, re.M), r
+
+
+def test_batch_of_real_runs(zlb, tmp_path):
+    """Run directories written by the real zlb run, moved into a batch."""
+    batch = tmp_path / "batch"
+    runs = {}
+    for op, args in (("softmax", ["--dtypes", "float16"]),
+                     ("sort", ["--dtypes", "float16", "--direct-repeat", "3",
+                               "--shape-mode", "upstream"])):
+        r = zlb.run(op, *args, "--runs-dir", str(tmp_path / f"runs_{op}"))
+        assert r.rc == 0, r
+        (run_dir,) = list((tmp_path / f"runs_{op}").iterdir())
+        (batch / "main").mkdir(parents=True, exist_ok=True)
+        runs[op] = run_dir.rename(batch / "main" / op)
+
+    # Without ops_status.csv: the older-batch path.
+    r = zlb.cmd("summary", str(batch))
+    assert r.rc == 0, r
+    assert "found by walking" in r.out
+    table = list(csv.DictReader(io.StringIO((batch / "summary.csv").read_text())))
+    for op, run in runs.items():
+        rows = [json.loads(l) for l in (run / "results.jsonl").read_text().splitlines() if l]
+        mine = [t for t in table if t["op"] == op]
+        assert len(mine) == len(rows) > 0
+        for t, row in zip(mine, rows):
+            assert (t["repo"], t["status"], t["op_name"], t["dtype"], t["shape_detail"],
+                    t["row_status"]) == ("main", "", row["op_name"], row["dtype"],
+                                         row["shape_detail"], row["status"])
+            assert t["torch_latency_ms"] == "%.6f" % row["latency_base_ms"]
+            assert t["gems_latency_ms"] == "%.6f" % row["latency_ms"]
+            assert t["speedup"] == "%.3f" % row["speedup"]
+    soft = [t for t in table if t["op"] == "softmax"]
+    assert {t["timer"] for t in soft} == {"graph"} and {t["op_remarks"] for t in soft} == {""}
+    sort = [t for t in table if t["op"] == "sort"]
+    assert all("direct" in t["timer"] for t in sort)
+    assert all("BENCHMARK_DIRECT_NO_CUDAGRAPH" in t["markers"].split(";") for t in sort)
+    assert {t["op_remarks"] for t in sort} == {f"no_cudagraph_rows={len(sort)}"}
+    assert f"not graph-timed: {len(sort)} rows in 1 operator: main/sort ({len(sort)})" in r.out
+
+    # With an ops_status.csv (as zlb batch writes it): statuses and remarks join in.
+    (batch / "ops_status.csv").write_text(
+        "repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,exit_code,run_dir\n"
+        f"main,softmax,softmax,PASS,3.0,1,{len(soft)},,cuda,0,graph,0,main/softmax\n"
+        f"main,sort,sort,PASS,3.0,1,{len(sort)},dtype_fallback,cuda,0,graph+direct,0,main/sort\n"
+        "main,mm,mm,FAIL,1.0,2,0,deterministic_failure,cuda,0,graph,1,\n")
+    r = zlb.cmd("summary", str(batch))
+    assert r.rc == 0, r
+    table = list(csv.DictReader(io.StringIO((batch / "summary.csv").read_text())))
+    assert [t["op"] for t in table] == ["mm"] + ["softmax"] * len(soft) + ["sort"] * len(sort)
+    assert table[0]["status"] == "FAIL" and table[0]["op_remarks"] == "no_run_dir;deterministic_failure"
+    assert {t["status"] for t in table[1:]} == {"PASS"}
+    assert table[-1]["op_remarks"] == f"no_cudagraph_rows={len(sort)};dtype_fallback"
+    assert "status: PASS 2, FAIL 1" in r.out
