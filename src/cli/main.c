@@ -13,6 +13,7 @@ const struct cmd_struct commands[] = {
 	{ "compare", cmd_compare, "is build B faster or slower than A? rows, intervals, verdicts" },
 	{ "ab", cmd_ab, "A/B one operator in interleaved rounds: record/replay, IR gate, compare" },
 	{ "inventory", cmd_inventory, "list every benchmark function of the FlagGems checkouts into ops/" },
+	{ "batch", cmd_batch, "many operators: one zlb run each, devices in parallel, resumable" },
 	{ "summary", cmd_summary, "one CSV line per measurement of a batch, remarks per operator" },
 	{ "help", cmd_help, "list commands, or show one command's options" },
 	{ "version", cmd_version, "print the zlb version" },

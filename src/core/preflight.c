@@ -1,4 +1,5 @@
 #include "preflight.h"
+#include "rundir.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -436,8 +437,16 @@ static int check_device(struct preflight *pf, const struct run_config *cfg,
 
 static int check_runs_dir(struct preflight *pf, const struct run_config *cfg)
 {
-	char *abs = path_absolute(cfg->runs_dir);
+	char *abs = path_absolute(cfg->run_dir ? cfg->run_dir : cfg->runs_dir);
 	char *probe = abs;
+
+	/* --run-dir names one directory: it must be new or empty. */
+	if (cfg->run_dir && (is_dir(abs) ? !dir_is_empty(abs) : access(abs, F_OK) == 0)) {
+		error("run directory %s already exists and is not empty", abs);
+		free(abs);
+		return fail(pf, "run_dir", "give --run-dir a path that does not exist yet "
+			    "(or an empty directory)");
+	}
 
 	/* The nearest existing ancestor must be writable. */
 	while (!is_dir(probe)) {
@@ -452,7 +461,9 @@ static int check_runs_dir(struct preflight *pf, const struct run_config *cfg)
 		if (probe != abs)
 			free(probe);
 		free(abs);
-		return fail(pf, "runs_dir", "choose a writable --runs-dir (ZLB_RUNS_DIR)");
+		return fail(pf, cfg->run_dir ? "run_dir" : "runs_dir", cfg->run_dir ?
+			    "choose a writable --run-dir" :
+			    "choose a writable --runs-dir (ZLB_RUNS_DIR)");
 	}
 	if (probe != abs)
 		free(probe);

@@ -44,6 +44,9 @@ static void child_setup_and_exec(const struct child *c, int out_w, int err_w,
 	if (c->capture) {
 		dup2(out_w, 1);
 		dup2(out_w, 2);
+	} else if (c->redirect) {
+		dup2(c->redirect_fd, 1);
+		dup2(c->redirect_fd, 2);
 	}
 	if (c->dir && chdir(c->dir)) {
 		int e = errno;

@@ -18,6 +18,8 @@ struct child {
 	const char *dir;       /* working directory, or NULL */
 	unsigned new_pgroup : 1;  /* child leads its own process group */
 	unsigned capture : 1;     /* stdout+stderr into one pipe: out_fd */
+	unsigned redirect : 1;    /* stdout+stderr onto redirect_fd (not with capture) */
+	int redirect_fd;          /* an open file the child writes to (e.g. a log) */
 	pid_t pid;
 	int out_fd;            /* read end when capture, else -1 */
 	int exited;            /* set once reaped */

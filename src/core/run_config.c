@@ -155,6 +155,12 @@ const struct opt_def run_option_defs[] = {
 	  "Python interpreter that has torch, triton and pytest", NULL },
 	{ "runs-dir", NULL, "ZLB_RUNS_DIR", "runs", OPT_STRING, NULL, 0, 0, "DIR",
 	  "where run directories are created", NULL },
+	{ "run-dir", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "PATH",
+	  "this exact run directory instead of <runs-dir>/<op>_<time> (zlb batch "
+	  "uses it); its parent is created, PATH must not exist or be empty", NULL },
+	{ "interrupt-grace", NULL, "ZLB_INTERRUPT_GRACE_MS", "5000", OPT_INT, NULL, 0, 600000,
+	  "MS", "after Ctrl-C/SIGTERM, how long pytest gets before SIGTERM, and again "
+	  "before SIGKILL, to its whole process group", NULL },
 	{ NULL },
 };
 
@@ -257,6 +263,8 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	cfg->seed = int_opt(raw, "seed");
 	cfg->python = dup_opt(raw, "python");
 	cfg->runs_dir = dup_opt(raw, "runs-dir");
+	cfg->run_dir = dup_opt(raw, "run-dir");
+	cfg->interrupt_grace_ms = int_opt(raw, "interrupt-grace");
 
 	/*
 	 * An operator and a test node both say what to run. A flag beats an
@@ -313,5 +321,6 @@ void run_config_release(struct run_config *cfg)
 	free(cfg->l2_mode);
 	free(cfg->python);
 	free(cfg->runs_dir);
+	free(cfg->run_dir);
 	memset(cfg, 0, sizeof(*cfg));
 }

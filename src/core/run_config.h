@@ -44,6 +44,13 @@ struct run_config {
 	int seed;
 	char *python;
 	char *runs_dir;
+	/*
+	 * Exact run directory (--run-dir), or NULL for <runs_dir>/<op>_<time>.
+	 * Its parent is created; the directory itself must not exist or be
+	 * empty (a batch gives each operator a fixed place).
+	 */
+	char *run_dir;
+	int interrupt_grace_ms; /* after an interrupt: SIGINT, this, SIGTERM, this, SIGKILL */
 	int op_given;           /* op came from the command line or OP */
 };
 

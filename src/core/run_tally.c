@@ -80,6 +80,8 @@ static int tally_event(void *ctx, json_t *ev, size_t lineno)
 			return 0;
 		if (!strcmp(outcome, "skipped") && strcmp(when, "teardown")) {
 			t->skipped++;
+			if (json_is_true(json_object_get(ev, "xfail")))
+				t->xfailed++;
 			if (json_str(ev, "reason"))
 				json_array_append_new(t->skips, json_string(json_str(ev, "reason")));
 		} else if (!strcmp(outcome, "failed")) {

@@ -13,6 +13,7 @@ struct run_tally {
 	long rows, rows_graph, rows_direct, rows_failed;
 	long rows_copy_engine; /* a graph-timed side held memcpy nodes: another caliber */
 	long passed, failed, skipped;
+	long xfailed;          /* of skipped: upstream xfail marks that failed as expected */
 	long tuning_fallbacks; /* autotune sweeps timed directly: no row is affected */
 	json_t *markers;       /* event name -> count, for markers that weaken rows */
 	json_t *runtime;       /* PROVENANCE fields */

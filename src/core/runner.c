@@ -21,8 +21,13 @@
 #include "tee.h"
 #include "term.h"
 
-/* How long an interrupted pytest gets before SIGTERM, then SIGKILL. */
-#define INTERRUPT_GRACE_MS 5000
+/* Monotonic seconds: the wall time of pytest, as the batch overhead bench reads it. */
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 /* --- the child ---------------------------------------------------------- */
 
@@ -478,6 +483,9 @@ static void finalize_identity(json_t *id, const struct run_outcome *o,
 	json_object_set_new(out, "exit_code", json_integer(o->exit_code));
 	json_object_set_new(out, "pytest_exit", json_integer(o->pytest_rc));
 	json_object_set_new(out, "pytest_end", json_string(end.buf));
+	/* Wall time of the pytest process (spawn to reap), seconds. */
+	json_object_set_new(out, "pytest_wall_s", o->pytest_rc < 0 ? json_null()
+			    : json_real(o->pytest_wall_s));
 	json_object_set_new(out, "interrupted", json_boolean(o->interrupted));
 	json_object_set_new(out, "timer_planned", json_string(planned_timer));
 	json_object_set_new(out, "rows", json_integer(ta->rows));
@@ -506,6 +514,7 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	struct run_tally ta;
 	char *shape_archive = NULL, *log_path = NULL, *isolated = NULL, *tuner = NULL;
 	json_t *id = NULL;
+	double pytest_start;
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -521,7 +530,8 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	}
 	if (interrupts_install())
 		return -1;
-	if (rundir_claim(cfg->runs_dir, pf->target.op, time(NULL), &out->run_dir))
+	if (cfg->run_dir ? rundir_claim_exact(cfg->run_dir, &out->run_dir) :
+	    rundir_claim(cfg->runs_dir, pf->target.op, time(NULL), &out->run_dir))
 		goto done;
 
 	shape_archive = path_join(out->run_dir, "shapes.yaml");
@@ -572,8 +582,10 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 		c.capture = 1;
 		if (child_start(&c))
 			goto done;
-		if (child_pump(&c, &tee_pump_ops, &tee, INTERRUPT_GRACE_MS))
+		pytest_start = mono_s();
+		if (child_pump(&c, &tee_pump_ops, &tee, cfg->interrupt_grace_ms))
 			goto done;
+		out->pytest_wall_s = mono_s() - pytest_start;
 		tee_flush(&tee);
 		out->interrupted = interrupt_pending();
 		out->pytest_rc = child_exit_code(&c);

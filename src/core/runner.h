@@ -19,6 +19,7 @@ struct run_outcome {
 	long rows_graph;        /* rows whose two measurements were graph-timed */
 	long rows_direct;       /* rows with a direct-timed measurement */
 	long tests_passed, tests_failed, tests_skipped;
+	double pytest_wall_s;   /* pytest's wall time, spawn to reap; 0 if it never ran */
 };
 
 /*

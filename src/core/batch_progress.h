@@ -1,0 +1,42 @@
+/*
+ * The batch's progress on the terminal. Live (a terminal): one line per
+ * device, redrawn in place (operator at work, done/total, failures, elapsed,
+ * estimated remaining), with finished operators that did not pass printed
+ * above them. Plain (a pipe, a log): one line per operator as it ends.
+ */
+#ifndef ZLB_CORE_BATCH_PROGRESS_H
+#define ZLB_CORE_BATCH_PROGRESS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct progress_lane {
+	int device;            /* logical index */
+	size_t total, done, failed;
+	const char *current;   /* spec at work, or NULL */
+	double op_started;     /* monotonic seconds */
+	double busy;           /* seconds spent on finished operators */
+};
+
+struct progress {
+	int live;
+	int nlanes;
+	struct progress_lane *lanes;
+	int drawn;             /* lines of the live block on screen */
+	double t0;
+	FILE *out;
+};
+
+void progress_init(struct progress *p, int live, int nlanes, FILE *out, double now);
+/* A line that stays (an operator's end, a message). */
+void progress_line(struct progress *p, const char *line);
+/* Redraw the live block (no-op when plain). */
+void progress_draw(struct progress *p, double now);
+/* Leave the screen clean. */
+void progress_finish(struct progress *p);
+void progress_release(struct progress *p);
+
+/* "1h02m", "3m05s", "12s": durations for humans. */
+void progress_fmt_duration(char *buf, size_t len, double seconds);
+
+#endif

@@ -1,0 +1,182 @@
+/* The retry / fallback rules of zlb batch (core/batch_policy.h) and its tables. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "core/batch.h"
+#include "core/batch_policy.h"
+#include "core/batch_status.h"
+
+static struct attempt_result res(int code)
+{
+	struct attempt_result r;
+	memset(&r, 0, sizeof(r));
+	r.exit_code = code;
+	return r;
+}
+
+/* Feed exit codes; return the attempts made and the final status. */
+static int drive(struct op_progress *p, const int *codes, size_t n, enum op_status *st,
+		 enum policy_action *acts)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct attempt_result r = res(codes[i]);
+		enum policy_action a = policy_next(p, &r, st);
+		if (acts)
+			acts[i] = a;
+		if (a == POLICY_DONE)
+			return (int)i + 1;
+	}
+	return -1;
+}
+
+static void test_pass_skip_timeout(void **state)
+{
+	struct op_progress p;
+	struct attempt_result r = res(0);
+	enum op_status st;
+
+	op_progress_init(&p, 2, 0, 0);
+	r.passed = 1;
+	assert_int_equal(policy_next(&p, &r, &st), POLICY_DONE);
+	assert_int_equal(st, OP_PASS);
+	op_progress_init(&p, 2, 0, 0);
+	r.passed = 0;
+	r.skipped = 1;
+	r.xfailed = 1;
+	assert_int_equal(policy_next(&p, &r, &st), POLICY_DONE);
+	assert_int_equal(st, OP_SKIP);
+	op_progress_init(&p, 2, 1, 1);
+	r = res(130);
+	r.timed_out = 1;
+	assert_int_equal(policy_next(&p, &r, &st), POLICY_DONE);
+	assert_int_equal(st, OP_TIMEOUT);
+}
+
+static void test_retry_cutoff(void **state)
+{
+	struct op_progress p;
+	enum op_status st;
+	const int same[] = { 1, 1, 1 }, differ[] = { 1, 139, 1, 1 }, flaky[] = { 139, 0 };
+	const int env[] = { 3 }, perr[] = { 6 };
+
+	op_progress_init(&p, 2, 0, 0);
+	assert_int_equal(drive(&p, same, 3, &st, NULL), 2);   /* same rc: deterministic */
+	assert_int_equal(st, OP_FAIL);
+	op_progress_init(&p, 2, 0, 0);
+	assert_int_equal(drive(&p, differ, 4, &st, NULL), 3); /* at most 2 retries */
+	assert_int_equal(st, OP_FAIL);
+	op_progress_init(&p, 2, 0, 0);
+	assert_int_equal(drive(&p, flaky, 2, &st, NULL), 2);
+	assert_int_equal(st, OP_PASS);
+	assert_int_equal(p.retries, 1);
+	op_progress_init(&p, 2, 0, 0);
+	assert_int_equal(drive(&p, env, 1, &st, NULL), 1);    /* preflight: never retried */
+	op_progress_init(&p, 2, 0, 0);
+	assert_int_equal(drive(&p, perr, 1, &st, NULL), 1);   /* pytest usage error */
+	op_progress_init(&p, 0, 0, 0);
+	assert_int_equal(drive(&p, same, 3, &st, NULL), 1);   /* --retries 0 */
+}
+
+static void test_dtype_fallback_and_rescue(void **state)
+{
+	struct op_progress p;
+	struct attempt_result r = res(1);
+	struct strbuf sb = STRBUF_INIT;
+	enum op_status st;
+	enum policy_action acts[8];
+	const int fails[] = { 1, 1, 1, 1, 1 };
+
+	op_progress_init(&p, 2, 1, 0);
+	r.cant_support = 1;
+	assert_int_equal(policy_next(&p, &r, &st), POLICY_DROP_DTYPES);
+	assert_true(p.dtype_fallback && !p.dtypes_active);
+	r = res(0);
+	r.passed = 1;
+	assert_int_equal(policy_next(&p, &r, &st), POLICY_DONE);
+	policy_remarks(&p, &r, st, &sb);
+	assert_string_equal(sb.buf, "dtype_fallback");
+	strbuf_reset(&sb);
+
+	op_progress_init(&p, 2, 1, 0);
+	assert_int_equal(drive(&p, fails, 5, &st, acts), 4);
+	assert_int_equal(acts[0], POLICY_RETRY);
+	assert_int_equal(acts[1], POLICY_DROP_DTYPES);
+	assert_int_equal(acts[2], POLICY_RETRY);
+	assert_int_equal(st, OP_FAIL);
+	r = res(1);
+	policy_remarks(&p, &r, st, &sb);
+	assert_string_equal(sb.buf, "dtype_rescue;retries=2");
+	strbuf_reset(&sb);
+
+	/* success rows: no rescue */
+	op_progress_init(&p, 0, 1, 0);
+	r = res(1);
+	r.rows_ok = 3;
+	assert_int_equal(policy_next(&p, &r, &st), POLICY_DONE);
+	/* preflight shape_file: drop the batch's shape file */
+	op_progress_init(&p, 2, 0, 1);
+	r = res(3);
+	strcpy(r.preflight, "shape_file");
+	assert_int_equal(policy_next(&p, &r, &st), POLICY_DROP_SHAPES);
+	r = res(139);
+	r.rows_direct = 2;
+	r.replay_fallbacks = 1;
+	assert_int_equal(policy_next(&p, &r, &st), POLICY_RETRY);
+	assert_int_equal(policy_next(&p, &r, &st), POLICY_DONE);
+	policy_remarks(&p, &r, st, &sb);
+	assert_string_equal(sb.buf, "shapes_default;retries=1;signal=11;"
+			    "no_cudagraph_rows=2;replay_fallback=1");
+	strbuf_release(&sb);
+}
+
+static void test_status_csv_and_shard(void **state)
+{
+	struct op_spec specs[2];
+	struct op_row rows[2];
+	struct strbuf sb = STRBUF_INIT;
+
+	assert_int_equal(opspec_parse(&specs[0], "softmax"), 0);
+	assert_int_equal(opspec_parse(&specs[1], "vllm:mm@a"), 0);
+	op_row_init(&rows[0]);
+	op_row_init(&rows[1]);
+	rows[0].status = OP_PASS;
+	rows[0].seconds = 1.5;
+	rows[0].attempts = 2;
+	rows[0].rows = 3;
+	op_row_set(&rows[0].remarks, "retries=1;a,b");
+	op_row_set(&rows[0].backend, "cuda");
+	rows[0].device = 1;
+	op_row_set(&rows[0].timer, "graph");
+	rows[0].exit_code = 0;
+	op_row_set(&rows[0].run_dir, "main/softmax");
+	ops_status_render(specs, rows, 2, &sb);
+	assert_string_equal(sb.buf,
+		"repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,"
+		"exit_code,run_dir\n"
+		"main,softmax,softmax,PASS,1.500,2,3,\"retries=1;a,b\",cuda,1,graph,0,main/softmax\n"
+		"vllm,mm,vllm:mm@a,PENDING,,0,,,,,,,\n");
+	strbuf_release(&sb);
+	/* stable: the same spec always lands on the same device */
+	assert_int_equal(batch_shard("softmax", 8), batch_shard("softmax", 8));
+	assert_true(batch_shard("softmax", 8) >= 0 && batch_shard("softmax", 8) < 8);
+	assert_int_equal(batch_shard("softmax", 1), 0);
+	for (int i = 0; i < 2; i++) {
+		op_row_release(&rows[i]);
+		opspec_release(&specs[i]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pass_skip_timeout),
+		cmocka_unit_test(test_retry_cutoff),
+		cmocka_unit_test(test_dtype_fallback_and_rescue),
+		cmocka_unit_test(test_status_csv_and_shard),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

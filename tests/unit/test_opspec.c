@@ -1,0 +1,62 @@
+/* Operator specs [repo:]op[@file] (core/opspec.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/opspec.h"
+
+static void quiet(const char *p, const char *m) {}
+
+static void check(const char *text, const char *spec, const char *repo, const char *op,
+		  const char *file, const char *key)
+{
+	struct op_spec s;
+	assert_int_equal(opspec_parse(&s, text), 0);
+	assert_string_equal(s.spec, spec);
+	assert_string_equal(s.repo, repo);
+	assert_string_equal(s.op, op);
+	if (file)
+		assert_string_equal(s.file, file);
+	else
+		assert_null(s.file);
+	assert_string_equal(s.key, key);
+	opspec_release(&s);
+}
+
+static void test_valid(void **state)
+{
+	check("softmax", "softmax", "main", "softmax", NULL, "softmax");
+	check("main:softmax", "softmax", "main", "softmax", NULL, "softmax");
+	check("vllm:fused_marlin_moe", "vllm:fused_marlin_moe", "vllm", "fused_marlin_moe",
+	      NULL, "fused_marlin_moe");
+	check("nextafter_@nextafter_", "nextafter_@nextafter_", "main", "nextafter_",
+	      "nextafter_", "nextafter_@nextafter_");
+	check("vllm:mm@blas/test-mm", "vllm:mm@blas/test-mm", "vllm", "mm", "blas/test-mm",
+	      "mm@blas+test-mm");
+}
+
+static void test_invalid(void **state)
+{
+	const char *bad[] = { "", "x:softmax", "soft max", "../x", "a/b", "op@", "op@../x",
+			      "op@a/b/c", "op@/abs", ":op", "vllm:", "op@a b", "op@-x", NULL };
+	set_error_routine(quiet);
+	for (const char **b = bad; *b; b++) {
+		struct op_spec s;
+		if (opspec_parse(&s, *b) == 0)
+			fail_msg("'%s' was accepted", *b);
+	}
+	set_error_routine(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid),
+		cmocka_unit_test(test_invalid),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
