@@ -368,24 +368,7 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 	/* 4: statistics */
 	compare_analyse(&c);
 	compare_render_report(&c, &sb, color);
-	if (!c.paired)
-		rc = ZLB_EXIT_NO_DATA;
-	else if (c.regression)
-		rc = ZLB_EXIT_REGRESSION;
-	if (rc == ZLB_EXIT_REGRESSION) {
-		char *t = xstrfmt("result: REGRESSION: %zu gems row%s SLOWER beyond %.2f%% (exit 1)",
-				  c.counts[COMPARE_GEMS].n[STATS_SLOWER],
-				  c.counts[COMPARE_GEMS].n[STATS_SLOWER] == 1 ? "" : "s",
-				  100 * opts.threshold);
-		term_addstr_colored(&sb, color, TERM_RED, t);
-		free(t);
-	} else if (rc == ZLB_EXIT_NO_DATA) {
-		strbuf_addstr(&sb, "result: nothing to compare: no row is SUCCESS on both sides (exit 8)");
-	} else {
-		strbuf_addf(&sb, "result: no significant regression beyond %.2f%%",
-			    100 * opts.threshold);
-	}
-	strbuf_addch(&sb, '\n');
+	rc = compare_render_result(&c, &sb, color);
 	fputs(sb.buf, stdout);
 	fflush(stdout);
 	if (write_outputs(&c, out_dir, allow, rc))

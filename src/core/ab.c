@@ -388,46 +388,6 @@ void ab_switch_hit_release(struct ab_switch_hit *hit)
 
 /* ---- the IR of round 1 -------------------------------------------------------- */
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Stage files below tree (depth > 0: index.tsv and naming.md are not IR), relative. */
-static int tree_files(const char *root, const char *rel, int depth, struct strvec *out)
-{
-	char *dir = rel ? path_join(root, rel) : xstrdup(root);
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int r = 0;
-
-	if (!d) {
-		r = error_errno("cannot read '%s'", dir);
-		free(dir);
-		return r;
-	}
-	while (!r && (e = readdir(d))) {
-		struct stat st;
-		char *path, *sub;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		path = path_join(dir, e->d_name);
-		sub = rel ? path_join(rel, e->d_name) : xstrdup(e->d_name);
-		if (lstat(path, &st))
-			r = error_errno("cannot stat '%s'", path);
-		else if (S_ISDIR(st.st_mode))
-			r = tree_files(root, sub, depth + 1, out);
-		else if (S_ISREG(st.st_mode) && depth > 0)
-			strvec_push(out, sub);
-		free(path);
-		free(sub);
-	}
-	closedir(d);
-	free(dir);
-	return r;
-}
-
 static int same_content(const char *tree_a, const char *tree_b, const char *rel, int *same)
 {
 	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
@@ -467,13 +427,9 @@ static int pair_files(const char *tree_a, const char *tree_b, struct ab_ir_resul
 	size_t i = 0, j = 0;
 	int ret;
 
-	ret = tree_files(tree_a, NULL, 0, &fa);
+	ret = ir_tree_stage_files(tree_a, &fa);
 	if (!ret)
-		ret = tree_files(tree_b, NULL, 0, &fb);
-	if (fa.nr > 1)
-		qsort(fa.v, fa.nr, sizeof(*fa.v), cmp_str);
-	if (fb.nr > 1)
-		qsort(fb.v, fb.nr, sizeof(*fb.v), cmp_str);
+		ret = ir_tree_stage_files(tree_b, &fb);
 	while (!ret && (i < fa.nr || j < fb.nr)) {
 		int c = i == fa.nr ? 1 : j == fb.nr ? -1 : strcmp(fa.v[i], fb.v[j]);
 		if (c < 0) {

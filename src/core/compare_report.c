@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exit_codes.h"
 #include "identity.h"
 #include "jsonfile.h"
 #include "paths.h"
@@ -705,4 +706,26 @@ int compare_write_csv(const struct compare *c, const char *path)
 	rc = write_file_atomic(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	return rc;
+}
+
+int compare_render_result(const struct compare *c, struct strbuf *sb, int color)
+{
+	size_t slower = c->counts[COMPARE_GEMS].n[STATS_SLOWER];
+
+	if (!c->paired) {
+		strbuf_addstr(sb, "result: nothing to compare: no row is SUCCESS on both sides "
+			      "(exit 8)\n");
+		return ZLB_EXIT_NO_DATA;
+	}
+	if (c->regression) {
+		char *t = xstrfmt("result: REGRESSION: %zu gems row%s SLOWER beyond %.2f%% (exit 1)",
+				  slower, slower == 1 ? "" : "s", 100 * c->opts.threshold);
+		term_addstr_colored(sb, color, TERM_RED, t);
+		strbuf_addch(sb, '\n');
+		free(t);
+		return ZLB_EXIT_REGRESSION;
+	}
+	strbuf_addf(sb, "result: no significant regression beyond %.2f%%\n",
+		    100 * c->opts.threshold);
+	return ZLB_EXIT_OK;
 }

@@ -41,6 +41,13 @@ void compare_render_header(const struct compare *c, struct strbuf *sb, int color
 void compare_render_caliber(const struct compare *c, struct strbuf *sb, int color, int allowed);
 /* The table, the unpaired rows, notes and the closing summary. */
 void compare_render_report(const struct compare *c, struct strbuf *sb, int color);
+/*
+ * After compare_analyse: the exit status the rows give (ZLB_EXIT_OK,
+ * ZLB_EXIT_NO_DATA when no row is SUCCESS on both sides, ZLB_EXIT_REGRESSION
+ * when a gems row is SLOWER beyond the threshold), with its "result: ..."
+ * line appended to sb (newline included). zlb compare and zlb ab end alike.
+ */
+int compare_render_result(const struct compare *c, struct strbuf *sb, int color);
 
 json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_code);
 int compare_write_csv(const struct compare *c, const char *path);

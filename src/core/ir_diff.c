@@ -23,7 +23,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Regular files below root, as paths relative to it; depth 0 is root itself. */
-static int list_files(const char *root, const char *rel, int depth, struct strvec *out)
+static int stage_files_below(const char *root, const char *rel, int depth, struct strvec *out)
 {
 	char *dir = rel ? path_join(root, rel) : xstrdup(root);
 	DIR *d = opendir(dir);
@@ -46,7 +46,7 @@ static int list_files(const char *root, const char *rel, int depth, struct strve
 		if (lstat(path, &st)) {
 			r = error_errno("cannot stat '%s'", path);
 		} else if (S_ISDIR(st.st_mode)) {
-			r = list_files(root, sub, depth + 1, out);
+			r = stage_files_below(root, sub, depth + 1, out);
 		} else if (S_ISREG(st.st_mode) && depth > 0) {
 			/* Top-level files (index.tsv, naming.md) describe the tree: not IR. */
 			strvec_push(out, sub);
@@ -56,6 +56,16 @@ static int list_files(const char *root, const char *rel, int depth, struct strve
 	}
 	closedir(d);
 	free(dir);
+	return r;
+}
+
+int ir_tree_stage_files(const char *tree, struct strvec *out)
+{
+	int r = stage_files_below(tree, NULL, 0, out);
+
+	/* Byte order, whatever the file system listed first. */
+	if (!r && out->nr > 1)
+		qsort(out->v, out->nr, sizeof(*out->v), cmp_str);
 	return r;
 }
 
@@ -77,14 +87,11 @@ int ir_fingerprint_tree(const char *tree, struct ir_fingerprint *fp)
 	memset(fp, 0, sizeof(*fp));
 	if (!is_dir(tree))
 		return error("'%s' is not a directory", tree);
-	r = list_files(tree, NULL, 0, &files);
+	r = ir_tree_stage_files(tree, &files);
 	if (r) {
 		strvec_clear(&files);
 		return r;
 	}
-	/* Byte order, whatever the file system listed first. */
-	if (files.nr > 1)
-		qsort(files.v, files.nr, sizeof(*files.v), cmp_str);
 	st = XXH3_createState();
 	if (!st)
 		BUG("out of memory");

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "strbuf.h"
+#include "strvec.h"
 
 #define IR_DIFF_PROGRAM "/usr/bin/diff"
 
@@ -29,6 +30,14 @@ struct ir_fingerprint {
 	uint64_t hash;
 	size_t files;
 };
+
+/*
+ * The stage files of an IR tree (<tree>/<shape>/<kernel>/<variant>.<stage>),
+ * as paths relative to tree, in byte order; files at the top (index.tsv,
+ * naming.md) describe the tree and are not IR. Symbolic links are not
+ * followed. Appends to out; returns 0, or -1 with error().
+ */
+int ir_tree_stage_files(const char *tree, struct strvec *out);
 
 /* Returns 0, or -1 with error() (tree unreadable, a file changed while read). */
 int ir_fingerprint_tree(const char *tree, struct ir_fingerprint *fp);
