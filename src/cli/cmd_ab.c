@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "core/ab.h"
 #include "core/error.h"
+#include "core/options.h"
 #include "core/preflight.h"
 #include "core/run_config.h"
 #include "core/strbuf.h"
@@ -94,25 +95,6 @@ static int bad_usage(const char *fmt, ...)
 	va_end(ap);
 	fputs("\n       (zlb ab --help shows the usage)\n", stderr);
 	return ZLB_EXIT_USAGE;
-}
-
-/* "--name VALUE" or "--name=VALUE" at argv[*i]; 1 when matched, -1 when the value is missing. */
-static int take_option(int argc, char **argv, int *i, const char *name, const char **value)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(argv[*i], name, n))
-		return 0;
-	if (argv[*i][n] == '=') {
-		*value = argv[*i] + n + 1;
-		return 1;
-	}
-	if (argv[*i][n])
-		return 0;
-	if (*i + 1 >= argc)
-		return -1;
-	*value = argv[++*i];
-	return 1;
 }
 
 /* The zlb run option named by arg ("--name" or "--name=value"), or NULL. */
@@ -209,7 +191,7 @@ int cmd_ab(int argc, char **argv)
 			spec.shared_tuner_cache = 1;
 			continue;
 		}
-		if ((m = take_option(argc, argv, &i, "--axis", &v))) {
+		if ((m = opt_take(argc, argv, &i, "--axis", &v))) {
 			if (m < 0)
 				FAIL_USAGE("--axis needs NAME=VALUE_A,VALUE_B");
 			if (ab_spec_add_axis(&spec, v))
@@ -222,16 +204,16 @@ int cmd_ab(int argc, char **argv)
 			const char *py_flag = s ? "--b-python" : "--a-python";
 			const char *dir_flag = s ? "--b-flaggems-dir" : "--a-flaggems-dir";
 
-			if ((m = take_option(argc, argv, &i, env_flag, &v))) {
+			if ((m = opt_take(argc, argv, &i, env_flag, &v))) {
 				if (m < 0)
 					FAIL_USAGE("%s needs NAME=VALUE", env_flag);
 				if (ab_spec_add_env(&spec, s, v))
 					FAIL_USAGE("%s", last_error());
-			} else if ((m = take_option(argc, argv, &i, py_flag, &v))) {
+			} else if ((m = opt_take(argc, argv, &i, py_flag, &v))) {
 				if (m < 0 || ab_spec_set_python(&spec, s, v))
 					FAIL_USAGE("%s", m < 0 ? "--a-python/--b-python need an "
 						   "interpreter" : last_error());
-			} else if ((m = take_option(argc, argv, &i, dir_flag, &v))) {
+			} else if ((m = opt_take(argc, argv, &i, dir_flag, &v))) {
 				if (m < 0 || ab_spec_set_flaggems_dir(&spec, s, v))
 					FAIL_USAGE("%s", m < 0 ? "--a-flaggems-dir/--b-flaggems-dir "
 						   "need a directory" : last_error());
@@ -239,7 +221,7 @@ int cmd_ab(int argc, char **argv)
 		}
 		if (m)
 			continue;
-		if ((m = take_option(argc, argv, &i, "--rounds", &v))) {
+		if ((m = opt_take(argc, argv, &i, "--rounds", &v))) {
 			char *end;
 			long r;
 
@@ -251,7 +233,7 @@ int cmd_ab(int argc, char **argv)
 			spec.rounds = r < INT_MIN ? INT_MIN : r > INT_MAX ? INT_MAX : (int)r;
 			continue;
 		}
-		if ((m = take_option(argc, argv, &i, "--threshold", &v))) {
+		if ((m = opt_take(argc, argv, &i, "--threshold", &v))) {
 			if (m < 0 || parse_percent(v, &spec.threshold))
 				FAIL_USAGE("--threshold takes a percentage in [0, 100), e.g. 1 or "
 					   "0.5%%; got '%s'", m < 0 ? "" : v);

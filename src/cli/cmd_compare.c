@@ -14,6 +14,7 @@
 #include "core/compare_report.h"
 #include "core/error.h"
 #include "core/jsonfile.h"
+#include "core/options.h"
 #include "core/paths.h"
 #include "core/strbuf.h"
 #include "core/strvec.h"
@@ -88,25 +89,6 @@ static int bad_usage(const char *fmt, ...)
 
 static void quiet(const char *prefix, const char *msg)
 {
-}
-
-/* "--name VALUE" or "--name=VALUE" at argv[*i]; 1 when matched, -1 when the value is missing. */
-static int take_option(int argc, char **argv, int *i, const char *name, const char **value)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(argv[*i], name, n))
-		return 0;
-	if (argv[*i][n] == '=') {
-		*value = argv[*i] + n + 1;
-		return 1;
-	}
-	if (argv[*i][n])
-		return 0;
-	if (*i + 1 >= argc)
-		return -1;
-	*value = argv[++*i];
-	return 1;
 }
 
 /* A percentage ("1", "0.5", "0.5%") as a fraction in [0, max). */
@@ -221,7 +203,7 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 		}
 		m = 0;
 		for (int s = 0; s < 2 && !m; s++) {
-			m = take_option(argc, argv, &i, s ? "--b" : "--a", &v);
+			m = opt_take(argc, argv, &i, s ? "--b" : "--a", &v);
 			if (m < 0)
 				FAIL_USAGE("%s needs a directory", s ? "--b" : "--a");
 			if (m)
@@ -231,25 +213,25 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 			flagged_sides = 1;
 			continue;
 		}
-		if ((m = take_option(argc, argv, &i, "--threshold", &v))) {
+		if ((m = opt_take(argc, argv, &i, "--threshold", &v))) {
 			if (m < 0 || parse_percent(v, 100, &opts.threshold))
 				FAIL_USAGE("--threshold takes a percentage in [0, 100), e.g. 1 or "
 					   "0.5%%; got '%s'", m < 0 ? "" : v);
 			continue;
 		}
-		if ((m = take_option(argc, argv, &i, "--drift-floor", &v))) {
+		if ((m = opt_take(argc, argv, &i, "--drift-floor", &v))) {
 			if (m < 0 || parse_percent(v, 100, &opts.drift_floor))
 				FAIL_USAGE("--drift-floor takes a percentage in [0, 100), e.g. 0.3; "
 					   "got '%s'", m < 0 ? "" : v);
 			continue;
 		}
-		if ((m = take_option(argc, argv, &i, "--fdr", &v))) {
+		if ((m = opt_take(argc, argv, &i, "--fdr", &v))) {
 			if (m < 0 || parse_fraction(v, &opts.fdr))
 				FAIL_USAGE("--fdr takes a level in (0, 1), e.g. 0.05; got '%s'",
 					   m < 0 ? "" : v);
 			continue;
 		}
-		if ((m = take_option(argc, argv, &i, "--bootstrap", &v))) {
+		if ((m = opt_take(argc, argv, &i, "--bootstrap", &v))) {
 			unsigned long long n;
 			if (m < 0 || parse_uint(v, 10000000, &n) || (n && n < 100))
 				FAIL_USAGE("--bootstrap takes 0 or a count from 100 to 10000000; "
@@ -257,7 +239,7 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 			opts.nboot = (unsigned)n;
 			continue;
 		}
-		if ((m = take_option(argc, argv, &i, "--seed", &v))) {
+		if ((m = opt_take(argc, argv, &i, "--seed", &v))) {
 			unsigned long long n;
 			if (m < 0 || parse_uint(v, UINT64_MAX, &n))
 				FAIL_USAGE("--seed takes a non-negative integer; got '%s'",
@@ -265,13 +247,13 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 			opts.seed = n;
 			continue;
 		}
-		if ((m = take_option(argc, argv, &i, "--out", &v))) {
+		if ((m = opt_take(argc, argv, &i, "--out", &v))) {
 			if (m < 0 || !*v)
 				FAIL_USAGE("--out needs a directory");
 			out_dir = v;
 			continue;
 		}
-		if ((m = take_option(argc, argv, &i, "--color", &v))) {
+		if ((m = opt_take(argc, argv, &i, "--color", &v))) {
 			if (m < 0 || !term_color_setting_valid(v) || !*v)
 				FAIL_USAGE("--color takes auto, always or never");
 			color_opt = v;

@@ -13,6 +13,7 @@
 #include "core/ir_diff.h"
 #include "core/ir_index.h"
 #include "core/ir_layout.h"
+#include "core/options.h"
 #include "core/paths.h"
 #include "core/strbuf.h"
 #include "core/strvec.h"
@@ -81,27 +82,6 @@ static void quiet(const char *prefix, const char *msg)
 static int is_help(const char *s)
 {
 	return !strcmp(s, "--help") || !strcmp(s, "-h") || !strcmp(s, "help");
-}
-
-/* "--name VALUE" or "--name=VALUE" at argv[*i]; 1 when matched (value set), -1 when missing. */
-static int take_option(int argc, char **argv, int *i, const char *name, const char **value)
-{
-	const char *rest;
-	size_t n = strlen(name);
-
-	if (strncmp(argv[*i], name, n))
-		return 0;
-	rest = argv[*i] + n;
-	if (*rest == '=') {
-		*value = rest + 1;
-		return 1;
-	}
-	if (*rest)
-		return 0;
-	if (*i + 1 >= argc)
-		return -1;
-	*value = argv[++*i];
-	return 1;
 }
 
 /* ---- layout ---------------------------------------------------------------- */
@@ -254,10 +234,10 @@ static int ir_diff_cmd(int argc, char **argv)
 			usage(stdout);
 			return ZLB_EXIT_OK;
 		}
-		if ((t = take_option(argc, argv, &i, "--op", &op)) ||
-		    (t = take_option(argc, argv, &i, "--shape", &shape)) ||
-		    (t = take_option(argc, argv, &i, "--stage", &stage)) ||
-		    (t = take_option(argc, argv, &i, "--color", &color))) {
+		if ((t = opt_take(argc, argv, &i, "--op", &op)) ||
+		    (t = opt_take(argc, argv, &i, "--shape", &shape)) ||
+		    (t = opt_take(argc, argv, &i, "--stage", &stage)) ||
+		    (t = opt_take(argc, argv, &i, "--color", &color))) {
 			if (t < 0)
 				return bad_usage("option '%s' needs a value", argv[i]);
 			continue;

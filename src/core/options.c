@@ -262,3 +262,23 @@ void options_usage(FILE *out, const struct opt_def *defs)
 		strbuf_release(&head);
 	}
 }
+
+int opt_take(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	const char *rest;
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n))
+		return 0;
+	rest = argv[*i] + n;
+	if (*rest == '=') {
+		*value = rest + 1;
+		return 1;
+	}
+	if (*rest)
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*value = argv[++*i];
+	return 1;
+}

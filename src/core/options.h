@@ -64,6 +64,14 @@ const char *opt_get(const struct opt_def *defs, const struct opt_values *v,
 enum opt_source opt_source_of(const struct opt_def *defs, const struct opt_values *v,
 			      const char *name);
 
+/*
+ * For commands that walk argv themselves (zlb ab, compare, ir pass options
+ * on to others): is argv[*i] the option name, as "NAME VALUE" or
+ * "NAME=VALUE"? 1 with *value set (and *i moved past a separate value), 0
+ * when it is another argument, -1 when the value is missing.
+ */
+int opt_take(int argc, char **argv, int *i, const char *name, const char **value);
+
 /* Parse an OPT_BOOL value ("1", "yes", ...): 1/0, or -1 if not a boolean. */
 int opt_parse_bool(const char *s);
 

@@ -860,6 +860,32 @@ static void run_test_node_and_op_file(void **state)
 	run_release(&p);
 }
 
+/* opt_take: "--name VALUE", "--name=VALUE", a missing value, and near misses. */
+static void take_value_forms(void **state)
+{
+	char *argv[] = { "zlb", "--rounds", "5", "--rounds=7", "--roundsx", "--op=", "--fdr" };
+	int argc = 7, i;
+	const char *v = NULL;
+
+	i = 1;
+	assert_int_equal(opt_take(argc, argv, &i, "--rounds", &v), 1);
+	assert_string_equal(v, "5");
+	assert_int_equal(i, 2);                      /* moved past the separate value */
+	i = 3;
+	assert_int_equal(opt_take(argc, argv, &i, "--rounds", &v), 1);
+	assert_string_equal(v, "7");
+	assert_int_equal(i, 3);
+	i = 4;
+	assert_int_equal(opt_take(argc, argv, &i, "--rounds", &v), 0);   /* a longer name */
+	assert_int_equal(opt_take(argc, argv, &i, "--round", &v), 0);
+	i = 5;
+	assert_int_equal(opt_take(argc, argv, &i, "--op", &v), 1);       /* empty is a value */
+	assert_string_equal(v, "");
+	i = 6;
+	assert_int_equal(opt_take(argc, argv, &i, "--fdr", &v), -1);     /* nothing after it */
+	assert_int_equal(i, 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -890,6 +916,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(run_extra_plugins_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_test_node_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_test_node_and_op_file, setup, teardown),
+		cmocka_unit_test(take_value_forms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
