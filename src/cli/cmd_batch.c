@@ -21,7 +21,9 @@
 #include "core/opspec.h"
 #include "core/options.h"
 #include "core/paths.h"
+#include "core/preflight.h"
 #include "core/run_config.h"
+#include "core/term.h"
 #include "executors/executor.h"
 
 extern char **environ;
@@ -119,7 +121,8 @@ static const char usage_tail[] =
 	"  0    every operator PASS or SKIP\n"
 	"  1    some operator FAIL or TIMEOUT\n"
 	"  2    bad command line, or the batch directory cannot be used\n"
-	"  3    no device is visible\n"
+	"  3    a preflight check failed before any operator ran: the Python\n"
+	"       interpreter (probed once for the whole batch) or no visible device\n"
 	"  7    the batch's state could not be written\n"
 	"  130  interrupted: children stopped, state kept; --resume continues\n";
 
@@ -264,10 +267,11 @@ int cmd_batch(int argc, char **argv)
 	struct op_spec *specs = NULL;
 	size_t nspecs = 0;
 	struct batch_plan plan;
+	struct run_config cfg;
 	struct device_list devs = { 0 };
 	const struct backend_ops *be;
 	int *devices = NULL, ndevices = 0, rc = ZLB_EXIT_OK, help = 0, in_ops = 0,
-	    saw_devices = 0, saw_gpus = 0, ops_given = 0;
+	    saw_devices = 0, saw_gpus = 0, ops_given = 0, have_cfg = 0;
 	char *dir = NULL, *shape_file = NULL, *replay_root = NULL, *main_dir = NULL,
 	     *vllm_dir = NULL, exe[PATH_MAX];
 	const char *s;
@@ -337,15 +341,14 @@ int cmd_batch(int argc, char **argv)
 		FAIL_USAGE("%s", check.nr ? "unexpected argument" : last_error());
 	strvec_clear(&check);
 
-	/* zlb run's options: checked once by its own table. */
+	/* zlb run's options: checked once by its own table (cfg: what children resolve). */
 	strvec_pushl(&check, "run", "softmax", NULL);
 	strvec_pushv(&check, (const char *const *)run_args.v);
 	{
-		struct run_config cfg;
 		struct opt_values rraw = { 0 };
 		int r = run_config_parse(&cfg, (int)check.nr, check.v, environ, &rraw);
 		opt_values_release(&rraw);
-		run_config_release(&cfg);
+		have_cfg = 1;
 		if (r)
 			FAIL_USAGE("%s", last_error());
 	}
@@ -444,6 +447,39 @@ int cmd_batch(int argc, char **argv)
 		free(names);
 		goto out;
 	}
+	/* Children get zlb run's settings as flags, never through stray variables. */
+	strvec_pushv(&env, (const char *const *)environ);
+	for (const char *const *k = scrubbed_env; *k; k++)
+		env_unset(&env, *k);
+
+	/*
+	 * The interpreter, once for the whole batch: every child would probe
+	 * the same file in the same environment (~120 ms each, more than the
+	 * harness budget of an operator). A broken one stops the batch here,
+	 * before any operator runs, with zlb run's own sentence. The probe
+	 * runs in exactly the children's environment and directory, and the
+	 * children trust it only while they are ours and the interpreter file
+	 * is unchanged (core/preflight.h); an inherited value vouches for
+	 * nothing and is removed first.
+	 */
+	env_unset(&env, PREFLIGHT_PROBED_ENV);
+	{
+		struct preflight pf;
+		char *probed;
+
+		if (preflight_python(&pf, &cfg, env.v)) {
+			preflight_print_failure(&pf, stderr, term_color_wanted(2, cfg.color));
+			preflight_release(&pf);
+			rc = ZLB_EXIT_PREFLIGHT;
+			goto out;
+		}
+		probed = preflight_probed_value(&pf);
+		if (probed)
+			env_set(&env, PREFLIGHT_PROBED_ENV, probed);
+		free(probed);
+		preflight_release(&pf);
+	}
+
 	{
 		struct strbuf why = STRBUF_INIT;
 		int r = be->list_devices(&devs, &why);
@@ -479,11 +515,6 @@ int cmd_batch(int argc, char **argv)
 	s = opt_get(batch_option_defs, &raw, "batch-dir");
 	dir = s ? path_absolute(s) : default_batch_dir(opt_get(batch_option_defs, &raw,
 								 "runs-dir"));
-
-	/* Children get zlb run's settings as flags, never through stray variables. */
-	strvec_pushv(&env, (const char *const *)environ);
-	for (const char *const *k = scrubbed_env; *k; k++)
-		env_unset(&env, *k);
 
 	args = json_object();
 	{
@@ -541,5 +572,7 @@ out:
 	free(main_dir);
 	free(vllm_dir);
 	json_decref(args);
+	if (have_cfg)
+		run_config_release(&cfg);
 	return rc;
 }

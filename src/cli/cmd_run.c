@@ -82,9 +82,7 @@ int cmd_run(int argc, char **argv)
 	rc = preflight_run(&pf, &cfg, environ);
 	if (rc) {
 		color = term_color_wanted(2, cfg.color);
-		fprintf(stderr, "%sPREFLIGHT_FAILED check=%s%s\n  %s\n  fix: %s\n",
-			color ? term_color_code(TERM_RED) : "", pf.failed_check,
-			color ? TERM_RESET : "", pf.why.buf, pf.fix.buf);
+		preflight_print_failure(&pf, stderr, color);
 		preflight_release(&pf);
 		run_config_release(&cfg);
 		return ZLB_EXIT_PREFLIGHT;

@@ -1,8 +1,12 @@
 #include "preflight.h"
 #include "rundir.h"
 
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
 
@@ -10,6 +14,7 @@
 #include "paths.h"
 #include "plugin_plan.h"
 #include "proc.h"
+#include "term.h"
 
 #define PROBE_TIMEOUT_MS 60000
 
@@ -28,6 +33,14 @@ static int fail(struct preflight *pf, const char *check, const char *fix_fmt, ..
 	strbuf_vaddf(&pf->fix, fix_fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+static void preflight_init(struct preflight *pf)
+{
+	memset(pf, 0, sizeof(*pf));
+	strbuf_init(&pf->why, 0);
+	strbuf_init(&pf->fix, 0);
+	strvec_init(&pf->notes);
 }
 
 /* Where zlb's own pieces live: build tree or install prefix. */
@@ -68,6 +81,7 @@ void preflight_python_env(const struct preflight *pf, char *const *envp,
 	const char *old;
 
 	strvec_pushv(env, (const char *const *)envp);
+	env_unset(env, PREFLIGHT_PROBED_ENV);
 	old = env_get(env, "PYTHONPATH");
 	if (pf->python_dir) {
 		char *pp = old && *old ? xstrfmt("%s:%s", pf->python_dir, old)
@@ -97,8 +111,123 @@ static const char probe_script[] =
 	"    out[n] = spec(n)\n"
 	"print('ZLB_PROBE ' + json.dumps(out))\n";
 
-static int check_python(struct preflight *pf, const struct run_config *cfg,
-			char *const *envp, json_t **facts)
+/*
+ * What identifies the interpreter file: a replaced file has another inode,
+ * one rewritten in place another size, mtime or ctime (ctime cannot be set
+ * back by touch or cp -p). stat follows symbolic links: the file that is run.
+ */
+static char *file_identity(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return NULL;
+	return xstrfmt("%ju:%ju:%jd:%jd:%jd", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
+		       (intmax_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+		       (intmax_t)st.st_size,
+		       (intmax_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec);
+}
+
+/*
+ * A process's start time in clock ticks since boot (/proc/<pid>/stat field
+ * 22): with the pid it names one process, even after the pid is reused.
+ */
+static int process_start(pid_t pid, unsigned long long *ticks)
+{
+	char path[64], buf[1024], *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/*
+	 * The command name may hold spaces and parentheses: count from the last
+	 * ')'. Fields after it are single words; the start time is the 20th.
+	 */
+	rp = strrchr(buf, ')');
+	for (int field = 3; rp && field <= 22; field++) {
+		rp = strchr(rp, ' ');
+		if (rp)
+			rp++;
+	}
+	if (!rp || !isdigit((unsigned char)*rp))
+		return -1;
+	*ticks = strtoull(rp, NULL, 10);
+	return 0;
+}
+
+char *preflight_probed_value(const struct preflight *pf)
+{
+	unsigned long long start;
+
+	if (!pf->python || !pf->python_identity || !pf->python_facts ||
+	    strpbrk(pf->python, "\t\n") || strpbrk(pf->python_facts, "\t\n") ||
+	    process_start(getpid(), &start))
+		return NULL;
+	return xstrfmt("%s\t%s\t%ld:%llu\t%s", pf->python, pf->python_identity,
+		       (long)getpid(), start, pf->python_facts);
+}
+
+static const char *env_value(char *const *envp, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (; envp && *envp; envp++)
+		if (!strncmp(*envp, key, n) && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/*
+ * The facts handed down in PREFLIGHT_PROBED_ENV, when the value vouches for
+ * this interpreter to this process (preflight.h says when); else NULL, and
+ * the caller probes. Never an error: a stale value only costs a probe.
+ */
+static json_t *handed_down_facts(const struct preflight *pf, char *const *envp)
+{
+	const char *v = env_value(envp, PREFLIGHT_PROBED_ENV);
+	char *copy, *field[4], *p, *end;
+	unsigned long long start, want_start;
+	json_t *facts = NULL;
+	long pid;
+	int n = 0;
+
+	if (!v || !*v)
+		return NULL;
+	/* path, identity, pid:start, facts: the facts are last and hold no tab. */
+	copy = xstrdup(v);
+	for (p = copy; n < 4 && p; n++) {
+		field[n] = p;
+		if ((p = strchr(p, '\t')))
+			*p++ = '\0';
+	}
+	if (n != 4 || p || strcmp(field[0], pf->python) || strcmp(field[1], pf->python_identity))
+		goto out;
+	pid = strtol(field[2], &end, 10);
+	if (end == field[2] || *end != ':' || pid != (long)getppid())
+		goto out;
+	want_start = strtoull(end + 1, &end, 10);
+	if (*end || process_start((pid_t)pid, &start) || start != want_start)
+		goto out;
+	facts = json_loads(field[3], 0, NULL);
+	if (facts && !json_is_object(facts)) {
+		json_decref(facts);
+		facts = NULL;
+	}
+out:
+	free(copy);
+	return facts;
+}
+
+/* Spawn the probe of the interpreter in envp and parse its answer. */
+static int probe_python(struct preflight *pf, char *const *envp, json_t **facts)
 {
 	struct strvec env = STRVEC_INIT;
 	struct strbuf out = STRBUF_INIT;
@@ -106,18 +235,6 @@ static int check_python(struct preflight *pf, const struct run_config *cfg,
 	const char *line;
 	int rc;
 
-	pf->python = find_program(cfg->python);
-	if (!pf->python) {
-		error("Python interpreter '%s' was not found%s", cfg->python,
-		      strchr(cfg->python, '/') ? "" : " on PATH");
-		return fail(pf, "python", "point --python (ZLB_PYTHON) at the python that "
-			    "has torch, triton and pytest");
-	}
-	if (!pf->python_dir) {
-		error("zlb's Python package (zlbench) was not found beside the zlb binary");
-		return fail(pf, "python", "run zlb from its build tree (build/zlb) or an "
-			    "install, or set ZLB_PYTHON_DIR to the folder holding zlbench/");
-	}
 	preflight_python_env(pf, envp, &env);
 	char *argv[] = { pf->python, "-c", (char *)probe_script, NULL };
 	rc = run_capture(argv, env.v, NULL, PROBE_TIMEOUT_MS, &out);
@@ -132,10 +249,41 @@ static int check_python(struct preflight *pf, const struct run_config *cfg,
 	}
 	*facts = json_loads(line + 10, JSON_DISABLE_EOF_CHECK, &jerr);
 	strbuf_release(&out);
-	if (!*facts) {
-		error("the Python probe answered garbage: %s", jerr.text);
+	if (!*facts || !json_is_object(*facts)) {
+		error("the Python probe answered garbage: %s", *facts ? "not an object" : jerr.text);
+		json_decref(*facts);
+		*facts = NULL;
 		return fail(pf, "python", "check the interpreter given by --python");
 	}
+	return 0;
+}
+
+/* trust: whether a value of PREFLIGHT_PROBED_ENV in envp may stand for the probe. */
+static int check_python(struct preflight *pf, const struct run_config *cfg,
+			char *const *envp, int trust, json_t **facts)
+{
+	pf->python = find_program(cfg->python);
+	if (!pf->python) {
+		error("Python interpreter '%s' was not found%s", cfg->python,
+		      strchr(cfg->python, '/') ? "" : " on PATH");
+		return fail(pf, "python", "point --python (ZLB_PYTHON) at the python that "
+			    "has torch, triton and pytest");
+	}
+	if (!pf->python_dir) {
+		error("zlb's Python package (zlbench) was not found beside the zlb binary");
+		return fail(pf, "python", "run zlb from its build tree (build/zlb) or an "
+			    "install, or set ZLB_PYTHON_DIR to the folder holding zlbench/");
+	}
+	/* Before the probe: a file changed while it runs must not match later. */
+	pf->python_identity = file_identity(pf->python);
+	if (trust && pf->python_identity && (*facts = handed_down_facts(pf, envp))) {
+		pf->python_check = "batch";
+	} else {
+		if (probe_python(pf, envp, facts))
+			return -1;
+		pf->python_check = "probed";
+	}
+	pf->python_facts = json_dumps(*facts, JSON_COMPACT);
 	pf->python_version = xstrdup(json_string_value(json_object_get(*facts, "python"))
 				     ? json_string_value(json_object_get(*facts, "python")) : "?");
 	if (!json_string_value(json_object_get(*facts, "pytest"))) {
@@ -477,11 +625,7 @@ int preflight_run(struct preflight *pf, const struct run_config *cfg,
 	json_t *facts = NULL;
 	int ret = -1;
 
-	memset(pf, 0, sizeof(*pf));
-	strbuf_init(&pf->why, 0);
-	strbuf_init(&pf->fix, 0);
-	strvec_init(&pf->notes);
-
+	preflight_init(pf);
 	pf->backend = backend_find(cfg->backend);
 	if (!pf->backend) {
 		char *names = backend_names_help();
@@ -498,7 +642,7 @@ int preflight_run(struct preflight *pf, const struct run_config *cfg,
 		error("libzlbtimer.so was not found beside the zlb binary");
 		return fail(pf, "timer", "build it (make) or set ZLB_TIMER_LIB");
 	}
-	if (check_python(pf, cfg, envp, &facts))
+	if (check_python(pf, cfg, envp, 1, &facts))
 		goto out;
 	if (check_checkout(pf, cfg, facts))
 		goto out;
@@ -516,11 +660,33 @@ out:
 	return ret;
 }
 
+int preflight_python(struct preflight *pf, const struct run_config *cfg,
+		     char *const *envp)
+{
+	json_t *facts = NULL;
+	int r;
+
+	preflight_init(pf);
+	locate_own_files(pf, envp);
+	r = check_python(pf, cfg, envp, 0, &facts);
+	json_decref(facts);
+	return r;
+}
+
+void preflight_print_failure(const struct preflight *pf, FILE *out, int color)
+{
+	fprintf(out, "%sPREFLIGHT_FAILED check=%s%s\n  %s\n  fix: %s\n",
+		color ? term_color_code(TERM_RED) : "", pf->failed_check,
+		color ? TERM_RESET : "", pf->why.buf, pf->fix.buf);
+}
+
 void preflight_release(struct preflight *pf)
 {
 	free(pf->python);
 	free(pf->python_version);
 	free(pf->pytest_version);
+	free(pf->python_identity);
+	free(pf->python_facts);
 	free(pf->python_dir);
 	free(pf->timer_lib);
 	flaggems_target_release(&pf->target);

@@ -189,6 +189,8 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 	json_object_set_new(prov, "python", json_string(pf->python));
 	json_object_set_new(prov, "python_version", json_string(pf->python_version));
 	json_object_set_new(prov, "pytest_version", json_string(pf->pytest_version));
+	/* "batch": the probe was the batch's, handed down (preflight.h). */
+	json_object_set_new(prov, "python_check", json_string(pf->python_check));
 	json_object_set_new(prov, "device_index", json_integer(cfg->device));
 	json_object_set_new(prov, "device_visible_as", json_string(pf->physical_device));
 	json_object_set_new(prov, "gpu_name", json_string(dev->name ? dev->name : "unknown"));
@@ -379,6 +381,9 @@ static void print_header(struct tee *t, const struct run_config *cfg,
 	    cfg->device, pf->backend->visibility_keys[0], pf->physical_device,
 	    dev->name ? dev->name : "?", dev->uuid ? " " : "", dev->uuid ? dev->uuid : "",
 	    pf->devices.driver_version ? pf->devices.driver_version : "?");
+	tee_say(t, TEE_PLAIN, "  python:   %s (Python %s, pytest %s): ok (%s)", pf->python,
+	    pf->python_version, pf->pytest_version,
+	    !strcmp(pf->python_check, "batch") ? "checked by the batch" : "probed");
 	json_object_foreach((json_t *)cal, key, v) {
 		char *txt = json_is_string(v) ? xstrdup(json_string_value(v))
 					      : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);

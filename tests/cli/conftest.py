@@ -127,3 +127,41 @@ def shapes(tmp_path):
         path.write_text(text)
         return path
     return write
+
+
+class LoggingPython:
+    """An interpreter that logs each start, then execs /usr/bin/python3.
+
+    One line per start: its first argument ("-c" for preflight's probe, "-m"
+    for pytest) and "token" when ZLB_PYTHON_PROBED reached it. With
+    WRAP_TOUCH set, a pytest start touches the script (a new mtime and
+    ctime: the interpreter changed under a running batch).
+    """
+
+    def __init__(self, path, broken=False):
+        self.path = path
+        self.log = path.with_name(path.name + ".log")
+        tail = "exit 1" if broken else 'exec /usr/bin/python3 "$@"'
+        path.write_text(
+            "#!/bin/sh\n"
+            f'echo "$1 ${{ZLB_PYTHON_PROBED:+token}}" >> "{self.log}"\n'
+            '[ -n "$WRAP_TOUCH" ] && [ "$1" = -m ] && touch "$0"\n'
+            f"{tail}\n")
+        path.chmod(0o755)
+
+    def lines(self):
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+    def probes(self):
+        return sum(1 for l in self.lines() if l.split()[0] == "-c")
+
+    def starts(self, arg):
+        return sum(1 for l in self.lines() if l.split()[0] == arg)
+
+
+@pytest.fixture
+def logging_python(tmp_path):
+    """Make a LoggingPython in tmp_path (broken=True: it logs and exits 1)."""
+    def make(name="python-logged", broken=False):
+        return LoggingPython(tmp_path / name, broken=broken)
+    return make

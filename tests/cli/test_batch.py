@@ -326,3 +326,64 @@ def test_run_dir_option(zlb, tmp_path):
     assert (target / "run_identity.json").exists() and not zlb.runs.exists()
     r = zlb.run("softmax", "--dtypes", "float16", "--run-dir", str(target))
     assert r.rc == 3 and "check=run_dir" in r.err, r
+
+
+# ---- one probe of the interpreter per batch ----------------------------------
+
+def real_python_version():
+    return subprocess.run(["/usr/bin/python3", "-c", "import sys; print(sys.version.split()[0])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_children_trust_the_batch_probe(world, logging_python):
+    py = logging_python()
+    ops = ["b_pass", "b_skipif", "b_flaky"]
+    # An inherited value must not reach the children: the batch replaces it.
+    r = batch(world, "--ops", *ops, "--python", str(py.path),
+              env={"ZLB_PYTHON_PROBED": "stale\tvalue"})
+    assert r.rc == 0, r
+    # The batch's probe, then none in any child (b_flaky's retry included):
+    # one pytest start per attempt.
+    assert py.probes() == 1, py.lines()
+    assert py.starts("-m") == 4, py.lines()
+    # The value vouches for zlb run alone, never for what it starts.
+    assert not [l for l in py.lines() if "token" in l], py.lines()
+    version = real_python_version()
+    for op in ops:
+        prov = json.loads((world.bdir / "main" / op / "run_identity.json").read_text())[
+            "provenance"]
+        assert (prov["python"], prov["python_check"], prov["python_version"]) == \
+            (str(py.path), "batch", version), op
+        assert prov["pytest_version"]
+        log = (world.bdir / "main" / op / "run.log").read_text()
+        assert f"python:   {py.path} (Python {version}, pytest " in log
+        assert "): ok (checked by the batch)" in log
+
+
+def test_a_python_changed_under_the_batch_is_probed_again(world, logging_python):
+    py = logging_python()
+    # b_pass's pytest touches the interpreter file (WRAP_TOUCH): b_skipif's
+    # child no longer trusts the batch's probe of it and probes itself.
+    r = batch(world, "--ops", "b_pass", "b_skipif", "--python", str(py.path),
+              env={"WRAP_TOUCH": "1"})
+    assert r.rc == 0, r
+    assert [l.split()[0] for l in py.lines()] == ["-c", "-m", "-c", "-m"], py.lines()
+    checks = [json.loads((world.bdir / "main" / op / "run_identity.json").read_text())[
+        "provenance"]["python_check"] for op in ("b_pass", "b_skipif")]
+    assert checks == ["batch", "probed"]
+    assert "): ok (probed)" in (world.bdir / "main/b_skipif/run.log").read_text()
+
+
+@pytest.mark.parametrize("kind", ["exits_1", "missing"])
+def test_broken_python_stops_the_batch_before_any_operator(world, logging_python, kind):
+    py = logging_python(broken=True)
+    path = py.path if kind == "exits_1" else py.path.with_name("nopython")
+    r = batch(world, "--ops", "b_pass", "b_skipif", "b_flaky", env={"ZLB_PYTHON": str(path)})
+    assert r.rc == 3, r
+    assert r.err.count("PREFLIGHT_FAILED check=python") == 1, r
+    assert ("could not be probed (exit 1)" if kind == "exits_1" else
+            f"Python interpreter '{path}' was not found") in r.err, r
+    assert "\n  fix: " in r.err, r
+    assert py.probes() == (1 if kind == "exits_1" else 0), py.lines()
+    assert not world.bdir.exists()        # nothing started: no batch directory
+    assert not recorded(world)            # no operator's pytest ran

@@ -451,3 +451,101 @@ def test_record_then_replay_reproduces_the_configs(zlb):
     c = zlb.run("tuned_rowsum", "--shape-mode", "upstream", "--replay-from", str(b_dir))
     preflight(c, "replay_dir")
     assert "not a recording run" in c.err
+
+
+# ---- ZLB_PYTHON_PROBED: a probe handed down by the parent (zlb batch) ------------
+
+TOKEN_FACTS = {"python": "3.99.0", "executable": "/x/python", "pytest": "99.0",
+               "zlbench": "/x/zlbench/__init__.py", "flag_gems": None, "flaggems_vllm": None}
+
+
+def proc_start(pid):
+    """Start time of pid in clock ticks since boot (/proc/<pid>/stat field 22)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+def file_identity(path):
+    st = os.stat(path)
+    return f"{st.st_dev}:{st.st_ino}:{st.st_mtime_ns}:{st.st_size}:{st.st_ctime_ns}"
+
+
+def probed_value(python, identity=None, pid=None, start=None, facts=None):
+    """ZLB_PYTHON_PROBED as zlb batch writes it; this test process is zlb run's parent."""
+    pid = os.getpid() if pid is None else pid
+    return "\t".join([str(python), identity or file_identity(python),
+                      f"{pid}:{proc_start(pid) if start is None else start}",
+                      json.dumps(TOKEN_FACTS if facts is None else facts)])
+
+
+def test_handed_down_probe_is_trusted_only_when_it_matches(zlb, logging_python, tmp_path):
+    py = logging_python()
+    other = logging_python("python-other")
+    runs = iter(range(100))
+
+    def run(value):
+        before = py.probes()
+        d = tmp_path / f"r{next(runs)}"
+        env = {"ZLB_PYTHON_PROBED": value} if value is not None else {}
+        r = zlb.run("softmax", "--dtypes", "float16", "--python", str(py.path),
+                    "--run-dir", str(d), env=env)
+        assert r.rc == 0, r
+        return py.probes() - before, r.identity(d)["provenance"], (d / "run.log").read_text()
+
+    # The positive control: a value naming this interpreter, file and parent.
+    probes, prov, log = run(probed_value(py.path))
+    assert probes == 0, py.lines()
+    assert (prov["python_check"], prov["python_version"], prov["pytest_version"]) == \
+        ("batch", "3.99.0", "99.0")
+    assert f"python:   {py.path} (Python 3.99.0, pytest 99.0): ok (checked by the batch)" in log
+    assert not [l for l in py.lines() if "token" in l], py.lines()   # pytest never sees it
+
+    ino = os.stat(py.path).st_ino
+    link = tmp_path / "python-link"
+    link.symlink_to(py.path)
+    stale = {
+        "unset": None,
+        "empty": "",
+        "garbage": "x",
+        "other file": probed_value(other.path),
+        "same file, other name": probed_value(link),
+        "other inode": probed_value(py.path, identity=file_identity(py.path).replace(
+            f":{ino}:", f":{ino + 1}:", 1)),
+        "not our parent": probed_value(py.path, pid=os.getppid()),
+        "pid reused": probed_value(py.path, start=proc_start(os.getpid()) + 1),
+        "facts not an object": probed_value(py.path, facts=[1]),
+        "a field too many": probed_value(py.path) + "\tmore",
+    }
+    for name, value in stale.items():
+        probes, prov, log = run(value)
+        assert probes == 1, (name, py.lines())
+        assert (prov["python_check"], prov["python_version"]) != ("batch", "3.99.0"), name
+        assert prov["python_check"] == "probed", name
+        assert "): ok (probed)" in log, name
+
+    # Same path, the file changed since the value was made.
+    value = probed_value(py.path)
+    st = os.stat(py.path)
+    os.utime(py.path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))      # mtime
+    assert run(value)[0] == 1
+    value = probed_value(py.path)
+    time.sleep(0.05)   # file times tick with the kernel's clock (a few ms)
+    st = os.stat(py.path)
+    os.utime(py.path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    os.utime(py.path, ns=(st.st_atime_ns, st.st_mtime_ns))          # mtime put back: ctime
+    assert run(value)[0] == 1
+    value = probed_value(py.path)
+    py.path.write_text(py.path.read_text())                         # rewritten in place
+    assert run(value)[0] == 1
+    # ... and a fresh value for the changed file is trusted again.
+    assert run(probed_value(py.path))[0] == 0
+
+
+def test_handed_down_facts_pass_the_same_checks(zlb, logging_python):
+    py = logging_python()
+    value = probed_value(py.path, facts=dict(TOKEN_FACTS, pytest=None,
+                                             pytest_error="ModuleNotFoundError: no pytest"))
+    r = zlb.run("softmax", "--python", str(py.path), env={"ZLB_PYTHON_PROBED": value})
+    preflight(r, "python")
+    assert "cannot import pytest (ModuleNotFoundError: no pytest)" in r.err, r
+    assert py.probes() == 0
