@@ -29,7 +29,9 @@
 extern char **environ;
 
 static const char *const progress_modes[] = { "auto", "live", "plain", NULL };
-static const char *const executors[] = { "local", NULL };
+static const char *const executors[] = { "local", "slurm", NULL };
+/* With a remote executor --devices numbers parallel jobs, up to this many. */
+#define REMOTE_SLOTS_MAX 4096
 
 static const struct opt_def batch_option_defs[] = {
 	{ "all", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
@@ -43,7 +45,8 @@ static const struct opt_def batch_option_defs[] = {
 	  "dismiss list for --all (default: <ops-dir>/dismiss.txt when present)", NULL },
 	{ "devices", "gpus", "ZLB_DEVICES", NULL, OPT_STRING, NULL, 0, 0, "N,N,...",
 	  "device indices (among those visible) to spread operators over; default: "
-	  "every visible device", NULL },
+	  "every visible device. With --executor slurm: one number per job that may run "
+	  "at once (Slurm picks each job's GPU); required there", NULL },
 	{ "op-timeout", NULL, "ZLB_OP_TIMEOUT", "1800", OPT_REAL, NULL, 0, 0, "S",
 	  "seconds an attempt may take; then SIGTERM to its process group, --grace, "
 	  "SIGKILL, status TIMEOUT (never retried); 0: no limit", NULL, 0.0, 1e7 },
@@ -80,7 +83,12 @@ static const struct opt_def batch_option_defs[] = {
 	  "live: one line per device redrawn in place; plain: one line per operator; "
 	  "auto: live on a terminal", NULL },
 	{ "executor", NULL, "ZLB_EXECUTOR", "local", OPT_CHOICE, executors, 0, 0, "NAME",
-	  "where operators run: local (child processes of this machine)", NULL },
+	  "where operators run: local (child processes of this machine) or slurm (one "
+	  "Slurm job per operator through srun: 1 task, 1 GPU; the batch directory must "
+	  "be on a file system the nodes share)", NULL },
+	{ "slurm-args", NULL, "ZLB_SLURM_ARGS", NULL, OPT_STRING, NULL, 0, 0, "\"ARGS\"",
+	  "srun options for every job, after zlb's own (so they may override them), e.g. "
+	  "\"--partition=gpu --account=perf --gres=gpu:h200:1\"", NULL },
 	{ NULL },
 };
 
@@ -262,7 +270,8 @@ static int has_inventory(const char *ops_dir)
 int cmd_batch(int argc, char **argv)
 {
 	struct strvec bargv = STRVEC_INIT, run_args = STRVEC_INIT, spec_text = STRVEC_INIT,
-		      dtypes = STRVEC_INIT, env = STRVEC_INIT, check = STRVEC_INIT;
+		      dtypes = STRVEC_INIT, env = STRVEC_INIT, check = STRVEC_INIT,
+		      exec_args = STRVEC_INIT;
 	struct opt_values raw = { 0 };
 	struct op_spec *specs = NULL;
 	size_t nspecs = 0;
@@ -271,7 +280,7 @@ int cmd_batch(int argc, char **argv)
 	struct device_list devs = { 0 };
 	const struct backend_ops *be;
 	int *devices = NULL, ndevices = 0, rc = ZLB_EXIT_OK, help = 0, in_ops = 0,
-	    saw_devices = 0, saw_gpus = 0, ops_given = 0, have_cfg = 0;
+	    saw_devices = 0, saw_gpus = 0, ops_given = 0, have_cfg = 0, remote = 0;
 	char *dir = NULL, *shape_file = NULL, *replay_root = NULL, *main_dir = NULL,
 	     *vllm_dir = NULL, exe[PATH_MAX];
 	const char *s;
@@ -447,6 +456,20 @@ int cmd_batch(int argc, char **argv)
 		free(names);
 		goto out;
 	}
+	{
+		const struct executor_ops *xo =
+			executor_find(opt_get(batch_option_defs, &raw, "executor"));
+		struct strbuf why = STRBUF_INIT;
+
+		if (xo->available && !xo->available(&why)) {
+			fprintf(stderr, "PREFLIGHT_FAILED check=executor\n  %s\n", why.buf);
+			strbuf_release(&why);
+			rc = ZLB_EXIT_PREFLIGHT;
+			goto out;
+		}
+		strbuf_release(&why);
+		remote = xo->remote_devices;
+	}
 	/* Children get zlb run's settings as flags, never through stray variables. */
 	strvec_pushv(&env, (const char *const *)environ);
 	for (const char *const *k = scrubbed_env; *k; k++)
@@ -463,7 +486,11 @@ int cmd_batch(int argc, char **argv)
 	 * nothing and is removed first.
 	 */
 	env_unset(&env, PREFLIGHT_PROBED_ENV);
-	{
+	/*
+	 * A remote job's interpreter is the node's, which this machine may not
+	 * even have: each child probes it where it runs.
+	 */
+	if (!remote) {
 		struct preflight pf;
 		char *probed;
 
@@ -480,7 +507,28 @@ int cmd_batch(int argc, char **argv)
 		preflight_release(&pf);
 	}
 
-	{
+	if ((s = opt_get(batch_option_defs, &raw, "slurm-args"))) {
+		if (strcmp(opt_get(batch_option_defs, &raw, "executor"), "slurm"))
+			FAIL_USAGE("--slurm-args is for --executor slurm");
+		strvec_split(&exec_args, s, " \t");
+		for (size_t k = 0; k < exec_args.nr; k++)
+			if (exec_args.v[k][0] != '-')
+				FAIL_USAGE("--slurm-args: '%s' is not an srun option (each word must "
+					   "start with '-'; zlb gives srun the command itself)",
+					   exec_args.v[k]);
+	}
+	if (remote) {
+		/*
+		 * Each job sees only the GPU the cluster gives it, so no local
+		 * device is needed; --devices numbers the jobs that run at once.
+		 */
+		if (!(s = opt_get(batch_option_defs, &raw, "devices")))
+			FAIL_USAGE("--executor %s: give --devices with one number per job that may "
+				   "run at once (e.g. --devices 0,1,2,3 for four); the cluster picks "
+				   "each job's GPU", opt_get(batch_option_defs, &raw, "executor"));
+		if (parse_devices(s, REMOTE_SLOTS_MAX, &devices, &ndevices))
+			FAIL_USAGE("%s", last_error());
+	} else {
 		struct strbuf why = STRBUF_INIT;
 		int r = be->list_devices(&devs, &why);
 		if (r || !devs.nr) {
@@ -493,14 +541,14 @@ int cmd_batch(int argc, char **argv)
 			goto out;
 		}
 		strbuf_release(&why);
-	}
-	if ((s = opt_get(batch_option_defs, &raw, "devices"))) {
-		if (parse_devices(s, devs.nr, &devices, &ndevices))
-			FAIL_USAGE("%s", last_error());
-	} else {
-		devices = xcalloc((size_t)devs.nr, sizeof(int));
-		for (int d = 0; d < devs.nr; d++)
-			devices[ndevices++] = d;
+		if ((s = opt_get(batch_option_defs, &raw, "devices"))) {
+			if (parse_devices(s, devs.nr, &devices, &ndevices))
+				FAIL_USAGE("%s", last_error());
+		} else {
+			devices = xcalloc((size_t)devs.nr, sizeof(int));
+			for (int d = 0; d < devs.nr; d++)
+				devices[ndevices++] = d;
+		}
 	}
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -549,6 +597,7 @@ int cmd_batch(int argc, char **argv)
 		!(getenv("TERM") && !strcmp(getenv("TERM"), "dumb"))) ?
 		BATCH_PROGRESS_LIVE : BATCH_PROGRESS_PLAIN;
 	plan.executor = opt_get(batch_option_defs, &raw, "executor");
+	plan.executor_args = &exec_args;
 	plan.args = args;
 
 	set_error_routine(NULL);
@@ -562,6 +611,7 @@ out:
 	opt_values_release(&raw);
 	strvec_clear(&bargv);
 	strvec_clear(&run_args);
+	strvec_clear(&exec_args);
 	strvec_clear(&spec_text);
 	strvec_clear(&dtypes);
 	strvec_clear(&env);

@@ -288,8 +288,9 @@ static void build_argv(struct batch *b, struct op_state *o)
 	if (o->spec->file)
 		strvec_pushl(&o->argv, "--op-file", o->spec->file, NULL);
 	strvec_pushl(&o->argv, "--run-dir", o->run_abs, "--backend", p->backend, NULL);
+	/* A remote job sees only the device it was given, as index 0. */
 	strvec_pushf(&o->argv, "--device");
-	strvec_pushf(&o->argv, "%d", p->devices[o->lane]);
+	strvec_pushf(&o->argv, "%d", b->ex.ops->remote_devices ? 0 : p->devices[o->lane]);
 	strvec_pushl(&o->argv, "--interrupt-grace", b->child_grace, NULL);
 	if (dir)
 		strvec_pushl(&o->argv, "--flaggems-dir", dir, NULL);
@@ -704,6 +705,7 @@ int batch_execute(const struct batch_plan *p)
 	b.ex.ops = executor_find(p->executor);
 	if (!b.ex.ops)
 		BUG("executor '%s' is not registered", p->executor);
+	b.ex.args = p->executor_args;
 	if (interrupts_install() || b.ex.ops->open(&b.ex))
 		goto out;
 	b.ex.wake_fd = interrupt_fd();

@@ -41,7 +41,7 @@ struct batch_plan {
 	const char *dir;              /* the batch directory, absolute */
 	const struct op_spec *specs;  /* the operators, in list order, no duplicates */
 	size_t nr;
-	const int *devices;           /* logical device indices */
+	const int *devices;           /* logical device indices (slots, for a remote executor) */
 	int ndevices;
 	const char *backend;          /* canonical backend name */
 	const struct strvec *run_args;/* zlb run options given to every child */
@@ -55,7 +55,8 @@ struct batch_plan {
 	int max_retries;
 	int resume;
 	enum batch_progress progress;
-	const char *executor;         /* "local" */
+	const char *executor;         /* "local", "slurm" (executors/registry.c) */
+	const struct strvec *executor_args; /* --slurm-args words, or NULL */
 	json_t *args;                 /* command line and options for batch.json (borrowed) */
 };
 

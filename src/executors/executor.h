@@ -6,11 +6,14 @@
  * jobs, enforces their deadlines and says when each has ended.
  *
  * Executors are listed once in src/executors/registry.c. "local" runs jobs
- * as child processes of this machine. A cluster executor (Slurm) fills the
- * same table: start() submits, wait() polls the queue, stop_all() cancels.
+ * as child processes of this machine; "slurm" runs each as a Slurm job
+ * through srun (a local child too, so it reuses local's process handling).
  */
 #ifndef ZLB_EXECUTORS_EXECUTOR_H
 #define ZLB_EXECUTORS_EXECUTOR_H
+
+struct strbuf;
+struct strvec;
 
 struct exec_job {
 	/* Set by the caller before start(). */
@@ -35,6 +38,19 @@ struct executor;
 struct executor_ops {
 	const char *name;
 	const char *description;
+	/*
+	 * 0: jobs run on this machine and see its devices, so a job is told
+	 * the device it runs on. 1: each job is given one device by the
+	 * cluster and sees only that one (as index 0): the batch's device list
+	 * then numbers parallel slots, and no local device is needed.
+	 */
+	int remote_devices;
+	/*
+	 * Can this executor run here at all (its programs installed)? NULL:
+	 * always. Returns 1, or 0 with a sentence naming what is missing and
+	 * the fix in *why (a strbuf). Asked before a batch creates anything.
+	 */
+	int (*available)(struct strbuf *why);
 	int (*open)(struct executor *ex);
 	/* Start job. Returns 0, or -1 with error() (nothing left running). */
 	int (*start)(struct executor *ex, struct exec_job *job);
@@ -55,6 +71,7 @@ struct executor_ops {
 struct executor {
 	const struct executor_ops *ops;
 	int wake_fd;             /* polled beside the jobs (the interrupt pipe), or -1 */
+	const struct strvec *args; /* the executor's own arguments (--slurm-arg), or NULL */
 	void *priv;
 };
 

@@ -1,5 +1,5 @@
 /*
- * The one place executors are registered. Adding one (slurm.c): fill a
+ * The one place executors are registered. Adding one: fill a
  * struct executor_ops and list it here.
  */
 #include <string.h>
@@ -8,9 +8,11 @@
 #include "executors/executor.h"
 
 extern const struct executor_ops local_executor;
+extern const struct executor_ops slurm_executor;
 
 static const struct executor_ops *const registry[] = {
 	&local_executor,
+	&slurm_executor,
 	NULL,
 };
 
