@@ -97,23 +97,6 @@ static int bad_usage(const char *fmt, ...)
 	return ZLB_EXIT_USAGE;
 }
 
-/* The zlb run option named by arg ("--name" or "--name=value"), or NULL. */
-static const struct opt_def *run_option(const char *arg)
-{
-	const char *name, *eq;
-	size_t n;
-
-	if (!skip_prefix(arg, "--", &name))
-		return NULL;
-	eq = strchr(name, '=');
-	n = eq ? (size_t)(eq - name) : strlen(name);
-	for (const struct opt_def *d = run_option_defs; d->name; d++)
-		if ((strlen(d->name) == n && !strncmp(d->name, name, n)) ||
-		    (d->alias && strlen(d->alias) == n && !strncmp(d->alias, name, n)))
-			return d;
-	return NULL;
-}
-
 static int parse_percent(const char *s, double *out)
 {
 	char *end;
@@ -240,7 +223,7 @@ int cmd_ab(int argc, char **argv)
 			continue;
 		}
 		/* A zlb run option: kept (with its value) for every round. */
-		d = run_option(a);
+		d = opt_find(run_option_defs, a);
 		{
 			int strip = d && (!strcmp(d->name, "runs-dir") ||
 					  !strcmp(d->name, "isolate-tuner-cache"));

@@ -156,23 +156,6 @@ static void say_warning(const char *prefix, const char *msg)
 	fprintf(stderr, "zlb batch: warning: %s\n", msg);
 }
 
-/* The def named by "--name" or "--name=v" in defs, or NULL. */
-static const struct opt_def *find_def(const struct opt_def *defs, const char *arg)
-{
-	const char *name, *eq;
-	size_t n;
-
-	if (!skip_prefix(arg, "--", &name))
-		return NULL;
-	eq = strchr(name, '=');
-	n = eq ? (size_t)(eq - name) : strlen(name);
-	for (const struct opt_def *d = defs; d->name; d++)
-		if ((strlen(d->name) == n && !strncmp(d->name, name, n)) ||
-		    (d->alias && strlen(d->alias) == n && !strncmp(d->alias, name, n)))
-			return d;
-	return NULL;
-}
-
 static int in_list(const char *const *list, const char *s)
 {
 	for (; *list; list++)
@@ -309,7 +292,7 @@ int cmd_batch(int argc, char **argv)
 			help = 1;
 			continue;
 		}
-		if ((d = find_def(batch_option_defs, a))) {
+		if ((d = opt_find(batch_option_defs, a))) {
 			if (!strcmp(d->name, "devices")) {
 				const char *nm = a + 2;
 				if (!strncmp(nm, "gpus", 4))
@@ -322,7 +305,7 @@ int cmd_batch(int argc, char **argv)
 				strvec_push(&bargv, argv[++i]);
 			continue;
 		}
-		if ((d = find_def(run_option_defs, a))) {
+		if ((d = opt_find(run_option_defs, a))) {
 			if (in_list(owned_run_options, d->name))
 				FAIL_USAGE("%s is set by zlb batch for each operator%s", a,
 					   !strcmp(d->name, "replay-from") ?

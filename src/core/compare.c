@@ -78,33 +78,6 @@ void compare_release(struct compare *c)
 
 /* ---- runs ---------------------------------------------------------------- */
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void subdirs(const char *dir, struct strvec *out)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char *p;
-
-		if (e->d_name[0] == '.')
-			continue;
-		p = path_join(dir, e->d_name);
-		if (is_dir(p))
-			strvec_push(out, p);
-		free(p);
-	}
-	closedir(d);
-	if (out->nr > 1)
-		qsort(out->v, out->nr, sizeof(*out->v), cmp_str);
-}
-
 static void add_run(struct compare_side *side, const char *dir)
 {
 	struct compare_run *r;
@@ -132,7 +105,7 @@ int compare_add_path(struct compare *c, int s, const char *path)
 		free(abs);
 		return 1;
 	}
-	subdirs(abs, &l1);
+	list_subdirs(abs, &l1);
 	for (size_t i = 0; i < l1.nr; i++) {
 		struct strvec l2 = STRVEC_INIT;
 
@@ -141,7 +114,7 @@ int compare_add_path(struct compare *c, int s, const char *path)
 			found++;
 			continue;
 		}
-		subdirs(l1.v[i], &l2);
+		list_subdirs(l1.v[i], &l2);
 		for (size_t j = 0; j < l2.nr; j++)
 			if (rundir_is_run(l2.v[j])) {
 				add_run(&c->side[s], l2.v[j]);
@@ -249,7 +222,7 @@ static void caliber_keys(const struct compare *c, struct strvec *keys)
 					strvec_push(&extra, k);
 		}
 	if (extra.nr > 1)
-		qsort(extra.v, extra.nr, sizeof(*extra.v), cmp_str);
+		strvec_sort(&extra);
 	for (size_t i = 0; i < extra.nr; i++)
 		strvec_push(keys, extra.v[i]);
 	strvec_clear(&extra);

@@ -17,11 +17,6 @@
 
 #define DIFF_TIMEOUT_MS 60000
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Regular files below root, as paths relative to it; depth 0 is root itself. */
 static int stage_files_below(const char *root, const char *rel, int depth, struct strvec *out)
 {
@@ -64,8 +59,8 @@ int ir_tree_stage_files(const char *tree, struct strvec *out)
 	int r = stage_files_below(tree, NULL, 0, out);
 
 	/* Byte order, whatever the file system listed first. */
-	if (!r && out->nr > 1)
-		qsort(out->v, out->nr, sizeof(*out->v), cmp_str);
+	if (!r)
+		strvec_sort(out);
 	return r;
 }
 

@@ -78,28 +78,6 @@ struct inputs {
 	}                                                              \
 } while (0)
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void sort_unique(struct strvec *sv)
-{
-	size_t i, j;
-
-	if (sv->nr < 2)
-		return;
-	qsort(sv->v, sv->nr, sizeof(*sv->v), cmp_str);
-	for (i = 1, j = 1; i < sv->nr; i++) {
-		if (!strcmp(sv->v[i], sv->v[j - 1]))
-			free(sv->v[i]);
-		else
-			sv->v[j++] = sv->v[i];
-	}
-	sv->nr = j;
-	sv->v[j] = NULL;
-}
-
 static int int_field(const json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
@@ -306,7 +284,7 @@ static int scan_staged_files(struct inputs *in)
 					strvec_push(&names, f->d_name);
 			closedir(h);
 			/* Directory order is arbitrary: sort so a duplicate stage resolves the same way. */
-			qsort(names.v, names.nr, sizeof(*names.v), cmp_str);
+			strvec_sort(&names);
 			for (size_t i = 0; i < names.nr; i++) {
 				const char *dot = strrchr(names.v[i], '.');
 				char *p = path_join(hdir, names.v[i]);
@@ -536,7 +514,7 @@ static void kernels_build(struct layout *ly)
 		struct compile *c = find_compile(in, in->l[i].hash);
 		strvec_push(&raw, c ? c->kernel : in->l[i].kernel ? in->l[i].kernel : "unknown_kernel");
 	}
-	sort_unique(&raw);
+	strvec_sort_unique(&raw);
 	ly->nk = raw.nr;
 	ly->k = xcalloc(raw.nr + 1, sizeof(*ly->k));
 	for (size_t i = 0; i < raw.nr; i++) {
@@ -586,7 +564,7 @@ static void shapes_build(struct layout *ly)
 
 	for (size_t r = 0; r < in->nrows; r++)
 		strvec_push(&ly->details, in->rows[r].detail);
-	sort_unique(&ly->details);
+	strvec_sort_unique(&ly->details);
 	ly->detail_names = xcalloc(ly->details.nr + 1, sizeof(char *));
 	ir_shape_names((const char *const *)ly->details.v, ly->details.nr, ly->detail_names);
 	ly->shape_of_row = xcalloc(in->nrows + 1, sizeof(char *));
@@ -654,7 +632,7 @@ static void entries_build(struct layout *ly)
 	}
 	ly->ne = j;
 	for (i = 0; i < ly->ne; i++)
-		sort_unique(&ly->e[i].dtypes);
+		strvec_sort_unique(&ly->e[i].dtypes);
 }
 
 static void dtype_text(const struct strvec *dtypes, struct strbuf *out)
@@ -667,7 +645,7 @@ static void dtype_text(const struct strvec *dtypes, struct strbuf *out)
 		strvec_push(&shorts, sb.buf);
 		strbuf_release(&sb);
 	}
-	sort_unique(&shorts);
+	strvec_sort_unique(&shorts);
 	for (size_t i = 0; i < shorts.nr; i++) {
 		if (i)
 			strbuf_addch(out, '+');
@@ -1151,7 +1129,7 @@ static int write_naming(struct layout *ly, const char *dest, const struct ir_lay
 	for (size_t i = 0; i < ly->ne; i++)
 		for (size_t j = 0; j < ly->e[i].dtypes.nr; j++)
 			strvec_push(&dtypes, ly->e[i].dtypes.v[j]);
-	sort_unique(&dtypes);
+	strvec_sort_unique(&dtypes);
 	strbuf_addstr(&sb, "\n## dtypes\n\n| short | dtype |\n|---|---|\n");
 	for (size_t i = 0; i < dtypes.nr; i++) {
 		struct strbuf s = STRBUF_INIT;
@@ -1210,8 +1188,8 @@ static void count_distinct(struct layout *ly, struct ir_layout_report *rep)
 		strvec_push(&shapes, ly->e[i].shape);
 		strvec_push(&kernels, ly->e[i].kernel->dir);
 	}
-	sort_unique(&shapes);
-	sort_unique(&kernels);
+	strvec_sort_unique(&shapes);
+	strvec_sort_unique(&kernels);
 	rep->shapes = shapes.nr;
 	rep->kernels = kernels.nr;
 	rep->variants = ly->ne;
@@ -1381,27 +1359,6 @@ char *ir_run_op(const char *run_dir)
 	return op;
 }
 
-static void sorted_subdirs(const char *dir, struct strvec *out)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char *p;
-		if (e->d_name[0] == '.')
-			continue;
-		p = path_join(dir, e->d_name);
-		if (is_dir(p))
-			strvec_push(out, p);
-		free(p);
-	}
-	closedir(d);
-	if (out->nr > 1)
-		qsort(out->v, out->nr, sizeof(*out->v), cmp_str);
-}
-
 int ir_find_runs(const char *path, struct strvec *runs)
 {
 	char *abs;
@@ -1416,7 +1373,7 @@ int ir_find_runs(const char *path, struct strvec *runs)
 		free(abs);
 		return 1;
 	}
-	sorted_subdirs(abs, &level1);
+	list_subdirs(abs, &level1);
 	for (size_t i = 0; i < level1.nr; i++) {
 		struct strvec level2 = STRVEC_INIT;
 
@@ -1425,7 +1382,7 @@ int ir_find_runs(const char *path, struct strvec *runs)
 			found++;
 			continue;
 		}
-		sorted_subdirs(level1.v[i], &level2);
+		list_subdirs(level1.v[i], &level2);
 		for (size_t j = 0; j < level2.nr; j++)
 			if (ir_is_run_dir(level2.v[j])) {
 				strvec_push(runs, level2.v[j]);

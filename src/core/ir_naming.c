@@ -19,28 +19,6 @@ static int allowed(unsigned char c)
 	       c == '=' || c == '-';
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void sort_unique(struct strvec *sv)
-{
-	size_t i, j;
-
-	if (sv->nr < 2)
-		return;
-	qsort(sv->v, sv->nr, sizeof(*sv->v), cmp_str);
-	for (i = 1, j = 1; i < sv->nr; i++) {
-		if (!strcmp(sv->v[i], sv->v[j - 1]))
-			free(sv->v[i]);
-		else
-			sv->v[j++] = sv->v[i];
-	}
-	sv->nr = j;
-	sv->v[j] = NULL;
-}
-
 void ir_hex8(const char *s, char out[9])
 {
 	XXH64_hash_t h = XXH3_64bits(s, strlen(s));
@@ -118,7 +96,7 @@ void ir_abbrevs_build(struct ir_abbrevs *ab, const struct strvec *names,
 
 	ir_abbrevs_release(ab);
 	strvec_pushv(&sorted, (const char *const *)names->v);
-	sort_unique(&sorted);
+	strvec_sort_unique(&sorted);
 	ab->nr = sorted.nr;
 	ab->names = xcalloc(sorted.nr + 1, sizeof(char *));
 	ab->abbrs = xcalloc(sorted.nr + 1, sizeof(char *));
@@ -541,7 +519,7 @@ static void join_shorts(const json_t *list, struct ir_abbrevs *args, struct strb
 
 	json_array_foreach(list, i, a)
 		arg_short(a, args, &shorts);
-	sort_unique(&shorts);
+	strvec_sort_unique(&shorts);
 	for (i = 0; i < shorts.nr; i++)
 		if (strlen(shorts.v[i]) > 1)
 			long_one = 1;
@@ -712,7 +690,7 @@ unsigned ir_name_variants(const struct ir_variant_desc *v, size_t n,
 		json_object_foreach((json_t *)v[i].constexprs, k, val)
 			strvec_push(&keys, k);
 	}
-	sort_unique(&keys);
+	strvec_sort_unique(&keys);
 	differs = xcalloc(keys.nr + 1, 1);
 	for (size_t k = 0; k < keys.nr; k++)
 		for (size_t i = 1; i < n && !differs[k]; i++)

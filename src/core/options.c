@@ -282,3 +282,20 @@ int opt_take(int argc, char **argv, int *i, const char *name, const char **value
 	*value = argv[++*i];
 	return 1;
 }
+
+const struct opt_def *opt_find(const struct opt_def *defs, const char *arg)
+{
+	const char *name, *eq;
+	size_t n;
+
+	if (strncmp(arg, "--", 2))
+		return NULL;
+	name = arg + 2;
+	eq = strchr(name, '=');
+	n = eq ? (size_t)(eq - name) : strlen(name);
+	for (const struct opt_def *d = defs; d->name; d++)
+		if ((strlen(d->name) == n && !strncmp(d->name, name, n)) ||
+		    (d->alias && strlen(d->alias) == n && !strncmp(d->alias, name, n)))
+			return d;
+	return NULL;
+}

@@ -64,6 +64,9 @@ const char *opt_get(const struct opt_def *defs, const struct opt_values *v,
 enum opt_source opt_source_of(const struct opt_def *defs, const struct opt_values *v,
 			      const char *name);
 
+/* The def that "--name" or "--name=value" names in defs (by name or alias), or NULL. */
+const struct opt_def *opt_find(const struct opt_def *defs, const char *arg);
+
 /*
  * For commands that walk argv themselves (zlb ab, compare, ir pass options
  * on to others): is argv[*i] the option name, as "NAME VALUE" or

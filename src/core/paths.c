@@ -226,3 +226,28 @@ int remove_tree(const char *path)
 		ret = -1;
 	return ret;
 }
+
+void list_subdirs(const char *dir, struct strvec *out)
+{
+	struct strvec found = STRVEC_INIT;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *p;
+
+		if (e->d_name[0] == '.')
+			continue;
+		p = path_join(dir, e->d_name);
+		if (is_dir(p))
+			strvec_push(&found, p);
+		free(p);
+	}
+	closedir(d);
+	strvec_sort(&found);
+	for (size_t i = 0; i < found.nr; i++)
+		strvec_push(out, found.v[i]);
+	strvec_clear(&found);
+}

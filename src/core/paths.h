@@ -49,4 +49,13 @@ int write_file_atomic(const char *path, const char *data, size_t len);
 /* Remove a directory tree (no symlink following). Returns 0 or -1. */
 int remove_tree(const char *path);
 
+struct strvec;
+
+/*
+ * Push dir/<name> for every directory directly below dir whose name does
+ * not start with '.', sorted. An unreadable dir adds nothing: callers that
+ * walk run trees treat it as holding no runs.
+ */
+void list_subdirs(const char *dir, struct strvec *out);
+
 #endif

@@ -137,3 +137,31 @@ const char *env_get(const struct strvec *env, const char *key)
 	int i = env_index(env, key);
 	return i < 0 ? NULL : env->v[i] + strlen(key) + 1;
 }
+
+static int cmp_item(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strvec_sort(struct strvec *sv)
+{
+	if (sv->nr > 1)
+		qsort(sv->v, sv->nr, sizeof(*sv->v), cmp_item);
+}
+
+void strvec_sort_unique(struct strvec *sv)
+{
+	size_t i, j;
+
+	if (sv->nr < 2)
+		return;
+	strvec_sort(sv);
+	for (i = 1, j = 1; i < sv->nr; i++) {
+		if (!strcmp(sv->v[i], sv->v[j - 1]))
+			free(sv->v[i]);
+		else
+			sv->v[j++] = sv->v[i];
+	}
+	sv->nr = j;
+	sv->v[j] = NULL;
+}

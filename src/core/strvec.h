@@ -30,6 +30,10 @@ void strvec_pushl(struct strvec *sv, ...) __attribute__((sentinel));
 void strvec_pushv(struct strvec *sv, const char *const *v);
 void strvec_pop(struct strvec *sv);
 void strvec_clear(struct strvec *sv);
+/* Sort in byte order (strcmp), whatever order the items came in. */
+void strvec_sort(struct strvec *sv);
+/* Sort, then drop repeated items. */
+void strvec_sort_unique(struct strvec *sv);
 /* Index of s in sv, or -1. */
 int strvec_find(const struct strvec *sv, const char *s);
 /* Split s on any byte of seps, skipping empty fields, and push each field. */

@@ -131,11 +131,6 @@ static void scan_test_names(const char *text, struct strvec *names)
 	}
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void flaggems_list_benchmark_files(const char *dir, struct strvec *files)
 {
 	char *bdir = path_join(dir, "benchmark");
@@ -169,7 +164,7 @@ void flaggems_list_benchmark_files(const char *dir, struct strvec *files)
 	if (d)
 		closedir(d);
 	free(bdir);
-	qsort(files->v, files->nr, sizeof(char *), cmp_str);
+	strvec_sort(files);
 }
 
 size_t edit_distance(const char *a, const char *b)

@@ -860,6 +860,20 @@ static void run_test_node_and_op_file(void **state)
 	run_release(&p);
 }
 
+/* opt_find: by name or alias, with or without "=value"; nothing else matches. */
+static void find_by_name_or_alias(void **state)
+{
+	assert_string_equal(opt_find(defs, "--level")->name, "level");
+	assert_string_equal(opt_find(defs, "--level=core")->name, "level");
+	assert_string_equal(opt_find(defs, "--colors=red")->name, "colours");
+	assert_string_equal(opt_find(defs, "--title")->name, "name");
+	assert_null(opt_find(defs, "--lev"));
+	assert_null(opt_find(defs, "--levels"));
+	assert_null(opt_find(defs, "-level"));
+	assert_null(opt_find(defs, "level"));
+	assert_null(opt_find(defs, "--"));
+}
+
 /* opt_take: "--name VALUE", "--name=VALUE", a missing value, and near misses. */
 static void take_value_forms(void **state)
 {
@@ -917,6 +931,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(run_test_node_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_test_node_and_op_file, setup, teardown),
 		cmocka_unit_test(take_value_forms),
+		cmocka_unit_test(find_by_name_or_alias),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/paths.h"
 #include "core/strbuf.h"
+#include "core/strvec.h"
 
 static struct strbuf errors = STRBUF_INIT;
 
@@ -368,6 +369,42 @@ static void atomic_writes(void **state)
 	free(path);
 }
 
+/* list_subdirs: directories only, hidden ones skipped, byte order; duplicates dropped by strvec_sort_unique. */
+static void subdirectories_sorted(void **state)
+{
+	struct fixture *f = *state;
+	struct strvec out = STRVEC_INIT;
+	const char *names[] = { "b", "a", "C", ".hidden" };
+	char *p;
+
+	for (size_t i = 0; i < 4; i++) {
+		p = path_join(f->dir, names[i]);
+		assert_int_equal(mkdir(p, 0755), 0);
+		free(p);
+	}
+	p = path_join(f->dir, "zfile");
+	write_text(p, "x", 0644);
+	free(p);
+	strvec_push(&out, "kept-first");
+	list_subdirs(f->dir, &out);
+	assert_int_equal(out.nr, 4);
+	assert_string_equal(out.v[0], "kept-first");
+	assert_string_equal(path_basename(out.v[1]), "C");
+	assert_string_equal(path_basename(out.v[2]), "a");
+	assert_string_equal(path_basename(out.v[3]), "b");
+	list_subdirs("/nonexistent/zlb", &out);
+	assert_int_equal(out.nr, 4);
+
+	strvec_push(&out, "a-dup");
+	strvec_push(&out, "a-dup");
+	strvec_sort_unique(&out);            /* the absolute paths ('/') sort first */
+	assert_int_equal(out.nr, 5);
+	assert_string_equal(out.v[3], "a-dup");
+	assert_string_equal(out.v[4], "kept-first");
+	assert_null(out.v[5]);
+	strvec_clear(&out);
+}
+
 static void remove_trees(void **state)
 {
 	struct fixture *f = *state;
@@ -437,6 +474,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(programs, setup, teardown),
 		cmocka_unit_test_setup_teardown(make_directories, setup, teardown),
 		cmocka_unit_test_setup_teardown(atomic_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(subdirectories_sorted, setup, teardown),
 		cmocka_unit_test_setup_teardown(remove_trees, setup, teardown),
 		cmocka_unit_test_setup_teardown(file_predicates, setup, teardown),
 	};
