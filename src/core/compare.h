@@ -141,6 +141,7 @@ struct compare {
 	size_t paired, only_a, only_b, not_success, fallback_rows;
 	struct compare_counts counts[COMPARE_KINDS];
 	int single_round_rows;		/* rows where a side had one round */
+	int by_operator;		/* the sides hold several operators (two batches) */
 	int regression;			/* a gems row SLOWER */
 };
 
@@ -167,6 +168,12 @@ int compare_load_results(struct compare *c);
 
 /* Step 4. */
 void compare_analyse(struct compare *c);
+
+/*
+ * The rounds row could have on side s: the side's runs, or with several
+ * operators (two batches) the side's runs of the row's operator.
+ */
+size_t compare_row_runs(const struct compare *c, int s, const struct compare_row *row);
 
 /* The flagged markers (NULL-terminated). */
 extern const char *const compare_flagged_markers[];

@@ -303,15 +303,18 @@ static void add_padded(struct strbuf *sb, const struct cell *c, size_t width, in
 
 static void render_table(const struct compare *c, struct strbuf *sb, int color)
 {
-	size_t width[NCOLS], nr = c->paired, nruns[2] = { c->side[0].nr, c->side[1].nr };
+	size_t width[NCOLS], nr = c->paired, nruns[2];
 	struct cell *cells = xcalloc((nr + 1) * NCOLS, sizeof(*cells));
 	size_t r = 0;
 
 	for (int k = 0; k < NCOLS; k++)
 		cell_set(&cells[k], xstrdup(col_names[k]));
 	for (size_t i = 0; i < c->nr_rows; i++)
-		if (c->rows[i].paired)
+		if (c->rows[i].paired) {
+			nruns[0] = compare_row_runs(c, 0, &c->rows[i]);
+			nruns[1] = compare_row_runs(c, 1, &c->rows[i]);
 			fill_row(&c->rows[i], &cells[(++r) * NCOLS], nruns);
+		}
 	for (int k = 0; k < NCOLS; k++) {
 		width[k] = 0;
 		for (size_t j = 0; j <= nr; j++)

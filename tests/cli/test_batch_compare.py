@@ -1,0 +1,60 @@
+"""A/B over a whole screen: zlb batch for build A, zlb batch --replay-root A for
+build B, then zlb compare A B. Each side holds one run per operator, so the
+runs of a side are not rounds of one measurement: calibers and autotune
+sources are checked operator by operator, and a difference shared by many
+operators is said once, with their count.
+"""
+import json
+
+from test_batch import world  # noqa: F401
+
+OPS = ["b_pass", "add", "softmax", "mm"]
+
+
+def run_batch(zlb, bdir, *extra):
+    r = zlb.cmd("batch", "--batch-dir", str(bdir), "--progress", "plain", "--ops", *OPS, *extra)
+    assert r.rc == 0, r
+    return bdir
+
+
+def compare(zlb, a, b, out, *extra):
+    return zlb.cmd("compare", str(a), str(b), "--out", str(out), "--color", "never", *extra)
+
+
+def test_batch_b_replaying_batch_a_compares_operator_by_operator(world, tmp_path):  # noqa: F811
+    a = run_batch(world, tmp_path / "A")
+    b = run_batch(world, tmp_path / "B", "--replay-root", str(tmp_path / "A"))
+    r = compare(world, a, b, tmp_path)
+    assert r.rc == 0, r
+    assert "!!! [caliber]" not in r.out
+    assert "autotune configs come from" not in r.out + r.err
+    doc = json.loads((tmp_path / "compare.json").read_text())
+    assert {row["op"] for row in doc["rows"] if row["paired"]} == set(OPS)
+    assert doc["summary"]["paired"] == sum(1 for row in doc["rows"] if row["paired"])
+    # one run per operator and side: no "rounds 1/4" notes on the rows
+    assert "rounds 1/" not in r.out
+
+
+def test_record_vs_record_batches_are_refused_once_for_all_operators(world, tmp_path):  # noqa: F811
+    a = run_batch(world, tmp_path / "A")
+    b = run_batch(world, tmp_path / "B")
+    r = compare(world, a, b, tmp_path)
+    assert r.rc == 4, r
+    lines = [l for l in r.out.splitlines() if l.startswith("!!! [caliber] autotune_mode")]
+    assert len(lines) == 1, r.out
+    assert "4 of 4 operators are record-vs-record" in lines[0]
+
+
+def test_a_caliber_difference_is_one_line_with_its_operators(world, tmp_path):  # noqa: F811
+    a = run_batch(world, tmp_path / "A")
+    b = run_batch(world, tmp_path / "B", "--replay-root", str(tmp_path / "A"),
+                  "--warmup", "7")
+    r = compare(world, a, b, tmp_path)
+    assert r.rc == 4, r
+    lines = [l for l in r.out.splitlines() if l.startswith("!!! [caliber] warmup_ms")]
+    assert len(lines) == 1, r.out
+    assert "B=7 for 4 of 4 operators" in lines[0]
+    # overridden, the rows are compared anyway
+    r = compare(world, a, b, tmp_path, "--allow-caliber-mismatch")
+    assert r.rc == 0, r
+    assert "paired rows" in r.out
