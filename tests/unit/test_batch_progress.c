@@ -1,0 +1,108 @@
+/*
+ * batch_progress.c: the live block (one line per device, redrawn in place,
+ * with its estimate of the time left), lines that stay above it, a clean
+ * screen at the end, and the plain mode that draws nothing.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/batch_progress.h"
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void durations(void **state)
+{
+	char b[32];
+
+	progress_fmt_duration(b, sizeof(b), 12.4);
+	assert_string_equal(b, "12s");
+	progress_fmt_duration(b, sizeof(b), 185);
+	assert_string_equal(b, "3m05s");
+	progress_fmt_duration(b, sizeof(b), 3725);
+	assert_string_equal(b, "1h02m");
+	progress_fmt_duration(b, sizeof(b), -3);
+	assert_string_equal(b, "0s");
+}
+
+static void live_block_redrawn_in_place(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct progress p;
+
+	progress_init(&p, 1, 2, out, 100.0);
+	p.lanes[0] = (struct progress_lane){ .device = 0, .total = 4, .done = 2, .failed = 1,
+					     .current = "softmax", .op_started = 110.0,
+					     .busy = 20.0 };
+	p.lanes[1] = (struct progress_lane){ .device = 3, .total = 2, .done = 0 };
+	progress_draw(&p, 115.0);
+	fflush(out);
+	/*
+	 * device 0: 10 s per finished operator, 2 left, 5 s into the current
+	 * one: ~15 s left; device 3 has finished none: no estimate yet.
+	 */
+	assert_non_null(strstr(buf, "\033[2Kdevice 0: 2/4 done, 1 failed, 15s elapsed, "
+				    "~15s left | softmax\n"));
+	assert_non_null(strstr(buf, "\033[2Kdevice 3: 0/2 done, 0 failed, 15s elapsed, ~? left\n"));
+	assert_int_equal(p.drawn, 2);
+
+	/* A line that stays: the block goes up and away first, then is redrawn below. */
+	progress_line(&p, "[device 0 3/4] FAIL    mm 3.0s");
+	fflush(out);
+	assert_non_null(strstr(buf, "\033[2A\033[2K\n\033[2K\n\033[2A[device 0 3/4] FAIL    mm 3.0s\n"));
+	assert_int_equal(p.drawn, 0);
+	progress_draw(&p, 116.0);
+	progress_finish(&p);
+	fflush(out);
+	assert_int_equal(count(buf, "\033[2A"), 4);     /* two erasures, two moves each */
+	assert_int_equal(p.drawn, 0);
+	assert_true(len >= 6 && !strcmp(buf + len - 4, "\033[2A"));  /* ends erased */
+	fclose(out);
+	free(buf);
+	progress_release(&p);
+}
+
+static void plain_draws_nothing(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct progress p;
+
+	progress_init(&p, 0, 1, out, 0.0);
+	p.lanes[0].total = 3;
+	progress_draw(&p, 5.0);
+	progress_line(&p, "[device 0 1/3] PASS    add 1.0s");
+	progress_finish(&p);
+	fflush(out);
+	assert_string_equal(buf, "[device 0 1/3] PASS    add 1.0s\n");
+	fclose(out);
+	free(buf);
+	progress_release(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(durations),
+		cmocka_unit_test(live_block_redrawn_in_place),
+		cmocka_unit_test(plain_draws_nothing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
