@@ -736,11 +736,17 @@ int batch_execute(const struct batch_plan *p)
 	if (b.io_failed && code == ZLB_EXIT_OK)
 		code = ZLB_EXIT_IO;
 	close_json(&b, r ? "interrupted" : "completed", code);
-	printf("zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s; %s/ops_status.csv\n",
-	       counts[OP_PASS], counts[OP_SKIP], counts[OP_FAIL], counts[OP_TIMEOUT],
-	       counts[OP_PENDING] ? ", not run: " : "",
-	       counts[OP_PENDING] ? (r ? "some (interrupted; --resume continues)" : "some") : "",
-	       p->dir);
+	{
+		char took[32];
+
+		/* This session's wall time: what a screen costs is the first thing asked of it. */
+		progress_fmt_duration(took, sizeof(took), mono_s() - b.prog.t0);
+		printf("zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s in %s; "
+		       "%s/ops_status.csv\n", counts[OP_PASS], counts[OP_SKIP], counts[OP_FAIL],
+		       counts[OP_TIMEOUT], counts[OP_PENDING] ? ", not run: " : "",
+		       counts[OP_PENDING] ? (r ? "some (interrupted; --resume continues)" :
+					     "some") : "", took, p->dir);
+	}
 out:
 	release(&b);
 	return code;
