@@ -47,6 +47,7 @@ import json
 import math
 import os
 import platform
+import random
 import shlex
 import subprocess
 import sys
@@ -56,8 +57,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-TIMERS = ("zlbt", "do_bench", "cudagraph", "cudagraph_fg")
+TIMERS = ("zlbt", "do_bench", "cudagraph", "cudagraph_fg", "zlbt_p3")
+# zlbt_p3 is an experiment (issue 3's placement drift), run only when asked.
+DEFAULT_TIMERS = ("zlbt", "do_bench", "cudagraph", "cudagraph_fg")
+PLACEMENTS = 3
 TIMER_LABELS = {
+    "zlbt_p3": "libzlbtimer x%d placements" % PLACEMENTS,
     "zlbt": "libzlbtimer",
     "do_bench": "do_bench",
     "cudagraph": "do_bench_cudagraph",
@@ -68,6 +73,9 @@ TIMER_NOTES = {
     "do_bench": "triton.testing.do_bench(warmup=1000, rep=100, median): FlagGems kernel mode",
     "cudagraph": "triton.testing.do_bench_cudagraph(median), default rep=20",
     "cudagraph_fg": "do_bench_cudagraph(rep=100, median): FlagGems cudagraph mode",
+    "zlbt_p3": "experiment: mean of %d libzlbtimer medians, each on inputs allocated afresh "
+               "behind a spacer of random size (averages memory placement inside one "
+               "process; does it cut the A/A drift between processes?)" % PLACEMENTS,
 }
 
 # cls "1us": worst drift <= 1%; cls "5us": median <= 0.1% and worst <= 0.5%.
@@ -256,8 +264,9 @@ def build_parser():
                         "in the current directory)")
     p.add_argument("--procs", type=int, default=5,
                    help="fresh processes for the A/A drift (default 5, at least 2)")
-    p.add_argument("--timers", type=parse_list(TIMERS, "--timers"), default=TIMERS,
-                   help="comma-separated subset of %s" % ",".join(TIMERS))
+    p.add_argument("--timers", type=parse_list(TIMERS, "--timers"), default=DEFAULT_TIMERS,
+                   help="comma-separated subset of %s (default: all but the zlbt_p3 "
+                        "experiment)" % ",".join(TIMERS))
     p.add_argument("--kernels", type=parse_list(KERNEL_NAMES, "--kernels"),
                    default=KERNEL_NAMES,
                    help="comma-separated subset of %s" % ",".join(KERNEL_NAMES))
@@ -1012,12 +1021,16 @@ class Worker:
         return _Nothing()
 
     # -- timers --
-    def time_one(self, timer, fn, l2=None):
-        """(value ms, wall s, zlbt record or None)."""
+    def time_one(self, timer, fn, l2=None, rebuild=None):
+        """(value ms, wall s, zlbt record or None). rebuild() gives the kernel
+        again on newly allocated inputs (zlbt_p3; without it, only the graphs'
+        own memory moves)."""
         a, tt = self.args, self.triton.testing
         rec = None
         t0 = time.perf_counter()
-        if timer == "zlbt":
+        if timer == "zlbt_p3":
+            v, rec = self._time_placements(fn, rebuild)
+        elif timer == "zlbt":
             old = os.environ.get("ZLB_L2")
             if l2 is not None:
                 os.environ["ZLB_L2"] = l2
@@ -1043,6 +1056,39 @@ class Worker:
             raise ValueError(timer)
         self.torch.cuda.synchronize()
         return float(v), time.perf_counter() - t0, rec
+
+    def _time_placements(self, fn, rebuild):
+        """Mean of PLACEMENTS libzlbtimer medians, each at a new placement.
+        Everything stays allocated until the end, so no placement reuses
+        another's memory; the spacer sizes are random per process, as the
+        placement of a fresh process is."""
+        torch, a = self.torch, self.args
+        rng = random.Random(os.getpid() ^ time.time_ns())
+        keep, medians, rec = [], [], None
+        for size in placement_spacers(rng, PLACEMENTS):
+            keep.append(torch.empty(size, dtype=torch.uint8, device=self.dev))
+            f = rebuild() if rebuild is not None else fn
+            keep.append(f)
+            for _ in range(3):
+                f()
+            torch.cuda.synchronize()
+            del self.zl_state.pending[:]
+            medians.append(float(self.zl_timing.do_bench(f, warmup=a.warmup_ms, rep=a.rep_ms,
+                                                         return_mode="median")))
+            rec = self.zl_state.pending.pop()["record"] if self.zl_state.pending else rec
+        del keep
+        return mean(medians), rec
+
+
+def placement_spacers(rng, n, max_mib=64):
+    """n spacer sizes in bytes (1..max_mib MiB, whole MiB): allocated, and
+    kept, before each placement, they move the next allocations (inputs, the
+    graph's pool) to addresses this process has not used yet."""
+    return [rng.randint(1, max_mib) << 20 for _ in range(n)]
+
+
+def mean(values):
+    return sum(values) / len(values)
 
 
 class _Nothing:
@@ -1181,7 +1227,7 @@ def worker_aa(args):
         for t in args.timers:
             try:
                 with w.context(name):
-                    v, wall, rec = w.time_one(t, fn)
+                    v, wall, rec = w.time_one(t, fn, rebuild=lambda n=name: w.build(n))
                 row[t] = {"ms": v, "wall_s": wall, "record": _record_digest(rec),
                           "error": None}
             except Exception as e:

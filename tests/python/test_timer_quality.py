@@ -143,7 +143,8 @@ def test_marker_lines():
 
 def test_defaults():
     a = tq.parse_args([])
-    assert a.procs == 5 and a.timers == tq.TIMERS and a.kernels == tq.KERNEL_NAMES
+    assert a.procs == 5 and a.timers == tq.DEFAULT_TIMERS and a.kernels == tq.KERNEL_NAMES
+    assert "zlbt_p3" not in a.timers and "zlbt_p3" in tq.TIMERS     # an experiment: opt in
     assert (a.warmup_ms, a.rep_ms, a.spin_us) == (1000.0, 100.0, 20.0)
     assert a.copy_bytes == 1 << 30 and a.big_softmax == (8192, 8192)
     assert a.timer_lib.endswith(os.path.join("build", "libzlbtimer.so"))
@@ -154,6 +155,19 @@ def test_subsets_keep_the_canonical_order():
     a = tq.parse_args(["--timers", "cudagraph,zlbt", "--kernels", "copy_1gib,add_1us"])
     assert a.timers == ("zlbt", "cudagraph")
     assert a.kernels == ("add_1us", "copy_1gib")
+
+
+def test_placement_experiment_is_opt_in_and_spacers_vary():
+    import random
+
+    a = tq.parse_args(["--timers", "zlbt_p3,zlbt"])
+    assert a.timers == ("zlbt", "zlbt_p3")
+    sizes = tq.placement_spacers(random.Random(7), 50)
+    assert len(sizes) == 50 and all(1 << 20 <= s <= 64 << 20 and s % (1 << 20) == 0
+                                    for s in sizes)
+    assert len(set(sizes)) > 10                       # placements differ
+    assert tq.mean([1.0, 2.0, 6.0]) == 3.0
+    assert "placements" in tq.TIMER_LABELS["zlbt_p3"] and "zlbt_p3" in tq.TIMER_NOTES
 
 
 def test_no_flaggems_drops_the_pair():
@@ -346,3 +360,20 @@ def test_copy_config_is_fixed_for_every_process():
     assert (c.copy_block, c.copy_warps, c.copy_how) == (2048, 4, "given")
     with pytest.raises(SystemExit):
         tq.parse_args(["--copy-warps", "3"])
+
+
+def test_the_placement_experiment_gets_its_own_drift_column():
+    a = tq.parse_args(["--kernels", "softmax_5us", "--timers", "zlbt,zlbt_p3"])
+    workers = [{"env": {"device": "NVIDIA H200"}, "section_errors": [],
+                "results": {"softmax_5us": {
+                    "zlbt": {"ms": 0.0020 * (1 + d), "wall_s": 0.2, "record": None,
+                             "error": None},
+                    "zlbt_p3": {"ms": 0.0020 * (1 + d / 4), "wall_s": 0.6, "record": None,
+                                "error": None}}}}
+               for d in (0.0, 0.004, -0.004, 0.002, 0.0)]
+    s = tq.aggregate(a, workers, {"env": workers[0]["env"]})
+    t = s["kernels"]["softmax_5us"]["timers"]
+    assert t["zlbt_p3"]["drift"]["worst"] < t["zlbt"]["drift"]["worst"]
+    assert "verdict" not in t["zlbt_p3"]                # measured, not judged
+    text = tq.render(a, s, "python3 bench/timer_quality.py --timers zlbt,zlbt_p3")
+    assert tq.TIMER_LABELS["zlbt_p3"] in text
