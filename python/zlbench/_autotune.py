@@ -314,6 +314,18 @@ def clear_dispatch(entry):
         cpu.clear()
 
 
+def clear_new_dispatch(entries, seen):
+    """Clear the dispatch cache of each LibEntry not in seen (ids) that has
+    already dispatched, and add it to seen: an entry that dispatched before
+    its tuner was watched would keep bypassing it. Record and replay alike."""
+    for eid, entry in entries.items():
+        if eid in seen:
+            continue
+        seen.add(eid)
+        if dispatch_filled(entry):
+            clear_dispatch(entry)
+
+
 def dispatch_filled(entry):
     try:
         caches = list(getattr(entry, "kernel_cache", ()) or ())

@@ -114,12 +114,7 @@ class Recorder:
                                 "watch it: the keys it served until now are not recorded"
                                 % (rec.kernel, rec.where))
                 self._wrap(rec)
-        for eid, entry in entries.items():
-            if eid in self.entries_seen:
-                continue
-            self.entries_seen.add(eid)
-            if _autotune.dispatch_filled(entry):
-                _autotune.clear_dispatch(entry)
+        _autotune.clear_new_dispatch(entries, self.entries_seen)
 
     def _wrap(self, rec):
         tuner = rec.obj

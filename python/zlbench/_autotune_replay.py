@@ -442,12 +442,7 @@ class Replayer:
                 b.bind_lib()
             else:
                 b.bind_plain()
-        for eid, entry in entries.items():
-            if eid in self.entries_seen:
-                continue
-            self.entries_seen.add(eid)
-            if _autotune.dispatch_filled(entry):
-                _autotune.clear_dispatch(entry)
+        _autotune.clear_new_dispatch(entries, self.entries_seen)
 
     def finish(self):
         for where in sorted(self.records):

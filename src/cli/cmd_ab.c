@@ -5,13 +5,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "core/ab.h"
 #include "core/error.h"
 #include "core/options.h"
@@ -80,23 +80,6 @@ static const char usage_text[] =
 	"  130  interrupted; what was written is kept, ab.json says interrupted\n"
 	"  other  a round failed: the exit status of that `zlb run` (5, 6, 128+N, ...)\n";
 
-static void quiet(const char *prefix, const char *msg)
-{
-}
-
-static int bad_usage(const char *fmt, ...) ZLB_PRINTF(1, 2);
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("zlb ab: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n       (zlb ab --help shows the usage)\n", stderr);
-	return ZLB_EXIT_USAGE;
-}
-
 static int parse_percent(const char *s, double *out)
 {
 	char *end;
@@ -124,7 +107,7 @@ static void print_preflight(const struct preflight *pf, const char *side, const 
 }
 
 /* Leave through the cleanup with a usage error. */
-#define FAIL_USAGE(...) do { rc = bad_usage(__VA_ARGS__); goto out; } while (0)
+#define FAIL_USAGE(...) do { rc = usage_error("ab", __VA_ARGS__); goto out; } while (0)
 
 int cmd_ab(int argc, char **argv)
 {
@@ -147,7 +130,7 @@ int cmd_ab(int argc, char **argv)
 	memset(&cfg, 0, sizeof(cfg));
 	memset(scfg, 0, sizeof(scfg));
 	memset(pf, 0, sizeof(pf));
-	set_error_routine(quiet);
+	set_error_routine(error_quiet);
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "backends/backend.h"
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "core/batch.h"
 #include "core/inventory.h"
 #include "core/jsonfile.h"
@@ -134,23 +134,6 @@ static const char usage_tail[] =
 	"  7    the batch's state could not be written\n"
 	"  130  interrupted: children stopped, state kept; --resume continues\n";
 
-static int bad_usage(const char *fmt, ...) ZLB_PRINTF(1, 2);
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("zlb batch: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n       (zlb batch --help shows the usage)\n", stderr);
-	return ZLB_EXIT_USAGE;
-}
-
-static void quiet(const char *prefix, const char *msg)
-{
-}
-
 static void say_warning(const char *prefix, const char *msg)
 {
 	fprintf(stderr, "zlb batch: warning: %s\n", msg);
@@ -248,7 +231,7 @@ static int has_inventory(const char *ops_dir)
 	return 0;
 }
 
-#define FAIL_USAGE(...) do { rc = bad_usage(__VA_ARGS__); goto out; } while (0)
+#define FAIL_USAGE(...) do { rc = usage_error("batch", __VA_ARGS__); goto out; } while (0)
 
 int cmd_batch(int argc, char **argv)
 {
@@ -270,7 +253,7 @@ int cmd_batch(int argc, char **argv)
 	json_t *args = NULL;
 	ssize_t n;
 
-	set_error_routine(quiet);
+	set_error_routine(error_quiet);
 	set_warning_routine(say_warning);
 	strvec_push(&bargv, "batch");
 	for (int i = 1; i < argc; i++) {
@@ -435,7 +418,7 @@ int cmd_batch(int argc, char **argv)
 	be = s ? backend_find(s) : backend_all()[0];
 	if (!be) {
 		char *names = backend_names_help();
-		rc = bad_usage("unknown backend '%s'; known: %s", s, names);
+		rc = usage_error("batch", "unknown backend '%s'; known: %s", s, names);
 		free(names);
 		goto out;
 	}

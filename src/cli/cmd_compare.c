@@ -3,13 +3,13 @@
  * the flow, src/core/stats_compare.h for the statistics).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "core/compare.h"
 #include "core/compare_report.h"
 #include "core/error.h"
@@ -73,23 +73,6 @@ static const char usage_text[] =
 	"  7    compare.csv or compare.json could not be written\n"
 	"  8    nothing to compare: a path is not a directory or holds no run, a run\n"
 	"       has no results.jsonl, or no row is SUCCESS on both sides\n";
-
-static int bad_usage(const char *fmt, ...) ZLB_PRINTF(1, 2);
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("zlb compare: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n       (zlb compare --help shows the usage)\n", stderr);
-	return ZLB_EXIT_USAGE;
-}
-
-static void quiet(const char *prefix, const char *msg)
-{
-}
 
 /* A percentage ("1", "0.5", "0.5%") as a fraction in [0, max). */
 static int parse_percent(const char *s, double max, double *out)
@@ -170,7 +153,7 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 }
 
 /* Report a command-line problem and leave through the cleanup (exit 2). */
-#define FAIL_USAGE(...) do { rc = bad_usage(__VA_ARGS__); goto out; } while (0)
+#define FAIL_USAGE(...) do { rc = usage_error("compare", __VA_ARGS__); goto out; } while (0)
 	   
 	   int cmd_compare(int argc, char **argv)
 {
@@ -310,13 +293,13 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 			}
 		}
 	if (compare_duplicate_run(&c)) {
-		rc = bad_usage("run '%s' is given twice; a run is one round of one side",
+		rc = usage_error("compare", "run '%s' is given twice; a run is one round of one side",
 			       compare_duplicate_run(&c));
 		goto out;
 	}
 
 	/* 1-2: identities and caliber, before any latency */
-	set_error_routine(quiet);
+	set_error_routine(error_quiet);
 	compare_load_identities(&c);
 	set_error_routine(NULL);
 	compare_render_header(&c, &sb, color);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "core/dismiss.h"
 #include "core/inventory.h"
 #include "core/inventory_build.h"
@@ -70,10 +71,6 @@ static void usage(FILE *out)
 	fputs(usage_head, out);
 	options_usage(out, defs);
 	fputs(usage_tail, out);
-}
-
-static void quiet(const char *prefix, const char *msg)
-{
 }
 
 static int preflight_failed(const char *check, const char *why, const char *fix)
@@ -214,7 +211,7 @@ int cmd_inventory(int argc, char **argv)
 
 	strvec_init(&infos[0].benchmark_files);
 	strvec_init(&infos[1].benchmark_files);
-	set_error_routine(quiet);
+	set_error_routine(error_quiet);
 	if (options_parse(defs, argc, argv, environ, &v, &pos, &want_help)) {
 		fprintf(stderr, "zlb inventory: %s\n       (zlb inventory --help lists the "
 			"options)\n", last_error());

@@ -3,12 +3,12 @@
  * fingerprint runs.
  */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "core/error.h"
 #include "core/ir_diff.h"
 #include "core/ir_index.h"
@@ -62,23 +62,6 @@ static void usage(FILE *out)
 	fputs(usage_text, out);
 }
 
-static int bad_usage(const char *fmt, ...) ZLB_PRINTF(1, 2);
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("zlb ir: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n       (zlb ir --help shows the usage)\n", stderr);
-	return ZLB_EXIT_USAGE;
-}
-
-static void quiet(const char *prefix, const char *msg)
-{
-}
-
 static int is_help(const char *s)
 {
 	return !strcmp(s, "--help") || !strcmp(s, "-h") || !strcmp(s, "help");
@@ -99,13 +82,13 @@ static int ir_layout_cmd(int argc, char **argv)
 			return ZLB_EXIT_OK;
 		}
 		if (argv[i][0] == '-' && argv[i][1])
-			return bad_usage("unknown option '%s' for layout", argv[i]);
+			return usage_error("ir", "unknown option '%s' for layout", argv[i]);
 		if (run)
-			return bad_usage("layout takes one run directory; '%s' is one too many", argv[i]);
+			return usage_error("ir", "layout takes one run directory; '%s' is one too many", argv[i]);
 		run = argv[i];
 	}
 	if (!run)
-		return bad_usage("layout needs a run directory");
+		return usage_error("ir", "layout needs a run directory");
 	if (!is_dir(run)) {
 		fprintf(stderr, "zlb ir layout: '%s' is not a directory\n", run);
 		return ZLB_EXIT_NO_DATA;
@@ -239,28 +222,28 @@ static int ir_diff_cmd(int argc, char **argv)
 		    (t = opt_take(argc, argv, &i, "--stage", &stage)) ||
 		    (t = opt_take(argc, argv, &i, "--color", &color))) {
 			if (t < 0)
-				return bad_usage("option '%s' needs a value", argv[i]);
+				return usage_error("ir", "option '%s' needs a value", argv[i]);
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1])
-			return bad_usage("unknown option '%s' for diff", argv[i]);
+			return usage_error("ir", "unknown option '%s' for diff", argv[i]);
 		if (npos == 2)
-			return bad_usage("diff compares two runs; '%s' is a third", argv[i]);
+			return usage_error("ir", "diff compares two runs; '%s' is a third", argv[i]);
 		pos[npos++] = argv[i];
 	}
 	if (npos < 2)
-		return bad_usage("diff needs two run directories");
+		return usage_error("ir", "diff needs two run directories");
 	if (!stage_ok(stage))
-		return bad_usage("--stage must be ttgir, ttir, llir, ptx or cubin, not '%s'", stage);
+		return usage_error("ir", "--stage must be ttgir, ttir, llir, ptx or cubin, not '%s'", stage);
 	if (!color || !*color)
 		color = "auto";
 	if (!term_color_setting_valid(color))
-		return bad_usage("--color (or FLAGGEMS_PERF_COLOR) must be auto, always or never, "
+		return usage_error("ir", "--color (or FLAGGEMS_PERF_COLOR) must be auto, always or never, "
 				 "not '%s'", color);
 	if (op && !*op)
-		return bad_usage("--op needs an operator name");
+		return usage_error("ir", "--op needs an operator name");
 	if (shape && !*shape)
-		return bad_usage("--shape needs a shape directory name");
+		return usage_error("ir", "--shape needs a shape directory name");
 
 	for (int k = 0; k < 2 && !rc; k++)
 		rc = pick_run(k ? "B" : "A", pos[k], op, &run[k], &run_op[k]);
@@ -354,11 +337,11 @@ static int ir_fingerprint_cmd(int argc, char **argv)
 			return ZLB_EXIT_OK;
 		}
 		if (argv[i][0] == '-' && argv[i][1])
-			return bad_usage("unknown option '%s' for fingerprint", argv[i]);
+			return usage_error("ir", "unknown option '%s' for fingerprint", argv[i]);
 		nargs++;
 	}
 	if (!nargs)
-		return bad_usage("fingerprint needs at least one run directory");
+		return usage_error("ir", "fingerprint needs at least one run directory");
 
 	for (int i = 1; i < argc; i++) {
 		struct strvec runs = STRVEC_INIT, labels = STRVEC_INIT;
@@ -423,7 +406,7 @@ int cmd_ir(int argc, char **argv)
 		return ZLB_EXIT_OK;
 	}
 	/* Library errors are reported once, here, with the command's name. */
-	set_error_routine(quiet);
+	set_error_routine(error_quiet);
 	/* A closed pipe (zlb ir diff | head) ends quietly. */
 	signal(SIGPIPE, SIG_DFL);
 	if (!strcmp(argv[1], "layout"))
@@ -433,7 +416,7 @@ int cmd_ir(int argc, char **argv)
 	else if (!strcmp(argv[1], "fingerprint"))
 		rc = ir_fingerprint_cmd(argc - 1, argv + 1);
 	else
-		rc = bad_usage("'%s' is not an ir command (layout, diff, fingerprint)", argv[1]);
+		rc = usage_error("ir", "'%s' is not an ir command (layout, diff, fingerprint)", argv[1]);
 	fflush(stdout);
 	return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "backends/backend.h"
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "core/preflight.h"
 #include "core/run_config.h"
 #include "core/runner.h"
@@ -50,10 +51,6 @@ static void usage(FILE *out)
 	free(backends);
 }
 
-static void quiet(const char *prefix, const char *msg)
-{
-}
-
 int cmd_run(int argc, char **argv)
 {
 	struct run_config cfg;
@@ -63,7 +60,7 @@ int cmd_run(int argc, char **argv)
 	int rc, color;
 
 	/* Library errors are reported once, here, with the command's name. */
-	set_error_routine(quiet);
+	set_error_routine(error_quiet);
 	rc = run_config_parse(&cfg, argc, argv, environ, &raw);
 	if (rc) {
 		if (rc > 0)

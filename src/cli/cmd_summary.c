@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "core/error.h"
 #include "core/options.h"
 #include "core/paths.h"
@@ -62,10 +63,6 @@ static void usage(FILE *out)
 	fputs(usage_tail, out);
 }
 
-static void quiet(const char *prefix, const char *msg)
-{
-}
-
 static void report(const char *prefix, const char *msg)
 {
 	fprintf(stderr, "zlb summary: %s%s\n", prefix, msg);
@@ -92,7 +89,7 @@ int cmd_summary(int argc, char **argv)
 	int help, rc = ZLB_EXIT_OK, color;
 
 	summary_init(&s);
-	set_error_routine(quiet);	/* an option problem is reported once, below */
+	set_error_routine(error_quiet);	/* an option problem is reported once, below */
 	if (options_parse(summary_option_defs, argc, argv, environ, &opts, &pos, &help)) {
 		fprintf(stderr, "zlb summary: %s\n       (zlb summary --help lists the options)\n",
 			last_error());
@@ -104,9 +101,8 @@ int cmd_summary(int argc, char **argv)
 		goto out;
 	}
 	if (pos.nr != 1) {
-		fprintf(stderr, "zlb summary: %s\n       (zlb summary --help shows the usage)\n",
-			pos.nr ? "one batch directory at a time" : "which batch? zlb summary BATCH");
-		rc = ZLB_EXIT_USAGE;
+		rc = usage_error("summary", "%s", pos.nr ? "one batch directory at a time" :
+				 "which batch? zlb summary BATCH");
 		goto out;
 	}
 	out = opt_get(summary_option_defs, &opts, "out");
