@@ -179,18 +179,10 @@ static const char *run_op(const struct compare_run *r)
 	return op ? op : path_basename(r->dir);
 }
 
-/* Is r a run of group (NULL: every run is)? */
-static int in_group(const struct compare_run *r, const char *group)
+/* Is r a run of operator group (-1: every run is)? groups_of() numbered them. */
+static int in_group(const struct compare_run *r, int group)
 {
-	char *g;
-	int in;
-
-	if (!group)
-		return 1;
-	g = run_group(r);
-	in = !strcmp(g, group);
-	free(g);
-	return in;
+	return group < 0 || r->group == group;
 }
 
 static const json_t *caliber_of(const struct compare_run *r)
@@ -211,14 +203,14 @@ static char *caliber_text(const struct compare_run *r, const char *field)
 	return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
-/* Distinct values of field over the side's runs (of group, when given) that have a caliber. */
-static void side_values(const struct compare_side *side, const char *field, const char *group,
+/* Distinct values of field over the side's runs (of operator group; -1: all) with a caliber. */
+static void side_values(const struct compare_side *side, const char *field, int group,
 			struct strvec *out)
 {
 	for (size_t i = 0; i < side->nr; i++) {
 		char *t;
 
-		if (!caliber_of(&side->runs[i]) || !in_group(&side->runs[i], group))
+		if (!in_group(&side->runs[i], group) || !caliber_of(&side->runs[i]))
 			continue;
 		t = caliber_text(&side->runs[i], field);
 		if (strvec_find(out, t) < 0)
@@ -329,7 +321,7 @@ struct autotune_sources {
 	struct strvec sources;
 };
 
-static void autotune_sources(const struct compare *c, const char *group,
+static void autotune_sources(const struct compare *c, int group,
 			     struct autotune_sources *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -337,11 +329,12 @@ static void autotune_sources(const struct compare *c, const char *group,
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < c->side[s].nr; i++) {
 			const struct compare_run *r = &c->side[s].runs[i];
-			const char *mode = json_str(caliber_of(r), "autotune_mode");
-			const char *from;
-			const char *src = NULL;
+			const char *mode, *from, *src = NULL;
 
-			if (!mode || !in_group(r, group))
+			if (!in_group(r, group))
+				continue;
+			mode = json_str(caliber_of(r), "autotune_mode");
+			if (!mode)
 				continue;
 			if (!strcmp(mode, "record")) {
 				a->recording[s]++;
@@ -408,7 +401,7 @@ static void check_autotune_sources(struct compare *c, const struct strvec *group
 	if (!getcwd(cwd, sizeof(cwd)))
 		cwd[0] = '\0';
 	if (!groups) {
-		autotune_sources(c, NULL, &a);
+		autotune_sources(c, -1, &a);
 		if (record_vs_record(&a)) {
 			problem(c, "autotune_mode", &none, &none, "autotune_mode: " RECORD_VS_RECORD);
 		} else if (a.sources.nr > 1) {
@@ -428,7 +421,7 @@ static void check_autotune_sources(struct compare *c, const struct strvec *group
 	}
 	/* Several operators (two batches): the rule holds per operator. */
 	for (size_t g = 0; g < groups->nr; g++) {
-		autotune_sources(c, groups->v[g], &a);
+		autotune_sources(c, (int)g, &a);
 		if (record_vs_record(&a))
 			strvec_push(&rvr, group_ops->v[g]);
 		else if (a.sources.nr > 1)
@@ -458,28 +451,35 @@ static void check_autotune_sources(struct compare *c, const struct strvec *group
 	strbuf_release(&sb);
 }
 
-/* The operators of both sides (run_group keys, and their op for messages), first seen first. */
-static void groups_of(const struct compare *c, struct strvec *groups, struct strvec *ops)
+/*
+ * The operators of both sides (run_group keys, and their op for messages),
+ * first seen first; each run gets its operator's index, once, so that the
+ * per-operator checks below cost a comparison of integers per run.
+ */
+static void groups_of(struct compare *c, struct strvec *groups, struct strvec *ops)
 {
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < c->side[s].nr; i++) {
-			char *g = run_group(&c->side[s].runs[i]);
+			struct compare_run *r = &c->side[s].runs[i];
+			char *g = run_group(r);
 
-			if (strvec_find(groups, g) < 0) {
+			r->group = strvec_find(groups, g);
+			if (r->group < 0) {
+				r->group = (int)groups->nr;
 				strvec_push(groups, g);
-				strvec_push(ops, run_op(&c->side[s].runs[i]));
+				strvec_push(ops, run_op(r));
 			}
 			free(g);
 		}
 }
 
 /*
- * Does field differ for group (NULL: all runs)? Fills va, vb with each
+ * Does field differ for operator group (-1: all runs)? Fills va, vb with each
  * side's distinct values. autotune_mode may mix record and replay (where
  * the configs came from is checked apart); only a run that does not say is
  * a problem there.
  */
-static int field_differs(const struct compare *c, const char *field, const char *group,
+static int field_differs(const struct compare *c, const char *field, int group,
 			 struct strvec *va, struct strvec *vb)
 {
 	struct strvec all = STRVEC_INIT;
@@ -530,7 +530,7 @@ static void check_field_by_operator(struct compare *c, const char *field,
 		struct strbuf t = STRBUF_INIT;
 		int k;
 
-		if (field_differs(c, field, groups->v[g], &va, &vb)) {
+		if (field_differs(c, field, (int)g, &va, &vb)) {
 			describe_values(&t, &va, &vb);
 			k = strvec_find(&texts, t.buf);
 			if (k < 0) {
@@ -607,7 +607,7 @@ size_t compare_check_caliber(struct compare *c)
 			check_field_by_operator(c, field, &groups, &group_ops);
 			continue;
 		}
-		if (field_differs(c, field, NULL, &va, &vb)) {
+		if (field_differs(c, field, -1, &va, &vb)) {
 			strbuf_reset(&sb);
 			strbuf_addf(&sb, "%s: ", field);
 			describe_values(&sb, &va, &vb);

@@ -81,6 +81,7 @@ struct compare_run {
 	int has_results;
 	size_t rows, skipped_lines, duplicates;
 	size_t replay_fallbacks;	/* AUTOTUNE_REPLAY_FALLBACK events */
+	int group;		/* its operator's index among both sides' (caliber check) */
 };
 
 struct compare_side {
