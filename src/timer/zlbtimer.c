@@ -58,8 +58,14 @@
 
 _Static_assert(REQUEST_V1_SIZE == 56, "struct zlbt_request v1 layout changed");
 _Static_assert(RESULT_V1_SIZE == 80, "struct zlbt_result v1 layout changed");
-_Static_assert(sizeof(struct zlbt_request) == 80, "struct zlbt_request v2 layout changed");
-_Static_assert(sizeof(struct zlbt_result) == 120, "struct zlbt_result v2 layout changed");
+_Static_assert(offsetof(struct zlbt_request, placement_execs) == 80,
+	       "struct zlbt_request v2 layout changed");
+_Static_assert(offsetof(struct zlbt_result, placements) == 120,
+	       "struct zlbt_result v2 layout changed");
+_Static_assert(sizeof(struct zlbt_request) == 96, "struct zlbt_request v3 layout changed");
+_Static_assert(sizeof(struct zlbt_result) == 136, "struct zlbt_result v3 layout changed");
+/* A batch is whole rounds of placements, and a batch is at most RING. */
+_Static_assert(ZLBT_MAX_PLACEMENTS <= RING, "a round must fit in one batch");
 _Static_assert(sizeof(struct zlbt_graph_info) == 24, "struct zlbt_graph_info layout changed");
 
 static void say(char *err, size_t errlen, const char *fmt, ...)
@@ -154,6 +160,8 @@ static void fill_result(struct zlbt_result *r, const struct stats_summary *s)
 	r->total_gpu_ms = s->sum;
 	r->wall_ms = 0;
 	r->noise = s->noise;
+	r->placements = 1;
+	r->placement_spread = 0;
 }
 
 ZLBT_API int zlbt_summarize(const double *samples_ms, uint32_t n,
@@ -169,6 +177,50 @@ ZLBT_API int zlbt_summarize(const double *samples_ms, uint32_t n,
 		return ZLBT_EINVAL;
 	fill_result(&r, &s);
 	put_result(res, &r);
+	return ZLBT_OK;
+}
+
+/*
+ * Placements: checked, and the sample counts made whole rounds (min up,
+ * max down), so that every placement weighs the same in what is kept.
+ */
+static int settle_placements(struct zlbt_request *q, char *err, size_t errlen)
+{
+	const uint64_t *more = (const uint64_t *)(uintptr_t)q->placement_execs;
+	uint32_t p;
+
+	if (q->placements <= 1) {
+		q->placements = 1;
+		return ZLBT_OK;
+	}
+	p = q->placements;
+	if (p > ZLBT_MAX_PLACEMENTS) {
+		say(err, errlen, "placements %u exceeds ZLBT_MAX_PLACEMENTS (%d)",
+		    p, ZLBT_MAX_PLACEMENTS);
+		return ZLBT_EINVAL;
+	}
+	if (!more) {
+		say(err, errlen, "placements is %u but placement_execs is NULL: "
+		    "pass the %u other instantiated graphs", p, p - 1);
+		return ZLBT_EINVAL;
+	}
+	for (uint32_t i = 0; i < p - 1; i++) {
+		if (!more[i]) {
+			say(err, errlen, "placement_execs[%u] is 0: pass an "
+			    "instantiated CUDA graph", i);
+			return ZLBT_EINVAL;
+		}
+	}
+	if (q->max_samples < p) {
+		say(err, errlen, "max_samples %u is less than one round of %u "
+		    "placements", q->max_samples, p);
+		return ZLBT_EINVAL;
+	}
+	q->max_samples -= q->max_samples % p;
+	if (q->min_samples % p)
+		q->min_samples += p - q->min_samples % p;
+	if (q->min_samples > q->max_samples)
+		q->min_samples = q->max_samples;
 	return ZLBT_OK;
 }
 
@@ -235,6 +287,8 @@ static int settle_request(const struct zlbt_request *in, struct zlbt_request *q,
 	}
 	if (q->clock_floor == 0)
 		q->clock_floor = DEFAULT_CLOCK_FLOOR;
+	if (settle_placements(q, err, errlen))
+		return ZLBT_EINVAL;
 	if (!isfinite(q->clock_floor) || q->clock_floor < 0 || q->clock_floor > 1) {
 		say(err, errlen, "clock_floor %g is not a fraction in (0, 1]",
 		    q->clock_floor);
@@ -256,7 +310,8 @@ struct batch_rec {
 struct run {
 	const struct cuda_driver *d;
 	CUstream stream;
-	CUgraphExec exec;
+	CUgraphExec exec[ZLBT_MAX_PLACEMENTS];  /* replayed round-robin */
+	uint32_t placements;    /* entries of exec; batches are whole rounds */
 	uint32_t calls;         /* workload calls per replay */
 	CUevent start[RING];
 	CUevent end[RING];
@@ -432,9 +487,9 @@ static int flush_l2(struct run *r, char *err, size_t errlen)
 	return ZLBT_OK;
 }
 
-static int launch(struct run *r, char *err, size_t errlen)
+static int launch(struct run *r, uint32_t placement, char *err, size_t errlen)
 {
-	CUresult rc = r->d->cuGraphLaunch(r->exec, r->stream);
+	CUresult rc = r->d->cuGraphLaunch(r->exec[placement], r->stream);
 
 	if (rc) {
 		cuda_call_failed(r->d, "cuGraphLaunch", rc, err, errlen);
@@ -463,7 +518,10 @@ static int grow(void **p, size_t *alloc, size_t need, size_t elem,
 	return ZLBT_OK;
 }
 
-/* Issue `count` bracketed replays, wait for them, record them as a batch. */
+/*
+ * Issue `count` bracketed replays, wait for them, record them as a batch.
+ * count is whole rounds: replay i is placement i % placements.
+ */
 static int batch(struct run *r, int count, char *err, size_t errlen)
 {
 	struct batch_rec *b;
@@ -485,7 +543,7 @@ static int batch(struct run *r, int count, char *err, size_t errlen)
 			cuda_call_failed(r->d, "cuEventRecord", rc, err, errlen);
 			return ZLBT_EDRIVER;
 		}
-		if (launch(r, err, errlen))
+		if (launch(r, (uint32_t)i % r->placements, err, errlen))
 			return ZLBT_EDRIVER;
 		rc = r->d->cuEventRecord(r->end[i], r->stream);
 		if (rc) {
@@ -678,12 +736,13 @@ static int rule_met(const struct run *r, const struct zlbt_request *q)
  * large batch is committed. Later batches take what min_samples and
  * min_time_ms still need (by the mean replay so far), or once those hold,
  * what is left to the next noise check; no more than the wall-clock budget
- * has room for, and at least one.
+ * has room for, and at least one. Always whole rounds of placements (the
+ * first batch is one round): max_samples is a whole number of them.
  */
 static int next_batch(const struct run *r, const struct zlbt_request *q,
 		      double wall_ms)
 {
-	double want = 1;
+	double want = 1, p = (double)r->placements;
 
 	if (r->taken) {
 		double per_gpu = r->all_gpu_ms / (double)r->taken;
@@ -703,8 +762,9 @@ static int next_batch(const struct run *r, const struct zlbt_request *q,
 		if (want < 1)
 			want = 1;
 	}
+	want = ceil(want / p) * p;
 	if (want > RING)
-		want = RING;
+		want = floor(RING / p) * p;
 	if (want > (double)(q->max_samples - r->kept))
 		want = (double)(q->max_samples - r->kept);
 	return (int)want;
@@ -770,6 +830,41 @@ static int sample(struct run *r, const struct zlbt_request *q,
 	return ZLBT_ETIMEOUT;
 }
 
+/*
+ * (highest - lowest) / centre of the placements' own medians. The kept
+ * samples are whole rounds in the order taken: sample i is placement
+ * i % p.
+ */
+static int placement_spread(const double *v, size_t n, uint32_t p, double centre,
+			    double *spread)
+{
+	size_t per = n / p;
+	double lo = INFINITY, hi = -INFINITY;
+	double *mine;
+
+	*spread = 0;
+	if (!per || !(centre > 0))
+		return 0;
+	mine = malloc(per * sizeof(*mine));
+	if (!mine)
+		return -1;
+	for (uint32_t k = 0; k < p; k++) {
+		double m;
+
+		for (size_t i = 0; i < per; i++)
+			mine[i] = v[i * p + k];
+		stats_sort(mine, per);
+		m = per % 2 ? mine[per / 2] : (mine[per / 2 - 1] + mine[per / 2]) / 2;
+		if (m < lo)
+			lo = m;
+		if (m > hi)
+			hi = m;
+	}
+	free(mine);
+	*spread = (hi - lo) / centre;
+	return 0;
+}
+
 /* Describe the kept samples in out; copy them out too. */
 static int report(struct run *r, const struct zlbt_request *q, double wall,
 		  uint32_t stop, struct zlbt_result *out,
@@ -804,6 +899,13 @@ static int report(struct run *r, const struct zlbt_request *q, double wall,
 		return ZLBT_EDRIVER;
 	}
 	fill_result(out, &s);
+	out->placements = r->placements;
+	if (r->placements > 1 && placement_spread(v, n, r->placements, s.median,
+						  &out->placement_spread)) {
+		free(v);
+		say(err, errlen, "out of memory for %zu samples", n);
+		return ZLBT_EINVAL;
+	}
 	out->total_gpu_ms = gpu;
 	out->wall_ms = wall;
 	out->stop_reason = stop;
@@ -856,7 +958,11 @@ ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
 		    "this thread with torch first");
 		return ZLBT_EINVAL;
 	}
-	r.exec = (CUgraphExec)(uintptr_t)q.graph_exec;
+	r.exec[0] = (CUgraphExec)(uintptr_t)q.graph_exec;
+	r.placements = q.placements;
+	for (uint32_t i = 1; i < q.placements; i++)
+		r.exec[i] = (CUgraphExec)(uintptr_t)
+			    ((const uint64_t *)(uintptr_t)q.placement_execs)[i - 1];
 	r.stream = (CUstream)(uintptr_t)q.stream;
 	r.calls = q.calls_per_replay;
 
@@ -868,11 +974,11 @@ ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
 		rc = make_events(&r, q.max_samples < RING ? (int)q.max_samples : RING,
 				 err, errlen);
 	/* Warm-up replays are flushed too: they settle what is measured. */
-	for (uint32_t i = 0; !rc && i < q.warmup_replays; i++) {
+	for (uint32_t i = 0; !rc && i < q.warmup_replays * q.placements; i++) {
 		if (r.flush)
 			rc = flush_l2(&r, err, errlen);
 		if (!rc)
-			rc = launch(&r, err, errlen);
+			rc = launch(&r, i % q.placements, err, errlen);
 	}
 	/* Sampling starts from an idle stream: its wall clock is its own. */
 	if (!rc && q.warmup_replays) {

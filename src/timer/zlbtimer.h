@@ -23,7 +23,7 @@
 
 #define ZLBT_API __attribute__((visibility("default")))
 
-#define ZLBT_ABI_VERSION 2
+#define ZLBT_ABI_VERSION 3
 
 enum zlbt_status {
 	ZLBT_OK = 0,
@@ -49,7 +49,10 @@ enum zlbt_status {
  * a negative or non-finite noise_target, an l2_mode or clock_check not
  * named below, a clock_floor outside (0, 1] or struct_size smaller than
  * version 1's struct give ZLBT_EINVAL. A version 1 struct (struct_size 56)
- * is accepted: the version 2 fields it lacks read as 0.
+ * is accepted: the version 2 fields it lacks read as 0; so is a version 2
+ * struct (struct_size 80), whose missing version 3 fields mean one
+ * placement. placements above ZLBT_MAX_PLACEMENTS, or placements > 1 with
+ * a NULL placement_execs or a 0 in it, give ZLBT_EINVAL.
  */
 struct zlbt_request {
 	uint32_t struct_size;       /* sizeof(struct zlbt_request) */
@@ -91,7 +94,30 @@ struct zlbt_request {
 	 */
 	uint32_t clock_check;
 	double clock_floor;         /* 0: 0.97 */
+	/* --- version 3 --- */
+	/*
+	 * Memory placement. Where a small, L2-resident kernel's buffers land
+	 * moves its time by a few tenths of a percent (on an H200 a 5 us
+	 * softmax: 0.2% standard deviation between captures of the same call,
+	 * each on its own memory), and a process measures only the placements
+	 * it happens to get: that, not the timer, is what makes two fresh
+	 * processes disagree. The caller may therefore capture the same work
+	 * several times, each graph on memory of its own, and pass them all:
+	 * graph_exec is placement 0, placement_execs points to an array of
+	 * the placements - 1 others (uint64_t CUgraphExec each). Replays then
+	 * go round-robin over the placements -- sample i replays placement
+	 * i % placements -- and every count the rule uses (min_samples,
+	 * max_samples, the batches, the dropped batches) is whole rounds, so
+	 * each placement weighs the same in the centre. min_samples is rounded
+	 * up and max_samples down to a multiple of placements; warmup_replays
+	 * is per placement. 0 or 1: graph_exec alone (version 2).
+	 */
+	uint64_t placement_execs;   /* const uint64_t *, as an integer */
+	uint32_t placements;
+	uint32_t reserved3;
 };
+
+#define ZLBT_MAX_PLACEMENTS 64
 
 enum zlbt_l2_mode { ZLBT_L2_HOT = 0, ZLBT_L2_COLD = 1 };
 enum zlbt_clock_check { ZLBT_CLOCK_OFF = 0, ZLBT_CLOCK_CHECK = 1 };
@@ -131,6 +157,14 @@ struct zlbt_result {
 	double clock_mhz;           /* steady SM clock of the kept samples (0: not read) */
 	double clock_min_mhz;       /* lowest SM clock read during sampling */
 	uint64_t l2_flush_bytes;    /* bytes written per flush (0: hot) */
+	/* --- version 3 --- */
+	uint32_t placements;        /* graphs sampled round-robin (1: one) */
+	uint32_t reserved3;
+	/*
+	 * (highest - lowest) / median of the placements' own medians: how much
+	 * memory placement moved this measurement. 0 with one placement.
+	 */
+	double placement_spread;
 };
 
 /* What a captured (not instantiated) graph is made of. */

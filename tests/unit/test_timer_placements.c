@@ -1,0 +1,189 @@
+/*
+ * Placements (ABI version 3): several graphs of the same work, each on
+ * memory of its own, sampled round-robin. Against the fake driver, where a
+ * graph handle's value is the nanoseconds one replay takes, the order of
+ * the samples says which graph each replay ran.
+ */
+#include "timer_fake.h"
+
+/* Three placements: 1, 2 and 4 us per replay of 1 call. */
+static uint64_t more[] = { 2000, 4000 };
+
+static struct zlbt_request three(void)
+{
+	struct zlbt_request q = request(1000, 1);
+
+	q.placement_execs = (uint64_t)(uintptr_t)more;
+	q.placements = 3;
+	return q;
+}
+
+static void round_robin(void **state)
+{
+	struct zlbt_request q = three();
+	struct zlbt_result r;
+	double samples[64];
+	char err[256];
+
+	q.min_samples = 10;         /* rounded up to 4 rounds: 12 */
+	q.warmup_replays = 2;       /* per placement */
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, samples, 64, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 12);
+	assert_int_equal(r.placements, 3);
+	/* Event times come back as floats: compare at float precision. */
+	for (int i = 0; i < 12; i++)
+		assert_near(samples[i], (double)(1000u << (i % 3)) / 1e6, 1e-9);
+	/* Pooled: four each of 0.001, 0.002, 0.004 ms. */
+	assert_near(r.median_ms, 0.002, 1e-9);
+	assert_near(r.min_ms, 0.001, 1e-9);
+	assert_near(r.max_ms, 0.004, 1e-9);
+	/* (0.004 - 0.001) / 0.002 */
+	assert_near(r.placement_spread, 1.5, 1e-6);
+	assert_int_equal(fake_launches(), 12 + 2 * 3);
+}
+
+static void whole_rounds_under_min_time(void **state)
+{
+	struct zlbt_request q = three();
+	struct zlbt_result r;
+	char err[256];
+
+	/* A round is 7 us of GPU time; 100 us needs 15 rounds (105 us). */
+	q.min_samples = 1;
+	q.min_time_ms = 0.1;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 45);
+	assert_near(r.total_gpu_ms, 0.105, 1e-8);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_RULE);
+}
+
+static void max_samples_rounds_down(void **state)
+{
+	struct zlbt_request q = three();
+	struct zlbt_result r;
+	char err[256];
+
+	q.min_samples = 1;
+	q.max_samples = 20;         /* 6 rounds: 18 */
+	q.min_time_ms = 1e6;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 18);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_MAX_SAMPLES);
+}
+
+static void identical_placements_spread_nothing(void **state)
+{
+	static uint64_t same[] = { 1000, 1000, 1000 };
+	struct zlbt_request q = request(1000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	q.placement_execs = (uint64_t)(uintptr_t)same;
+	q.placements = 4;
+	q.min_samples = 8;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 8);
+	assert_int_equal(r.placements, 4);
+	assert_near(r.placement_spread, 0, 0);
+}
+
+static void one_placement_is_version_2(void **state)
+{
+	struct zlbt_request q = request(1000, 1);
+	struct zlbt_result r;
+	char err[256];
+
+	/* placements 0 or 1 ignore placement_execs, even a bad pointer. */
+	q.placement_execs = 8;
+	q.min_samples = 5;
+	for (uint32_t p = 0; p <= 1; p++) {
+		q.placements = p;
+		result_init(&r);
+		assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+				 ZLBT_OK);
+		assert_int_equal(r.n, 5);
+		assert_int_equal(r.placements, 1);
+		assert_near(r.placement_spread, 0, 0);
+	}
+}
+
+static void version_2_caller(void **state)
+{
+	/* 80- and 120-byte structs: what lies past them is not read or written. */
+	struct zlbt_request q = request(1000, 1);
+	struct zlbt_result r;
+	const unsigned char *tail = (const unsigned char *)&r + 120;
+	char err[256];
+
+	q.struct_size = 80;
+	q.placement_execs = 0;
+	q.placements = 7;           /* garbage past a v2 struct */
+	q.min_samples = 5;
+	memset(&r, 0xa5, sizeof(r));
+	r.struct_size = 120;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 5);
+	for (size_t i = 0; i < sizeof(r) - 120; i++)
+		if (tail[i] != 0xa5)
+			fail_msg("byte %zu past the v2 result was written", 120 + i);
+	assert_int_equal(fake_launches(), 5);
+}
+
+static void bad_placements(void **state)
+{
+	static uint64_t with_zero[] = { 2000, 0 };
+	struct zlbt_request q;
+	struct zlbt_result r;
+	char err[256];
+
+	q = three();
+	q.placements = ZLBT_MAX_PLACEMENTS + 1;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	assert_non_null(strstr(err, "ZLBT_MAX_PLACEMENTS"));
+
+	q = three();
+	q.placement_execs = 0;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	assert_non_null(strstr(err, "placement_execs is NULL"));
+
+	q = three();
+	q.placement_execs = (uint64_t)(uintptr_t)with_zero;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	assert_non_null(strstr(err, "placement_execs[1] is 0"));
+
+	q = three();
+	q.max_samples = 2;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_EINVAL);
+	assert_non_null(strstr(err, "one round of 3"));
+	/* Nothing was launched by a refused request. */
+	assert_int_equal(fake_launches(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(round_robin),
+		T(whole_rounds_under_min_time),
+		T(max_samples_rounds_down),
+		T(identical_placements_spread_nothing),
+		T(one_placement_is_version_2),
+		T(version_2_caller),
+		T(bad_placements),
+	};
+
+	return cmocka_run_group_tests(tests, fake_setup, NULL);
+}
