@@ -47,7 +47,6 @@ import json
 import math
 import os
 import platform
-import random
 import shlex
 import subprocess
 import sys
@@ -57,25 +56,24 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-TIMERS = ("zlbt", "do_bench", "cudagraph", "cudagraph_fg", "zlbt_p3")
-# zlbt_p3 is an experiment (issue 3's placement drift), run only when asked.
+TIMERS = ("zlbt", "do_bench", "cudagraph", "cudagraph_fg", "zlbt_p1")
+# zlbt_p1 (libzlbtimer on one placement, as before ABI 3) runs only when asked.
 DEFAULT_TIMERS = ("zlbt", "do_bench", "cudagraph", "cudagraph_fg")
-PLACEMENTS = 3
 TIMER_LABELS = {
-    "zlbt_p3": "libzlbtimer x%d placements" % PLACEMENTS,
+    "zlbt_p1": "libzlbtimer 1 placement",
     "zlbt": "libzlbtimer",
     "do_bench": "do_bench",
     "cudagraph": "do_bench_cudagraph",
     "cudagraph_fg": "cudagraph rep=100",
 }
 TIMER_NOTES = {
-    "zlbt": "zlbench timing.do_bench -> _graph.measure (warmup=1000, rep=100, median)",
+    "zlbt": "zlbench timing.do_bench -> _graph.measure (warmup=1000, rep=100, median; "
+            "$ZLB_PLACEMENTS placements, default 8)",
     "do_bench": "triton.testing.do_bench(warmup=1000, rep=100, median): FlagGems kernel mode",
     "cudagraph": "triton.testing.do_bench_cudagraph(median), default rep=20",
     "cudagraph_fg": "do_bench_cudagraph(rep=100, median): FlagGems cudagraph mode",
-    "zlbt_p3": "experiment: mean of %d libzlbtimer medians, each on inputs allocated afresh "
-               "behind a spacer of random size (averages memory placement inside one "
-               "process; does it cut the A/A drift between processes?)" % PLACEMENTS,
+    "zlbt_p1": "libzlbtimer with ZLB_PLACEMENTS=1: one captured graph, as the engine "
+               "sampled before placements (ABI 2)",
 }
 
 # cls "1us": worst drift <= 1%; cls "5us": median <= 0.1% and worst <= 0.5%.
@@ -265,8 +263,8 @@ def build_parser():
     p.add_argument("--procs", type=int, default=5,
                    help="fresh processes for the A/A drift (default 5, at least 2)")
     p.add_argument("--timers", type=parse_list(TIMERS, "--timers"), default=DEFAULT_TIMERS,
-                   help="comma-separated subset of %s (default: all but the zlbt_p3 "
-                        "experiment)" % ",".join(TIMERS))
+                   help="comma-separated subset of %s (default: all but zlbt_p1, "
+                        "the one-placement engine)" % ",".join(TIMERS))
     p.add_argument("--kernels", type=parse_list(KERNEL_NAMES, "--kernels"),
                    default=KERNEL_NAMES,
                    help="comma-separated subset of %s" % ",".join(KERNEL_NAMES))
@@ -554,7 +552,11 @@ def _zlbt_digest(recs):
         stops[k] = stops.get(k, 0) + 1
     noises = [r.get("noise") for r in recs if r.get("noise") is not None]
     clocks = [r.get("clock_mhz") for r in recs if r.get("clock_mhz")]
-    return {"timers": sorted(set(str(r.get("timer")) for r in recs)),
+    spreads = [r.get("placement_spread") for r in recs
+               if r.get("placement_spread") is not None]
+    return {"placements": median([r.get("placements") or 1 for r in recs]),
+            "placement_spread": median(spreads) if spreads else None,
+            "timers": sorted(set(str(r.get("timer")) for r in recs)),
             "n": median([r.get("n") or 0 for r in recs]),
             "k": median([r.get("calls_per_replay") or 0 for r in recs]),
             "noise": median(noises) if noises else None,
@@ -615,14 +617,16 @@ def render(args, s, command):
     for name, kd in s["kernels"].items():
         z = (kd["timers"].get("zlbt") or {}).get("zlbt")
         if z:
-            zrows.append([kd["label"], z["n"], z["k"], fmt_pct(z["noise"], 4),
+            zrows.append([kd["label"], z["n"], z["k"], z.get("placements", 1),
+                          fmt_pct(z.get("placement_spread"), 3), fmt_pct(z["noise"], 4),
                           ",".join("%s:%d" % kv for kv in sorted(z["stop"].items())),
                           z["discarded"], z["clock_mhz"], " ".join(z["markers"])])
     if zrows:
         out.append("")
         out.append("libzlbtimer's own account (medians over processes):")
-        out.append(format_table(["kernel", "samples", "K", "noise", "stop", "discarded",
-                                 "SM MHz", "markers"], zrows, right=(1, 2, 3, 5, 6)))
+        out.append(format_table(["kernel", "samples", "K", "placements", "spread", "noise",
+                                 "stop", "discarded", "SM MHz", "markers"], zrows,
+                                right=(1, 2, 3, 4, 5, 7, 8)))
     out.append("")
 
     out.append("== Launch-overhead immunity (add 64k + %g us host spin in the callable) =="
@@ -1021,31 +1025,21 @@ class Worker:
         return _Nothing()
 
     # -- timers --
-    def time_one(self, timer, fn, l2=None, rebuild=None):
-        """(value ms, wall s, zlbt record or None). rebuild() gives the kernel
-        again on newly allocated inputs (zlbt_p3; without it, only the graphs'
-        own memory moves)."""
+    def time_one(self, timer, fn, l2=None):
+        """(value ms, wall s, zlbt record or None)."""
         a, tt = self.args, self.triton.testing
         rec = None
         t0 = time.perf_counter()
-        if timer == "zlbt_p3":
-            v, rec = self._time_placements(fn, rebuild)
-        elif timer == "zlbt":
-            old = os.environ.get("ZLB_L2")
-            if l2 is not None:
-                os.environ["ZLB_L2"] = l2
-            try:
+        if timer in ("zlbt", "zlbt_p1"):
+            knobs = {"ZLB_L2": l2}
+            if timer == "zlbt_p1":
+                knobs["ZLB_PLACEMENTS"] = "1"
+            with _environ(knobs):
                 del self.zl_state.pending[:]
                 v = self.zl_timing.do_bench(fn, warmup=a.warmup_ms, rep=a.rep_ms,
                                             return_mode="median")
                 rec = self.zl_state.pending.pop()["record"] if self.zl_state.pending \
                     else None
-            finally:
-                if l2 is not None:
-                    if old is None:
-                        os.environ.pop("ZLB_L2", None)
-                    else:
-                        os.environ["ZLB_L2"] = old
         elif timer == "do_bench":
             v = tt.do_bench(fn, warmup=a.warmup_ms, rep=a.rep_ms, return_mode="median")
         elif timer == "cudagraph":
@@ -1057,34 +1051,26 @@ class Worker:
         self.torch.cuda.synchronize()
         return float(v), time.perf_counter() - t0, rec
 
-    def _time_placements(self, fn, rebuild):
-        """Mean of PLACEMENTS libzlbtimer medians, each at a new placement.
-        Everything stays allocated until the end, so no placement reuses
-        another's memory; the spacer sizes are random per process, as the
-        placement of a fresh process is."""
-        torch, a = self.torch, self.args
-        rng = random.Random(os.getpid() ^ time.time_ns())
-        keep, medians, rec = [], [], None
-        for size in placement_spacers(rng, PLACEMENTS):
-            keep.append(torch.empty(size, dtype=torch.uint8, device=self.dev))
-            f = rebuild() if rebuild is not None else fn
-            keep.append(f)
-            for _ in range(3):
-                f()
-            torch.cuda.synchronize()
-            del self.zl_state.pending[:]
-            medians.append(float(self.zl_timing.do_bench(f, warmup=a.warmup_ms, rep=a.rep_ms,
-                                                         return_mode="median")))
-            rec = self.zl_state.pending.pop()["record"] if self.zl_state.pending else rec
-        del keep
-        return mean(medians), rec
+class _environ:
+    """Set the knobs that are not None for the duration of a with block."""
 
+    def __init__(self, knobs):
+        self.knobs = {k: v for k, v in knobs.items() if v is not None}
+        self.saved = {}
 
-def placement_spacers(rng, n, max_mib=64):
-    """n spacer sizes in bytes (1..max_mib MiB, whole MiB): allocated, and
-    kept, before each placement, they move the next allocations (inputs, the
-    graph's pool) to addresses this process has not used yet."""
-    return [rng.randint(1, max_mib) << 20 for _ in range(n)]
+    def __enter__(self):
+        for k, v in self.knobs.items():
+            self.saved[k] = os.environ.get(k)
+            os.environ[k] = v
+        return self
+
+    def __exit__(self, *exc):
+        for k, old in self.saved.items():
+            if old is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = old
+        return False
 
 
 def mean(values):
@@ -1105,7 +1091,7 @@ def _record_digest(rec):
     keep = ("timer", "n", "median_ms", "noise", "stop_reason", "discarded", "clock_mhz",
             "clock_min_mhz", "l2", "l2_flush_bytes", "graph", "calls_per_replay",
             "warmup_calls", "markers", "fallback", "min_samples", "noise_target",
-            "max_wall_ms", "stdrel")
+            "max_wall_ms", "stdrel", "placements", "placement_spread")
     return {k: rec.get(k) for k in keep}
 
 
@@ -1227,7 +1213,7 @@ def worker_aa(args):
         for t in args.timers:
             try:
                 with w.context(name):
-                    v, wall, rec = w.time_one(t, fn, rebuild=lambda n=name: w.build(n))
+                    v, wall, rec = w.time_one(t, fn)
                 row[t] = {"ms": v, "wall_s": wall, "record": _record_digest(rec),
                           "error": None}
             except Exception as e:

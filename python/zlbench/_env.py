@@ -156,6 +156,19 @@ def clock_floor():
     return _float("ZLB_CLOCK_FLOOR", 0.97, 0.0, 1.0)
 
 
+PLACEMENTS_MAX = 64     # ZLBT_MAX_PLACEMENTS
+
+
+def placements():
+    """ZLB_PLACEMENTS: graphs of the same work, each on its own memory,
+    sampled round-robin per measurement (default 8; 1: one graph)."""
+    value = _int("ZLB_PLACEMENTS", 8, 1)
+    if value > PLACEMENTS_MAX:
+        raise EnvError("ZLB_PLACEMENTS=%r must be at most %d"
+                       % (os.environ.get("ZLB_PLACEMENTS"), PLACEMENTS_MAX))
+    return value
+
+
 # --- autotune record and replay (protocol §7) -----------------------------------
 
 AUTOTUNE_MODES = ("record", "replay")

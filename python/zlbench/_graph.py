@@ -15,11 +15,15 @@ replays in C (libzlbtimer through ctypes).
    K calls into one graph, K = ceil(2 ms / c) rounded up to a power of two
    (at most 4096), so processes with slightly different estimates capture
    the same graph. L2 cold: K = 1 straight away (only the first call of a
-   replay would start cold), no estimate;
+   replay would start cold), no estimate. Then the same K calls are
+   captured again, rule.placements graphs in all, each with its own
+   memory pool and so its own placement of what the work allocates (fewer
+   when their memory would not fit, see placements_for), all kept alive
+   until sampled; a library older than ABI 3 gets one;
 4. counts the measured graph's nodes by type (zlbt_graph_info on
    raw_cuda_graph(), after capture and before instantiation): memcpy and
    memset nodes are another caliber (copy engine) and become markers;
-5. has libzlbtimer sample the measured graph under the rule: at least
+5. has libzlbtimer sample the placements round-robin under the rule: at least
    min_samples samples and rep_ms of GPU time, then until the median's
    relative noise is at most noise_target, never more than max_wall_ms of
    wall time; L2 flushed before each sample when cold; samples taken below
@@ -83,21 +87,23 @@ class CaptureFailure(Exception):
 
 class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
-    ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2 and
-    ZLB_CLOCK_FLOOR knobs. The minimum GPU time is the caller's rep."""
+    ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
+    ZLB_CLOCK_FLOOR and ZLB_PLACEMENTS knobs. The minimum GPU time is the
+    caller's rep."""
 
     def __init__(self, min_samples=10, noise_target=0.001, max_wall_ms=2000.0,
-                 l2="hot", clock_floor=0.97):
+                 l2="hot", clock_floor=0.97, placements=1):
         self.min_samples = int(min_samples)
         self.noise_target = float(noise_target)
         self.max_wall_ms = float(max_wall_ms)
         self.l2 = l2
         self.clock_floor = float(clock_floor)
+        self.placements = int(placements)
 
     def as_dict(self):
         return {"min_samples": self.min_samples, "noise_target": self.noise_target,
                 "max_wall_ms": self.max_wall_ms, "l2": self.l2,
-                "clock_floor": self.clock_floor}
+                "clock_floor": self.clock_floor, "placements": self.placements}
 
     def __repr__(self):
         return "Rule(%s)" % ", ".join("%s=%r" % kv for kv in self.as_dict().items())
@@ -120,6 +126,10 @@ class _Request(ctypes.Structure):
         ("l2_mode", ctypes.c_uint32),
         ("clock_check", ctypes.c_uint32),
         ("clock_floor", ctypes.c_double),
+        # --- version 3 ---
+        ("placement_execs", ctypes.c_uint64),
+        ("placements", ctypes.c_uint32),
+        ("reserved3", ctypes.c_uint32),
     ]
 
 
@@ -143,6 +153,10 @@ class _Result(ctypes.Structure):
         ("clock_mhz", ctypes.c_double),
         ("clock_min_mhz", ctypes.c_double),
         ("l2_flush_bytes", ctypes.c_uint64),
+        # --- version 3 ---
+        ("placements", ctypes.c_uint32),
+        ("reserved3", ctypes.c_uint32),
+        ("placement_spread", ctypes.c_double),
     ]
 
 
@@ -157,13 +171,16 @@ class _GraphInfo(ctypes.Structure):
     ]
 
 
-# The version 1 structs end where the version 2 fields begin.
+# Each version's structs end where the next version's fields begin.
 REQUEST_V1_SIZE = _Request.noise_target.offset
 RESULT_V1_SIZE = _Result.noise.offset
+REQUEST_V2_SIZE = _Request.placement_execs.offset
+RESULT_V2_SIZE = _Result.placements.offset
 
 _STATS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "stdrel")
 V2_RESULT_KEYS = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz",
                   "l2_flush_bytes")
+V3_RESULT_KEYS = ("placements", "placement_spread")
 
 
 def _finite_or_none(x):
@@ -175,7 +192,8 @@ class TimerLib:
     """libzlbtimer.so loaded with ctypes (src/timer/zlbtimer.h).
 
     abi is the version the library says it has, capped at max_abi (tests use
-    max_abi=1 to drive a version 2 library the version 1 way); v2 is abi >= 2.
+    max_abi=1 to drive a newer library the version 1 way); v2 is abi >= 2,
+    v3 (placements) abi >= 3.
     """
 
     def __init__(self, path, max_abi=None):
@@ -209,6 +227,7 @@ class TimerLib:
                 self.has_graph_info = True
         self.abi = abi
         self.v2 = abi >= 2
+        self.v3 = abi >= 3
 
     def abi_version(self):
         return self.lib_abi
@@ -221,7 +240,8 @@ class TimerLib:
 
     def _new_result(self):
         res = _Result()
-        res.struct_size = ctypes.sizeof(_Result) if self.v2 else RESULT_V1_SIZE
+        res.struct_size = (ctypes.sizeof(_Result) if self.v3 else
+                           RESULT_V2_SIZE if self.v2 else RESULT_V1_SIZE)
         return res
 
     def _stats(self, res):
@@ -240,6 +260,12 @@ class TimerLib:
         else:
             for k in V2_RESULT_KEYS:
                 stats[k] = None
+        if self.v3:
+            stats["placements"] = int(res.placements) or 1
+            stats["placement_spread"] = _finite_or_none(res.placement_spread)
+        else:
+            stats["placements"] = 1
+            stats["placement_spread"] = None
         stats["total_gpu_ms"] = float(res.total_gpu_ms)
         stats["wall_ms"] = float(res.wall_ms)
         return stats
@@ -247,12 +273,17 @@ class TimerLib:
     def time_graph(self, graph_exec, stream, calls_per_replay, min_samples,
                    max_samples, min_time_ms, max_wall_ms, warmup_replays=0,
                    noise_target=0.0, l2_mode=ZLBT_L2_HOT, clock_check=ZLBT_CLOCK_OFF,
-                   clock_floor=0.0):
+                   clock_floor=0.0, more_placements=()):
         """(status, stats dict, samples list, sentence). Under a version 1
         library the version 2 arguments are not sent and the version 2 stats
-        are None."""
+        are None. more_placements: the exec handles of the same work captured
+        again on memory of its own, sampled round-robin with graph_exec
+        (version 3; a ValueError under an older library)."""
+        if more_placements and not self.v3:
+            raise ValueError("libzlbtimer ABI %d cannot sample placements" % self.abi)
         req = _Request()
-        req.struct_size = ctypes.sizeof(_Request) if self.v2 else REQUEST_V1_SIZE
+        req.struct_size = (ctypes.sizeof(_Request) if self.v3 else
+                           REQUEST_V2_SIZE if self.v2 else REQUEST_V1_SIZE)
         req.calls_per_replay = calls_per_replay
         req.graph_exec = int(graph_exec)
         req.stream = int(stream)
@@ -266,6 +297,11 @@ class TimerLib:
             req.l2_mode = int(l2_mode)
             req.clock_check = int(clock_check)
             req.clock_floor = float(clock_floor)
+        more = None
+        if more_placements:
+            more = (ctypes.c_uint64 * len(more_placements))(*[int(h) for h in more_placements])
+            req.placement_execs = ctypes.addressof(more)
+            req.placements = len(more_placements) + 1
         res = self._new_result()
         cap = max_samples
         buf = (ctypes.c_double * cap)()
@@ -454,11 +490,13 @@ def release(g):
 
 
 def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wall_ms,
-            rule=None):
-    """libzlbtimer on g: (stats, samples, markers). Raises CaptureFailure.
+            rule=None, more=()):
+    """libzlbtimer on g (and round-robin on the graphs in more, the same work
+    on other placements): (stats, samples, markers). Raises CaptureFailure.
     rule None: the bare rule (no noise target, L2 hot, no clock check)."""
     try:
         exec_handle = int(g.raw_cuda_graph_exec())
+        more_handles = [int(m.raw_cuda_graph_exec()) for m in more]
         stream = int(torch.cuda.current_stream().cuda_stream)
     except Exception as e:
         raise CaptureFailure("capture", e) from e
@@ -468,6 +506,8 @@ def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wal
                  "l2_mode": ZLBT_L2_COLD if rule.l2 == "cold" else ZLBT_L2_HOT,
                  "clock_check": ZLBT_CLOCK_CHECK if rule.clock_floor > 0 else ZLBT_CLOCK_OFF,
                  "clock_floor": rule.clock_floor}
+    if more_handles:
+        extra["more_placements"] = more_handles
     rc, stats, samples, err = lib.time_graph(exec_handle, stream, calls, min_samples,
                                              max_samples, min_time_ms, max_wall_ms,
                                              warmup_replays=1, **extra)
@@ -507,6 +547,42 @@ def k_for(call_ms):
     k = math.ceil(TARGET_REPLAY_MS / call_ms * (1 - K_SLACK))
     k = 1 << max(0, (k - 1).bit_length())
     return max(1, min(MAX_K, k))
+
+
+# What the extra placements' graphs may hold at most, together.
+PLACEMENT_MEM_BYTES = 1 << 30
+
+
+def placements_for(asked, pool_bytes, free_bytes):
+    """How many placements to capture: asked, unless their graphs' memory
+    would pass PLACEMENT_MEM_BYTES or a quarter of what the device has free.
+
+    pool_bytes is what the first graph's capture reserved (its private
+    pool: the outputs the placements move). Kernels that need much memory
+    per call are long and DRAM-bound, where placement moves little; they
+    get fewer placements rather than an out-of-memory failure. The result
+    says how many were sampled (stats["placements"])."""
+    asked = max(1, int(asked))
+    if asked == 1 or pool_bytes <= 0:
+        return asked
+    budget = PLACEMENT_MEM_BYTES
+    if free_bytes is not None:
+        budget = min(budget, free_bytes // 4)
+    return max(1, min(asked, 1 + int(budget // pool_bytes)))
+
+
+def _reserved(torch):
+    try:
+        return int(torch.cuda.memory_reserved())
+    except Exception:
+        return 0
+
+
+def _free_bytes(torch):
+    try:
+        return int(torch.cuda.mem_get_info()[0])
+    except Exception:
+        return None
 
 
 def warmup_calls_for(warmup_ms, per_call_ms, max_warm):
@@ -628,20 +704,28 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
                 g = None
         k = k_for(call_cost_ms(est[0], est[1], PROBE_K))
 
-    # 3b. K calls per replay, inspected, then sampled under the rule.
+    # 3b. K calls per replay on each placement (the first inspected), then
+    # sampled round-robin under the rule.
     inspector = Inspector(lib) if lib.v2 else None
     min_samples = max(1, rule.min_samples)
     max_samples = max(MAX_SAMPLES, min_samples)
+    graphs = []
     try:
         try:
-            g = capture(torch, call, k, on_rng, inspect=inspector)
+            before = _reserved(torch)
+            graphs.append(capture(torch, call, k, on_rng, inspect=inspector))
+            want = placements_for(rule.placements if lib.v3 else 1,
+                                  _reserved(torch) - before, _free_bytes(torch))
+            while len(graphs) < want:
+                graphs.append(capture(torch, call, k, on_rng))
         except Exception as e:
             raise CaptureFailure("capture", e) from e
-        stats, samples, markers = _replay(torch, lib, g, k, min_samples, max_samples,
-                                          float(rep_ms), max_wall,
-                                          rule=rule if lib.v2 else None)
+        stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
+                                          max_samples, float(rep_ms), max_wall,
+                                          rule=rule if lib.v2 else None, more=graphs[1:])
     finally:
-        release(g)
+        for g in graphs:
+            release(g)
     counts = inspector.counts if inspector is not None else None
     why = (inspector.why if inspector is not None
            else "libzlbtimer ABI %d: graph not inspected" % lib.abi)

@@ -72,7 +72,8 @@ def _settings():
         "rule": _graph.Rule(min_samples=_env.min_samples(),
                             noise_target=_env.noise_target(),
                             max_wall_ms=_env.max_wall_ms(), l2=_env.l2(),
-                            clock_floor=_env.clock_floor()),
+                            clock_floor=_env.clock_floor(),
+                            placements=_env.placements()),
     }
 
 
@@ -93,9 +94,10 @@ def pytest_configure(config):
     if s["timer"] == "graph":
         r = s["rule"]
         detail += (" warmup_max_calls=%d capture_fatal_texts=%d min_samples=%d "
-                   "noise_target=%g max_wall_ms=%g l2=%s clock_floor=%g lib=%s" % (
+                   "noise_target=%g max_wall_ms=%g l2=%s clock_floor=%g placements=%d "
+                   "lib=%s" % (
                        s["max_warm"], len(s["fatal"]), r.min_samples, r.noise_target,
-                       r.max_wall_ms, r.l2, r.clock_floor, s["lib"]))
+                       r.max_wall_ms, r.l2, r.clock_floor, r.placements, s["lib"]))
     _io.plugin(NAME, "ready", detail)
 
 
@@ -256,7 +258,7 @@ def _measure_timed(fn, args, ctx, ir):
     rule = s["rule"]
     record = {"timer": "graph"}
     record.update(_stat_fields(stats))
-    for key in _graph.V2_RESULT_KEYS:
+    for key in _graph.V2_RESULT_KEYS + _graph.V3_RESULT_KEYS:
         record[key] = stats.get(key)
     record["l2"] = m["l2"]
     record["graph"] = m["graph"]
@@ -346,7 +348,7 @@ _STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "std
 # do_bench has its own L2 policy, no stopping rule of ours, no graph).
 _DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz", "l2",
                 "l2_flush_bytes", "graph", "min_samples", "min_time_ms", "noise_target",
-                "max_wall_ms", "clock_floor")
+                "max_wall_ms", "clock_floor", "placements", "placement_spread")
 
 
 def _stat_fields(stats):

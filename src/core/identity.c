@@ -26,6 +26,7 @@ const char *const identity_caliber_fields[] = {
 	"max_wall_ms",    /* ... stopping rule */
 	"l2_mode",        /* hot | cold */
 	"clock_floor",    /* throttled-sample gate */
+	"placements",     /* graphs per measurement, each on its own memory */
 	NULL,
 };
 

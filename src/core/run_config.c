@@ -146,6 +146,10 @@ const struct opt_def run_option_defs[] = {
 	{ "clock-floor", NULL, "ZL_CLOCK_FLOOR", "0.97", OPT_REAL, NULL, 0, 0, "F",
 	  "discard samples taken while the SM clock sat below F x the measurement's "
 	  "steady clock; 0 turns the check off", NULL, 0.0, 1.0 },
+	{ "placements", NULL, "ZL_PLACEMENTS", "8", OPT_INT, NULL, 1, 64, "N",
+	  "capture each measured graph N times, each on memory of its own, and "
+	  "sample them round-robin: where a small kernel's buffers land moves its "
+	  "time by tenths of a percent; 1: one graph", NULL },
 	{ "seed", NULL, "ZL_SEED", "0", OPT_INT, NULL, 0, 2147483647L, "N",
 	  "seed for random, numpy, torch and the device's generator", NULL },
 	{ "ir", NULL, "ZL_IR", "on", OPT_CHOICE, on_off, 0, 0, "WHEN",
@@ -258,6 +262,7 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	cfg->max_wall_ms = int_opt(raw, "max-wall");
 	cfg->noise_target = xstrdup(opt_get(run_option_defs, raw, "noise-target"));
 	cfg->clock_floor = xstrdup(opt_get(run_option_defs, raw, "clock-floor"));
+	cfg->placements = int_opt(raw, "placements");
 	cfg->l2_mode = dup_opt(raw, "l2");
 	cfg->ir = !strcmp(opt_get(run_option_defs, raw, "ir"), "on");
 	cfg->seed = int_opt(raw, "seed");

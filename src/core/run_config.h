@@ -40,6 +40,7 @@ struct run_config {
 	int max_wall_ms;        /* stopping rule: wall-clock limit per measurement */
 	char *l2_mode;          /* hot | cold */
 	char *clock_floor;      /* discard samples below this fraction of the steady clock */
+	int placements;         /* graphs per measurement, each on its own memory */
 	int ir;                 /* capture IR (compile listener + launch attribution) */
 	int seed;
 	char *python;

@@ -94,6 +94,11 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 		env_unset(env, "ZLB_REPLAY_FROM");
 	env_set(env, "ZLB_L2", cfg->l2_mode);
 	env_set(env, "ZLB_CLOCK_FLOOR", cfg->clock_floor);
+	{
+		char *v = xstrfmt("%d", cfg->placements);
+		env_set(env, "ZLB_PLACEMENTS", v);
+		free(v);
+	}
 	if (pf->timer_lib)
 		env_set(env, "ZLB_TIMER_LIB", pf->timer_lib);
 	for (const char *const *f = pf->backend->capture_fatal_texts; f && *f; f++)
@@ -170,6 +175,7 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 	json_object_set_new(cal, "max_wall_ms", json_integer(cfg->max_wall_ms));
 	json_object_set_new(cal, "l2_mode", json_string(cfg->l2_mode));
 	json_object_set_new(cal, "clock_floor", json_real(strtod(cfg->clock_floor, NULL)));
+	json_object_set_new(cal, "placements", json_integer(cfg->placements));
 
 	gethostname(host, sizeof(host) - 1);
 	strvec_pushv(&cmd, (const char *const *)argv);

@@ -181,7 +181,10 @@ def test_tuned_op_b_replays_a_configs(zlb):
     args = ["tuned_rowsum", "--shape-mode", "upstream", *QUICK]
     r = Ab(zlb, [*args, "--axis", "FAKE_TRITON_BUILD=a,b", "--b-env", "FAKE_TUNE_BIAS=1",
                  "--rounds", "2"])
-    assert r.rc == 0, r
+    # In the fake's cost model A's configs cost B more (its bias moves the
+    # ideal block), so the compare may well call B slower (exit 1); what
+    # this test is about is which configs ran.
+    assert r.rc in (0, 1) and r.json["status"] == "completed", r
     a, b = r.runs("A"), r.runs("B")
     recorded = r.identity(a[1])["outcome"]["autotune"]["recorded"]
     assert recorded["entries"] > 0

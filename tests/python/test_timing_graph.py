@@ -27,6 +27,9 @@ def graph(monkeypatch, run_dir, stub_torch):
     monkeypatch.setenv("ZLB_TIMER", "graph")
     monkeypatch.setenv("ZLB_TIMER_LIB", TIMER_LIB)
     monkeypatch.setenv("ZLB_CAPTURE_FATAL", FATAL_TEXTS)
+    # One placement: these tests count captured calls and replays of one
+    # graph; test_placements_* below cover several.
+    monkeypatch.setenv("ZLB_PLACEMENTS", "1")
     fake = ctypes.CDLL(FAKECUDA)
     fake.fake_cuda_reset()
     fake.fake_cuda_launch_count.restype = ctypes.c_ulonglong

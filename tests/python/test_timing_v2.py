@@ -43,12 +43,13 @@ def test_knob_defaults():
     ("ZLB_L2", "cold", "cold"), ("ZLB_L2", "hot", "hot"),
     ("ZLB_CLOCK_FLOOR", "0", 0.0), ("ZLB_CLOCK_FLOOR", "1", 1.0),
     ("ZLB_CLOCK_FLOOR", "0.9", 0.9),
+    ("ZLB_PLACEMENTS", "1", 1), ("ZLB_PLACEMENTS", "64", 64),
 ])
 def test_knob_values(monkeypatch, name, raw, want):
     monkeypatch.setenv(name, raw)
     fn = {"ZLB_MIN_SAMPLES": _env.min_samples, "ZLB_NOISE_TARGET": _env.noise_target,
           "ZLB_MAX_WALL_MS": _env.max_wall_ms, "ZLB_L2": _env.l2,
-          "ZLB_CLOCK_FLOOR": _env.clock_floor}[name]
+          "ZLB_CLOCK_FLOOR": _env.clock_floor, "ZLB_PLACEMENTS": _env.placements}[name]
     assert fn() == want
 
 
@@ -63,6 +64,7 @@ def test_knob_values(monkeypatch, name, raw, want):
     ("ZLB_L2", "warm", "neither 'hot' nor 'cold'"), ("ZLB_L2", "COLD", "neither"),
     ("ZLB_CLOCK_FLOOR", "1.5", "outside"), ("ZLB_CLOCK_FLOOR", "-1", "outside"),
     ("ZLB_CLOCK_FLOOR", "97%", "not a number"),
+    ("ZLB_PLACEMENTS", "0", "at least 1"), ("ZLB_PLACEMENTS", "65", "at most 64"),
 ])
 def test_knob_garbage_is_refused(monkeypatch, name, raw, why):
     monkeypatch.setenv(name, raw)
@@ -95,7 +97,7 @@ def test_plugin_event_states_the_rule(run_dir, monkeypatch):
     (ev,) = [e for e in events(run_dir, "PLUGIN") if e["name"] == "zlbench.timing"]
     assert ev["status"] == "ready"
     for part in ("min_samples=30", "noise_target=0.001", "max_wall_ms=2000", "l2=cold",
-                 "clock_floor=0.97"):
+                 "clock_floor=0.97", "placements=8"):
         assert part in ev["detail"]
 
 
@@ -110,6 +112,7 @@ class SpyLib:
     def __init__(self, abi=2, graph_error=None, stop=2):
         self.abi = self.lib_abi = abi
         self.v2 = abi >= 2
+        self.v3 = abi >= 3
         self.has_graph_info = self.v2
         self.requests = []
         self.inspected = []
@@ -483,7 +486,9 @@ def test_real_noise_target_off_is_the_version_1_rule(real, stub_torch, monkeypat
     monkeypatch.setenv("ZLB_NOISE_TARGET", "0")
     monkeypatch.setenv("ZLB_MIN_SAMPLES", "25")
     _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=1)
-    assert rec["n"] == 25 and rec["stop_reason"] == "rule"
+    # 25 made whole rounds of the 8 placements.
+    assert rec["n"] == 32 and rec["stop_reason"] == "rule"
+    assert rec["placements"] == 8
 
 
 def test_real_noise_target_keeps_sampling(real, stub_torch, monkeypatch):
@@ -514,8 +519,76 @@ def test_real_cold_l2(real, stub_torch, monkeypatch):
     assert value == pytest.approx(0.005, rel=1e-6)
     assert rec["calls_per_replay"] == 1 and rec["l2"] == "cold"
     assert rec["l2_flush_bytes"] == 60 << 20
-    assert op.captured_calls == 1
+    assert op.captured_calls == 8 and rec["placements"] == 8   # one call per placement
     assert real.fake_cuda_memset_count() - before >= rec["n"]
+
+
+def test_real_placements_default(real, stub_torch):
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    value, rec = measure(op, rep=40)
+    assert value == pytest.approx(0.005, rel=1e-6)
+    # The estimates (1 and 8 calls), then 8 placements of K = 512 calls.
+    assert op.captured_calls == 1 + 8 + 8 * 512
+    assert rec["placements"] == 8 and rec["placement_spread"] == 0.0
+    assert rec["n"] % 8 == 0 and rec["n"] >= 16
+    assert stub_torch._stub.live_graphs == 0          # every placement released
+
+
+def test_real_placements_are_sampled_alike(real, stub_torch):
+    """Placements that differ (here: every other captured graph costs 2% more
+    per call) each weigh the same in the centre, and the spread says so."""
+    stub = stub_torch._stub
+    seen = []
+
+    def placement_cost(*args):
+        cap = stub.capture
+        if cap is None:
+            return
+        if not hasattr(cap, "_test_index"):
+            cap._test_index = len(seen)
+            seen.append(cap)
+        # Captures 0 and 1 are the 1- and 8-call estimates.
+        if cap._test_index >= 2 and cap._test_index % 2:
+            stub.charge(100)
+
+    op = stub.make_op("op", cost_ns=5000, body=placement_cost)
+    value, rec = measure(op, rep=40)
+    assert len(seen) == 2 + 8 and rec["placements"] == 8
+    samples = rec["samples_ms"]
+    # Round-robin: sample i ran placement i % 8, so even and odd alternate.
+    assert samples[0::2] == pytest.approx([0.005] * (len(samples) // 2), rel=1e-6)
+    assert samples[1::2] == pytest.approx([0.0051] * (len(samples) // 2), rel=1e-6)
+    assert value == pytest.approx(0.00505, rel=1e-6)
+    assert rec["placement_spread"] == pytest.approx(0.0001 / 0.00505, rel=1e-4)
+
+
+def test_real_one_placement(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENTS", "1")
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    _, rec = measure(op, rep=40)
+    assert op.captured_calls == 1 + 8 + 512
+    assert rec["placements"] == 1 and rec["placement_spread"] == 0.0
+
+
+@pytest.mark.parametrize("asked,pool,free,want", [
+    (8, 0, None, 8),                       # nothing allocated: nothing to cap
+    (8, 1 << 20, 80 << 30, 8),             # 8 MiB in all
+    (8, 512 << 20, 80 << 30, 3),           # 1 GiB cap: 1 + 2
+    (8, 512 << 20, 1 << 30, 1),            # a quarter of 1 GiB free: 1 + 0
+    (8, 4 << 30, 80 << 30, 1),             # one placement never refused
+    (1, 1 << 20, 80 << 30, 1),
+    (64, 1 << 10, None, 64),
+])
+def test_placements_for_caps_memory(asked, pool, free, want):
+    assert _graph.placements_for(asked, pool, free) == want
+
+
+def test_a_version_2_library_gets_one_placement(spy, stub_torch):
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    _, rec = measure(op, rep=20)
+    assert op.captured_calls == 1 + 8 + 512
+    assert "more_placements" not in spy.requests[-1]
+    assert rec["placements"] is None or rec["placements"] == 1
 
 
 def test_real_graph_inspection_and_markers(real, stub_torch, capsys, run_dir):
