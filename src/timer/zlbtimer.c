@@ -690,17 +690,72 @@ static size_t kept_samples(const struct run *r, double *out, size_t cap)
 	return n;
 }
 
-/* The noise (stats.h) of the samples kept so far. */
+/*
+ * The noise of the centre given the placements, from n kept samples in
+ * the order taken (sample i is placement i % p; n is whole rounds).
+ *
+ * With one placement it is the noise of the median (stats.h). With
+ * several, the samples are a mixture: each placement has a centre of its
+ * own, and the distance between those centres (placement_spread) is fixed
+ * once the graphs are captured -- sampling longer cannot shrink it, so a
+ * noise target on the pooled median would sample to the wall-clock limit
+ * for nothing. What sampling does shrink is the noise of each placement's
+ * own median, and the centre is near the mean of those medians, whose
+ * noise is sqrt(sum of (noise_i m_i)^2) / p over the mean of the m_i.
+ * scratch holds n values.
+ */
+/*
+ * The median of placement k's samples among per rounds of p (sample i is
+ * placement i % p); its samples are left sorted in scratch.
+ */
+static double placement_median(const double *v, size_t per, uint32_t p, uint32_t k,
+			       double *scratch)
+{
+	for (size_t i = 0; i < per; i++)
+		scratch[i] = v[i * p + k];
+	stats_sort(scratch, per);
+	return per % 2 ? scratch[per / 2] : (scratch[per / 2 - 1] + scratch[per / 2]) / 2;
+}
+
+static double placements_noise(const double *v, size_t n, uint32_t p, double *scratch)
+{
+	size_t per = n / p;
+	double var = 0, sum = 0;
+
+	if (p <= 1) {
+		memcpy(scratch, v, n * sizeof(*v));
+		stats_sort(scratch, n);
+		return stats_median_noise_sorted(scratch, n);
+	}
+	for (uint32_t k = 0; k < p; k++) {
+		double m = placement_median(v, per, p, k, scratch);
+		double e = stats_median_noise_sorted(scratch, per);
+
+		if (!isfinite(e))
+			return INFINITY;
+		var += (e * m) * (e * m);
+		sum += m;
+	}
+	return sum > 0 ? sqrt(var) / sum : INFINITY;
+}
+
+/* The noise of the samples kept so far (placements_noise). */
 static int kept_noise(struct run *r, double *noise, char *err, size_t errlen)
 {
+	double *v;
 	size_t n;
 
 	if (grow((void **)&r->sorted, &r->sorted_alloc, r->kept,
 		 sizeof(*r->sorted), err, errlen))
 		return ZLBT_EINVAL;
-	n = kept_samples(r, r->sorted, r->kept);
-	stats_sort(r->sorted, n);
-	*noise = stats_median_noise_sorted(r->sorted, n);
+	v = malloc((r->kept ? r->kept : 1) * sizeof(*v));
+	if (!v) {
+		say(err, errlen, "out of memory for %zu samples", r->kept);
+		return ZLBT_EINVAL;
+	}
+	n = kept_samples(r, v, r->kept);
+	*noise = placements_noise(v, n, r->placements, r->sorted);
+	free(v);
 	return ZLBT_OK;
 }
 
@@ -774,6 +829,7 @@ static int sample(struct run *r, const struct zlbt_request *q,
 		  double *wall_ms, uint32_t *stop, char *err, size_t errlen)
 {
 	double t0 = now_ms(), noise;
+	size_t min_n = (size_t)STATS_MEDIAN_CI_MIN_N * r->placements;
 	int rc;
 
 	*wall_ms = 0;
@@ -787,10 +843,13 @@ static int sample(struct run *r, const struct zlbt_request *q,
 				*stop = ZLBT_STOP_RULE;
 				return ZLBT_OK;
 			}
-			/* Below STATS_MEDIAN_CI_MIN_N the noise means nothing. */
-			if (r->kept >= r->check_at && r->kept < STATS_MEDIAN_CI_MIN_N) {
-				r->check_at = STATS_MEDIAN_CI_MIN_N;
-			} else if (r->kept >= STATS_MEDIAN_CI_MIN_N &&
+			/*
+			 * Below STATS_MEDIAN_CI_MIN_N samples per placement
+			 * the noise means nothing.
+			 */
+			if (r->kept >= r->check_at && r->kept < min_n) {
+				r->check_at = min_n;
+			} else if (r->kept >= min_n &&
 				   (r->kept >= r->check_at || last)) {
 				if (kept_noise(r, &noise, err, errlen))
 					return ZLBT_EINVAL;
@@ -831,38 +890,24 @@ static int sample(struct run *r, const struct zlbt_request *q,
 }
 
 /*
- * (highest - lowest) / centre of the placements' own medians. The kept
- * samples are whole rounds in the order taken: sample i is placement
- * i % p.
+ * (highest - lowest) / centre of the placements' own medians, from n kept
+ * samples in whole rounds of p; scratch holds n values.
  */
-static int placement_spread(const double *v, size_t n, uint32_t p, double centre,
-			    double *spread)
+static double placement_spread(const double *v, size_t n, uint32_t p, double centre,
+			       double *scratch)
 {
-	size_t per = n / p;
 	double lo = INFINITY, hi = -INFINITY;
-	double *mine;
+	size_t per = n / p;
 
-	*spread = 0;
 	if (!per || !(centre > 0))
 		return 0;
-	mine = malloc(per * sizeof(*mine));
-	if (!mine)
-		return -1;
 	for (uint32_t k = 0; k < p; k++) {
-		double m;
+		double m = placement_median(v, per, p, k, scratch);
 
-		for (size_t i = 0; i < per; i++)
-			mine[i] = v[i * p + k];
-		stats_sort(mine, per);
-		m = per % 2 ? mine[per / 2] : (mine[per / 2 - 1] + mine[per / 2]) / 2;
-		if (m < lo)
-			lo = m;
-		if (m > hi)
-			hi = m;
+		lo = m < lo ? m : lo;
+		hi = m > hi ? m : hi;
 	}
-	free(mine);
-	*spread = (hi - lo) / centre;
-	return 0;
+	return (hi - lo) / centre;
 }
 
 /* Describe the kept samples in out; copy them out too. */
@@ -900,11 +945,18 @@ static int report(struct run *r, const struct zlbt_request *q, double wall,
 	}
 	fill_result(out, &s);
 	out->placements = r->placements;
-	if (r->placements > 1 && placement_spread(v, n, r->placements, s.median,
-						  &out->placement_spread)) {
-		free(v);
-		say(err, errlen, "out of memory for %zu samples", n);
-		return ZLBT_EINVAL;
+	if (r->placements > 1) {
+		double *scratch = malloc(n * sizeof(*scratch));
+
+		if (!scratch) {
+			free(v);
+			say(err, errlen, "out of memory for %zu samples", n);
+			return ZLBT_EINVAL;
+		}
+		out->placement_spread = placement_spread(v, n, r->placements, s.median,
+							 scratch);
+		out->noise = placements_noise(v, n, r->placements, scratch);
+		free(scratch);
 	}
 	out->total_gpu_ms = gpu;
 	out->wall_ms = wall;

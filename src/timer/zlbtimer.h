@@ -150,6 +150,11 @@ struct zlbt_result {
 	 * Relative noise of the centre: half the width of the distribution-free
 	 * 95% confidence interval of the median (order statistics), divided by
 	 * the median. What the stopping rule's noise_target is compared with.
+	 * With several placements, the noise of the centre given them:
+	 * sqrt(sum of (noise_i m_i)^2) / sum of m_i over the placements'
+	 * own medians m_i and their noises noise_i. The distance between
+	 * placements is fixed once they are captured (placement_spread);
+	 * sampling longer only narrows each one's median.
 	 */
 	double noise;
 	uint32_t stop_reason;       /* enum zlbt_stop */

@@ -10,6 +10,7 @@ $ZLB_TIMER_LIB and $ZLB_FAKECUDA)."""
 
 import ctypes
 import json
+import math
 import os
 import random
 import subprocess
@@ -473,9 +474,10 @@ def real(monkeypatch, run_dir, stub_torch):
 
 def test_real_default_rule(real, stub_torch):
     # K = 512 calls of 5 us: 2.56 ms per replay (float32 elapsed time: 1e-7 off),
-    # so rep=40 ms takes 16 samples, more than min_samples.
+    # so rep=40 ms takes 16 samples, more than min_samples; the noise target
+    # is only judged from 6 samples per placement on: 48.
     value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=40)
-    assert value == pytest.approx(0.005, rel=1e-6) and rec["n"] == 16
+    assert value == pytest.approx(0.005, rel=1e-6) and rec["n"] == 48
     assert rec["calls_per_replay"] == 512
     assert rec["noise"] == 0.0 and rec["stop_reason"] == "noise"
     assert rec["discarded"] == 0 and rec["l2"] == "hot" and rec["l2_flush_bytes"] == 0
@@ -494,11 +496,26 @@ def test_real_noise_target_off_is_the_version_1_rule(real, stub_torch, monkeypat
 def test_real_noise_target_keeps_sampling(real, stub_torch, monkeypatch):
     monkeypatch.setenv("FAKE_CUDA_NOISE_PPM", "20000")
     monkeypatch.setenv("ZLB_NOISE_TARGET", "0.002")
+    monkeypatch.setenv("ZLB_PLACEMENTS", "1")
     _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=1)
     assert rec["stop_reason"] == "noise"
     assert rec["n"] > 50 and rec["noise"] <= 0.002
     # The record's noise is the noise of its samples, computed the same way.
     assert rec["noise"] == _stats.summarize(rec["samples_ms"])["noise"]
+
+
+def test_real_noise_target_with_placements_is_per_placement(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("FAKE_CUDA_NOISE_PPM", "20000")
+    monkeypatch.setenv("ZLB_NOISE_TARGET", "0.002")
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=1)
+    assert rec["stop_reason"] == "noise" and rec["placements"] == 8
+    assert rec["n"] % 8 == 0 and rec["noise"] <= 0.002
+    # sqrt(sum of (noise_i m_i)^2) / sum of m_i over each placement's samples
+    # (sample i ran placement i % 8).
+    per = [_stats.summarize(rec["samples_ms"][k::8]) for k in range(8)]
+    want = math.sqrt(sum((p["noise"] * p["median_ms"]) ** 2 for p in per)) / sum(
+        p["median_ms"] for p in per)
+    assert rec["noise"] == pytest.approx(want, rel=1e-9)
 
 
 def test_real_wall_limit(real, stub_torch, monkeypatch):

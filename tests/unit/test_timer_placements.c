@@ -5,6 +5,7 @@
  * the samples says which graph each replay ran.
  */
 #include "timer_fake.h"
+#include "timer/stats.h"
 
 /* Three placements: 1, 2 and 4 us per replay of 1 call. */
 static uint64_t more[] = { 2000, 4000 };
@@ -138,6 +139,56 @@ static void version_2_caller(void **state)
 	assert_int_equal(fake_launches(), 5);
 }
 
+static double median_noise_of(const double *v, size_t n, size_t stride, size_t first,
+			      double *m)
+{
+	double x[4096];
+	size_t k = 0;
+
+	for (size_t i = first; i < n; i += stride)
+		x[k++] = v[i];
+	stats_sort(x, k);
+	*m = k % 2 ? x[k / 2] : (x[k / 2 - 1] + x[k / 2]) / 2;
+	return stats_median_noise_sorted(x, k);
+}
+
+static void noise_target_is_per_placement(void **state)
+{
+	/*
+	 * Two placements 2x apart, each with 0.5% jitter: the pooled median of
+	 * such a mixture never gets a narrow interval, but each placement's
+	 * median does, and that is what sampling longer can improve.
+	 */
+	static uint64_t other[] = { 2000000 };
+	struct zlbt_request q = request(1000000, 1);
+	struct zlbt_result r;
+	static double samples[4096];
+	double m0, m1, e0, e1, want;
+	char err[256];
+
+	setenv("FAKE_CUDA_NOISE_PPM", "5000", 1);
+	q.placement_execs = (uint64_t)(uintptr_t)other;
+	q.placements = 2;
+	q.min_samples = 2;
+	q.noise_target = 0.001;
+	q.max_samples = 4096;
+	q.max_wall_ms = 60000;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, samples, 4096, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_NOISE);
+	assert_true(r.noise <= 0.001);
+	assert_true(r.n < 4096 && r.n % 2 == 0);
+	/* The reported noise is sqrt(sum (e_i m_i)^2) / sum m_i. */
+	e0 = median_noise_of(samples, r.n, 2, 0, &m0);
+	e1 = median_noise_of(samples, r.n, 2, 1, &m1);
+	want = sqrt(e0 * m0 * e0 * m0 + e1 * m1 * e1 * m1) / (m0 + m1);
+	assert_near(r.noise, want, 1e-12);
+	/* The spread is the placements' distance, which sampling kept. */
+	assert_near(r.placement_spread, (m1 - m0) / r.median_ms, 1e-12);
+	assert_true(r.placement_spread > 0.5);
+}
+
 static void bad_placements(void **state)
 {
 	static uint64_t with_zero[] = { 2000, 0 };
@@ -182,6 +233,7 @@ int main(void)
 		T(identical_placements_spread_nothing),
 		T(one_placement_is_version_2),
 		T(version_2_caller),
+		T(noise_target_is_per_placement),
 		T(bad_placements),
 	};
 
