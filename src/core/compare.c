@@ -19,6 +19,7 @@ const char *const compare_flagged_markers[] = {
 	"BENCHMARK_DIRECT_NO_CUDAGRAPH",
 	"GRAPH_MEMCPY_NODES",
 	"AUTOTUNE_REPLAY_FALLBACK",
+	"CALLS_PER_REPLAY_DIFFERS",
 	NULL,
 };
 
@@ -63,6 +64,7 @@ void compare_release(struct compare *c)
 			strvec_clear(&row->side[s].statuses);
 			strvec_clear(&row->side[s].markers);
 			strvec_clear(&row->side[s].timers);
+			strvec_clear(&row->side[s].ks);
 			for (int k = 0; k < COMPARE_KINDS; k++)
 				rounds_release(&row->side[s].r[k]);
 		}
@@ -714,6 +716,7 @@ static struct compare_row *row_for(struct compare *c, const char *key, int *crea
 		strvec_init(&row->side[s].statuses);
 		strvec_init(&row->side[s].markers);
 		strvec_init(&row->side[s].timers);
+		strvec_init(&row->side[s].ks);
 	}
 	c->map[h] = c->nr_rows++;
 	*created = 1;
@@ -812,6 +815,7 @@ static int load_event(void *vctx, json_t *obj, size_t lineno)
 }
 
 static const char *latency_key[COMPARE_KINDS] = { "latency_ms", "latency_base_ms" };
+static const char *kind_name[COMPARE_KINDS] = { "gems", "torch" };
 
 static int load_row(void *vctx, json_t *obj, size_t lineno)
 {
@@ -854,8 +858,16 @@ static int load_row(void *vctx, json_t *obj, size_t lineno)
 		size_t n;
 
 		if (meas) {
+			const json_t *k_json = json_object_get(meas, "calls_per_replay");
+
 			results_meas_markers(meas, &row->side[ctx->side].markers);
 			add_unique(&row->side[ctx->side].timers, json_str(meas, "timer"));
+			if (json_is_integer(k_json)) {
+				char *kk = xstrfmt("%s=%lld", kind_name[k],
+						   (long long)json_integer_value(k_json));
+				add_unique(&row->side[ctx->side].ks, kk);
+				free(kk);
+			}
 		}
 		n = measurement_samples(meas, obj, latency_key[k], &x);
 		if (n)
@@ -909,6 +921,29 @@ static int has_flagged_marker(const struct strvec *m)
 	return 0;
 }
 
+/*
+ * Graph-timed rows whose sides captured different numbers of calls per
+ * replay (K). K follows from each process's estimate of a call's cost, so
+ * a call near a power-of-two boundary can get another K in another run,
+ * and for ~1 us kernels K alone moves the per-call time: another caliber.
+ */
+static void mark_k_difference(struct compare_row *row)
+{
+	struct strvec *a = &row->side[0].ks, *b = &row->side[1].ks;
+	int same = a->nr == b->nr;
+
+	if (!a->nr || !b->nr)
+		return;
+	strvec_sort(a);
+	strvec_sort(b);
+	for (size_t i = 0; same && i < a->nr; i++)
+		same = !strcmp(a->v[i], b->v[i]);
+	if (same)
+		return;
+	add_unique(&row->side[0].markers, "CALLS_PER_REPLAY_DIFFERS");
+	add_unique(&row->side[1].markers, "CALLS_PER_REPLAY_DIFFERS");
+}
+
 void compare_analyse(struct compare *c)
 {
 	double *p = xmalloc((c->nr_rows ? c->nr_rows : 1) * sizeof(double));
@@ -919,6 +954,7 @@ void compare_analyse(struct compare *c)
 		struct compare_row *row = &c->rows[i];
 		int in_a = row->side[0].present > 0, in_b = row->side[1].present > 0;
 
+		mark_k_difference(row);
 		row->fallback = has_flagged_marker(&row->side[0].markers) ||
 				has_flagged_marker(&row->side[1].markers);
 		if (!in_a || !in_b) {

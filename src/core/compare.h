@@ -107,6 +107,7 @@ struct compare_row {
 		struct strvec statuses;	/* distinct statuses seen */
 		struct strvec markers;	/* distinct markers, all rounds, both kinds */
 		struct strvec timers;	/* distinct timers ("graph", "direct") */
+		struct strvec ks;	/* distinct "<kind>=<calls per replay>" of graph rows */
 		size_t last_run;	/* 1 + index of the run that last added (duplicates) */
 		struct compare_rounds r[COMPARE_KINDS];
 	} side[2];

@@ -39,9 +39,10 @@ def base_rows(op="softmax"):
 
 def make_run(path, rows, seed, mode="record", caliber=None, identity=True, n=200, noise=0.01,
              drift=0.001, shift=None, status=None, markers=None, drop=(), replay_from=None,
-             events=()):
+             events=(), ks=None):
     """One run (round). shift: {row index: fraction} applied to gems; status: {index: str};
-    markers: {index: [gems markers]}; drop: indices left out; events: events.jsonl lines."""
+    markers: {index: [gems markers]}; drop: indices left out; events: events.jsonl lines;
+    ks: {index: calls_per_replay of gems} (2048 for the others when given)."""
     rng = random.Random(seed)
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
@@ -67,6 +68,9 @@ def make_run(path, rows, seed, mode="record", caliber=None, identity=True, n=200
         st = (status or {}).get(i, "SUCCESS")
         g = measurement(r["gems"] * (1 + (shift or {}).get(i, 0.0)), (markers or {}).get(i, []))
         t = measurement(r["torch"], [])
+        if ks is not None:
+            g["calls_per_replay"] = ks.get(i, 2048)
+            t["calls_per_replay"] = 2048
         row = {"schema_version": 1, "kind": "row", "op": r["op"], "op_name": r["op"],
                "nodeid": f"benchmark/test_{r['op']}.py::test_{r['op']}",
                "dtype": r["dtype"], "status": st, "shape_detail": r["shape"], "index": i,
@@ -311,6 +315,25 @@ def test_aa_single_round_notes_the_drift_floor(zlb, tmp_path):
     flagged = [r for r in paired(res) if r["gems"]["verdict"] in ("SLOWER", "FASTER")
                or r["torch"]["verdict"] in ("SLOWER", "FASTER")]
     assert flagged, res
+
+
+def test_another_calls_per_replay_is_flagged(zlb, tmp_path):
+    # B's third round captured 4096 calls per replay on row 3, where every
+    # other run and row captured 2048.
+    rows = base_rows()
+    rec = tmp_path / "A" / "r0"
+    for k in range(3):
+        make_run(tmp_path / "A" / f"r{k}", rows, 100 + k, ks={},
+                 **({"mode": "record"} if k == 0 else {"mode": "replay", "replay_from": rec}))
+        make_run(tmp_path / "B" / f"r{k}", rows, 200 + k, mode="replay", replay_from=rec,
+                 ks={3: 4096} if k == 2 else {})
+    res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out")
+    flagged = [r for r in paired(res) if r["fallback"]]
+    assert [r["shape_detail"] for r in flagged] == [rows[3]["shape"]], res
+    assert flagged[0]["markers_a"] == flagged[0]["markers_b"] == ["CALLS_PER_REPLAY_DIFFERS"]
+    assert "!B:K" in res.out and "CALLS_PER_REPLAY_DIFFERS: the sides captured" in res.out
+    # Rows that give no K (direct timing, older runs) are not flagged.
+    assert res.json["summary"]["fallback_rows"] == 1
 
 
 def test_fallback_marker_is_flagged(zlb, tmp_path):

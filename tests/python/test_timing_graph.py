@@ -60,9 +60,9 @@ def test_exact_latency_from_the_cost_model(graph, stub_torch):
     assert rec["mean_ms"] == pytest.approx(value, rel=1e-14)  # 16 identical samples
     assert rec["stdrel"] < 1e-12
     assert rec["markers"] == [] and rec["fallback"] is None
-    # Two estimates (graphs of 1 and 8 calls) of 5 replays, then 16 samples,
-    # each after one warm-up replay.
-    assert graph.fake_cuda_launch_count() - launches == 2 * (1 + 5) + (1 + 16)
+    # Two estimates (graphs of 1 and 8 calls) and the K check of 5 replays,
+    # then 16 samples, each after one warm-up replay.
+    assert graph.fake_cuda_launch_count() - launches == 3 * (1 + 5) + (1 + 16)
     assert stub_torch._stub.live_graphs == 0          # both graphs released
 
 

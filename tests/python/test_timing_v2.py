@@ -179,10 +179,11 @@ def test_defaults_reach_the_request(spy, stub_torch):
     op = stub_torch._stub.make_op("op", cost_ns=5000)
     value, rec = measure(op, rep=20)
     assert value == 0.005
-    est1, est8, main = spy.requests
-    # The estimates, graphs of 1 and 8 calls: bare rule, 5 samples, no minimum
-    # time, no noise target, L2 hot, no clock check.
-    for est, n in ((est1, 1), (est8, 8)):
+    est1, est8, check, main = spy.requests
+    # The estimates, graphs of 1 and 8 calls, and the check of K on the K-call
+    # graph: bare rule, 5 samples, no minimum time, no noise target, L2 hot,
+    # no clock check.
+    for est, n in ((est1, 1), (est8, 8), (check, 512)):
         assert (est["graph_exec"], est["calls"], est["min_samples"],
                 est["max_samples"]) == (n * 5000, n, 5, 5)
         assert (est["min_time_ms"], est["max_wall_ms"], est["warmup_replays"]) == (
@@ -224,9 +225,35 @@ def test_k_comes_from_the_slope_between_the_estimates(spy, stub_torch, monkeypat
                                                        replay_ns, k):
     lib = use(monkeypatch, OverheadSpy(replay_ns))
     op = stub_torch._stub.make_op("op", cost_ns=3906)
+    measure(op)
+    # The probes' K is the one first captured and checked.
+    assert [r["calls"] for r in lib.requests][:3] == [1, 8, k]
+
+
+@pytest.mark.parametrize("replay_ns,probe_k,k", [
+    # The probes say 1024; the 1024-call graph measures (1024 * 3906 + 3000) /
+    # 1024 = 3908.9 ns a call: 511.6 -> 512, recaptured.
+    (lambda h, calls: h + 3000, 1024, 512),
+    # The probes say 2048; the graph measures 3906 ns a call: 512.03 -> 1024.
+    (lambda h, calls: 10000 if calls == 1 else 8000 if calls == 8 else h, 2048, 1024),
+], ids=["fixed_cost", "no_slope"])
+def test_k_is_settled_by_the_k_call_graph(spy, stub_torch, monkeypatch, replay_ns,
+                                           probe_k, k):
+    lib = use(monkeypatch, OverheadSpy(replay_ns))
+    op = stub_torch._stub.make_op("op", cost_ns=3906)
     _, rec = measure(op)
-    assert [r["calls"] for r in lib.requests] == [1, 8, k]
-    assert rec["calls_per_replay"] == k and op.captured_calls == 1 + 8 + k
+    assert [r["calls"] for r in lib.requests] == [1, 8, probe_k, k]
+    assert [r["min_samples"] for r in lib.requests][:3] == [5, 5, 5]
+    assert rec["calls_per_replay"] == k
+    assert op.captured_calls == 1 + 8 + probe_k + k
+    assert stub_torch._stub.live_graphs == 0
+
+
+def test_k_agreeing_with_its_graph_is_not_recaptured(spy, stub_torch):
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    _, rec = measure(op)
+    assert [r["calls"] for r in spy.requests] == [1, 8, 512, 512]
+    assert op.captured_calls == 1 + 8 + 512
 
 
 def test_knobs_reach_the_request(spy, stub_torch, monkeypatch):
@@ -241,8 +268,8 @@ def test_knobs_reach_the_request(spy, stub_torch, monkeypatch):
             main["max_wall_ms"], main["noise_target"], main["clock_check"],
             main["clock_floor"]) == (25, 10000, 7.0, 750.0, 0.002,
                                      _graph.ZLBT_CLOCK_CHECK, 0.9)
-    assert len(spy.requests) == 3
-    assert spy.requests[0]["max_wall_ms"] == spy.requests[1]["max_wall_ms"] == 750.0
+    assert len(spy.requests) == 4          # two probes, the K check, the measurement
+    assert all(r["max_wall_ms"] == 750.0 for r in spy.requests)
     assert (rec["min_samples"], rec["noise_target"], rec["max_wall_ms"], rec["min_time_ms"],
             rec["clock_floor"]) == (25, 0.002, 750.0, 7.0, 0.9)
 
@@ -398,7 +425,8 @@ def test_a_version_1_library_gets_the_version_1_rule(stub_torch, spy, monkeypatc
     value, rec = measure(op)
     measure(op)
     assert value == 0.005
-    est1, est8, main, _, _, _ = lib.requests          # two measurements
+    est1, est8, check, main = lib.requests[:4]       # two measurements of four
+    assert len(lib.requests) == 8 and check["calls"] == 512
     # Cold is not honoured: both estimates, then K as for hot.
     assert (est1["calls"], est8["calls"]) == (1, 8)
     assert "noise_target" not in main and "l2_mode" not in main
