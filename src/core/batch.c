@@ -189,6 +189,25 @@ static json_t *plan_json(const struct batch *b)
 	return o;
 }
 
+/*
+ * An earlier session still marked running did not end by itself: this
+ * one holds the batch's lock, so no other process is running it. It was
+ * killed (SIGKILL, a lost node) or crashed; say so rather than leave a
+ * batch.json that claims two sessions at once.
+ */
+static void mark_dead_sessions(json_t *sessions)
+{
+	size_t i;
+	json_t *s;
+
+	json_array_foreach(sessions, i, s) {
+		const char *st = json_string_value(json_object_get(s, "status"));
+
+		if (st && !strcmp(st, "running"))
+			json_object_set_new(s, "status", json_string("killed"));
+	}
+}
+
 /* A fresh plan, keeping the sessions (and first start) of an earlier one. */
 static int open_json(struct batch *b)
 {
@@ -207,6 +226,7 @@ static int open_json(struct batch *b)
 		if (json_is_array(prev))
 			json_array_extend(sessions, prev);
 		json_decref(old);
+		mark_dead_sessions(sessions);
 	} else if (r < 0) {
 		return -1;
 	}

@@ -265,7 +265,7 @@ def test_resume_after_kill9_loses_and_duplicates_nothing(world):
     for op in ("b_pass", "b_skipif", "b_slow"):
         assert (world.bdir / "main" / op / ".complete").exists()
     bj = json.loads((world.bdir / "batch.json").read_text())
-    assert [s["status"] for s in bj["sessions"]] == ["running", "completed"]
+    assert [s["status"] for s in bj["sessions"]] == ["killed", "completed"]
     assert_nothing_left(world)
 
 
