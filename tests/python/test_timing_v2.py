@@ -615,6 +615,26 @@ def test_real_one_placement(real, stub_torch, monkeypatch):
     assert rec["placements"] == 1 and rec["placement_spread"] == 0.0
 
 
+@pytest.mark.parametrize("pool_mib,want,captures", [
+    (512, 3, 3),        # 1 GiB of extra placements: 1 + 2
+    (4096, 1, 2),       # more than the budget: the probing second graph is let go
+    (0, 8, 8),          # nothing new reserved (reused cached blocks): no cap
+])
+def test_real_placements_capped_by_their_memory(real, stub_torch, monkeypatch, pool_mib,
+                                                want, captures):
+    """Each live graph holds pool_mib of reserved memory, as a private pool would."""
+    stub = stub_torch._stub
+    monkeypatch.setattr(stub_torch.cuda, "memory_reserved",
+                        lambda *a: stub.live_graphs * (pool_mib << 20), raising=False)
+    monkeypatch.setattr(stub_torch.cuda, "mem_get_info",
+                        lambda *a: (80 << 30, 141 << 30), raising=False)
+    op = stub.make_op("op", cost_ns=5000)
+    _, rec = measure(op, rep=40)
+    assert rec["placements"] == want
+    assert op.captured_calls == 1 + 8 + captures * 512
+    assert stub.live_graphs == 0
+
+
 @pytest.mark.parametrize("asked,pool,free,want", [
     (8, 0, None, 8),                       # nothing allocated: nothing to cap
     (8, 1 << 20, 80 << 30, 8),             # 8 MiB in all
