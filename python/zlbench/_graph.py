@@ -15,8 +15,9 @@ replays in C (libzlbtimer through ctypes).
    K calls into one graph, K = ceil(2 ms / c) rounded up to a power of two
    (at most 4096), so processes with slightly different estimates capture
    the same graph; a few replays of that graph then give the per-call time
-   K is settled from (recaptured if it says another K). L2 cold: K = 1 straight away (only the first call of a
-   replay would start cold), no estimate. Then the same K calls are
+   K is settled from (recaptured if it says another K). L2 cold: K = 1
+   straight away (only the first call of a replay would start cold), no
+   estimate. Then the same K calls are
    captured again, rule.placements graphs in all, each with its own
    memory pool and so its own placement of what the work allocates (fewer
    when their memory would not fit, see placements_for), all kept alive
@@ -720,12 +721,12 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
         graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector))
         if not cold:
             # K again, from the per-call time of the K-call graph itself: the
-            # probes' slope is a rough estimate (a 64k add's read 0.98 us
-            # against 1.195 us measured, next to the 2048/4096 boundary), and a
-            # process that lands on the other side of a boundary captures
-            # another K -- for ~1 us kernels another per-call time (1.313 us
-            # at K=4096 on an H200). The measured per-call time is precise
-            # enough to land on the same side in every process.
+            # probes' slope is a rough estimate (event times are quantised),
+            # and one process of twelve on an H200 put a 64k add under the
+            # 0.977 us of the 2048/4096 boundary, captured 4096 calls and read
+            # 1.313 us, where every 2048-call graph measured ~1.195 us. That
+            # measured per-call time is precise enough to land on the same
+            # side of a boundary in every process.
             st, _, _ = _replay(torch, lib, graphs[0], k, ESTIMATE_SAMPLES,
                                ESTIMATE_SAMPLES, 0.0, max_wall)
             settled = k_for(st["median_ms"])
