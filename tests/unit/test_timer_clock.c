@@ -35,6 +35,36 @@ static void steady_clock_drops_nothing(void **state)
 	assert_true(nvml_lookups() <= 1);
 }
 
+static void dip_drops_whole_rounds_of_placements(void **state)
+{
+	/* Three placements of 1, 2 and 4 us per replay. */
+	static uint64_t more[] = { 2000, 4000 };
+	struct zlbt_request q = request(1000, 1);
+	struct zlbt_result r;
+	double samples[128];
+	char err[256];
+
+	/*
+	 * min_samples 100 is 34 rounds: 102. Batches are whole rounds: 3,
+	 * then 63 (the most of 64 that is), then the 36 still needed, which
+	 * run at 1500 MHz and are dropped, then 36 again.
+	 */
+	setenv("FAKE_NVML_SM_CLOCKS", "1980,1980,1980,1975,1500,1980,1980,1980", 1);
+	q.placement_execs = (uint64_t)(uintptr_t)more;
+	q.placements = 3;
+	q.min_samples = 100;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, samples, 128, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.n, 102);
+	assert_int_equal(r.discarded, 36);
+	assert_int_equal(fake_launches(), 3 + 63 + 36 + 36);
+	/* What was kept is still in step: sample i ran placement i % 3. */
+	for (int i = 0; i < 102; i++)
+		assert_near(samples[i], (double)(1000u << (i % 3)) / 1e6, 1e-9);
+	assert_int_equal(r.placements, 3);
+}
+
 static void dip_drops_its_batch(void **state)
 {
 	struct zlbt_request q = request(1000000, 4);
@@ -223,6 +253,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(steady_clock_drops_nothing),
 		T(dip_drops_its_batch),
+		T(dip_drops_whole_rounds_of_placements),
 		T(ramp_drops_first_batch),
 		T(lasting_sag_is_the_clock),
 		T(floor_is_the_callers),
