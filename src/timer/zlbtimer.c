@@ -691,6 +691,19 @@ static size_t kept_samples(const struct run *r, double *out, size_t cap)
 }
 
 /*
+ * The median of placement k's samples among per rounds of p (sample i is
+ * placement i % p); its samples are left sorted in scratch.
+ */
+static double placement_median(const double *v, size_t per, uint32_t p, uint32_t k,
+			       double *scratch)
+{
+	for (size_t i = 0; i < per; i++)
+		scratch[i] = v[i * p + k];
+	stats_sort(scratch, per);
+	return per % 2 ? scratch[per / 2] : (scratch[per / 2 - 1] + scratch[per / 2]) / 2;
+}
+
+/*
  * The noise of the centre given the placements, from n kept samples in
  * the order taken (sample i is placement i % p; n is whole rounds).
  *
@@ -704,19 +717,6 @@ static size_t kept_samples(const struct run *r, double *out, size_t cap)
  * noise is sqrt(sum of (noise_i m_i)^2) / p over the mean of the m_i.
  * scratch holds n values.
  */
-/*
- * The median of placement k's samples among per rounds of p (sample i is
- * placement i % p); its samples are left sorted in scratch.
- */
-static double placement_median(const double *v, size_t per, uint32_t p, uint32_t k,
-			       double *scratch)
-{
-	for (size_t i = 0; i < per; i++)
-		scratch[i] = v[i * p + k];
-	stats_sort(scratch, per);
-	return per % 2 ? scratch[per / 2] : (scratch[per / 2 - 1] + scratch[per / 2]) / 2;
-}
-
 static double placements_noise(const double *v, size_t n, uint32_t p, double *scratch)
 {
 	size_t per = n / p;
