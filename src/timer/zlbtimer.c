@@ -330,6 +330,8 @@ struct run {
 	size_t check_at;
 	double *sorted;         /* scratch for the checks */
 	size_t sorted_alloc;
+	double *kept_copy;      /* the kept samples in order, for the checks */
+	size_t kept_copy_alloc;
 
 	/* Cold L2: the buffer overwritten before each replay. */
 	CUdeviceptr flush;
@@ -365,6 +367,8 @@ static void run_release(struct run *r)
 	free(r->replay_ms);
 	free(r->batches);
 	free(r->sorted);
+	free(r->kept_copy);
+	r->kept_copy = NULL;
 	free(r->clock_hist);
 	r->replay_ms = r->sorted = NULL;
 	r->batches = NULL;
@@ -742,20 +746,15 @@ static double placements_noise(const double *v, size_t n, uint32_t p, double *sc
 /* The noise of the samples kept so far (placements_noise). */
 static int kept_noise(struct run *r, double *noise, char *err, size_t errlen)
 {
-	double *v;
 	size_t n;
 
 	if (grow((void **)&r->sorted, &r->sorted_alloc, r->kept,
-		 sizeof(*r->sorted), err, errlen))
+		 sizeof(*r->sorted), err, errlen) ||
+	    grow((void **)&r->kept_copy, &r->kept_copy_alloc, r->kept,
+		 sizeof(*r->kept_copy), err, errlen))
 		return ZLBT_EINVAL;
-	v = malloc((r->kept ? r->kept : 1) * sizeof(*v));
-	if (!v) {
-		say(err, errlen, "out of memory for %zu samples", r->kept);
-		return ZLBT_EINVAL;
-	}
-	n = kept_samples(r, v, r->kept);
-	*noise = placements_noise(v, n, r->placements, r->sorted);
-	free(v);
+	n = kept_samples(r, r->kept_copy, r->kept);
+	*noise = placements_noise(r->kept_copy, n, r->placements, r->sorted);
 	return ZLBT_OK;
 }
 

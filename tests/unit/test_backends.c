@@ -20,12 +20,7 @@
 #include "core/strbuf.h"
 #include "core/strvec.h"
 
-static struct strbuf errors = STRBUF_INIT;
-
-static void capture_error(const char *prefix, const char *msg)
-{
-	strbuf_addf(&errors, "%s%s\n", prefix, msg);
-}
+#include "error_capture.h"
 
 static int setup(void **state)
 {
@@ -40,12 +35,6 @@ static int teardown(void **state)
 	strbuf_release(&errors);
 	return 0;
 }
-
-#define assert_contains(hay, needle) do {                                     \
-	const char *h_ = (hay);                                                 \
-	if (!h_ || !strstr(h_, (needle)))                                       \
-		fail_msg("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", (needle)); \
-} while (0)
 
 static const struct backend_ops *must_find(const char *name)
 {

@@ -16,12 +16,7 @@
 #include "core/error.h"
 #include "core/strbuf.h"
 
-static struct strbuf errors = STRBUF_INIT;
-
-static void capture_error(const char *prefix, const char *msg)
-{
-	strbuf_addf(&errors, "%s%s\n", prefix, msg);
-}
+#include "error_capture.h"
 
 static void quoting(void **state)
 {

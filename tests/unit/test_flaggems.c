@@ -22,24 +22,7 @@
 #include "core/strvec.h"
 #include "providers/flaggems.h"
 
-static struct strbuf errors = STRBUF_INIT;
-static struct strbuf warnings = STRBUF_INIT;
-
-static void capture_error(const char *prefix, const char *msg)
-{
-	strbuf_addf(&errors, "%s%s\n", prefix, msg);
-}
-
-static void capture_warning(const char *prefix, const char *msg)
-{
-	strbuf_addf(&warnings, "%s%s\n", prefix, msg);
-}
-
-#define assert_contains(hay, needle) do {                                     \
-	const char *h_ = (hay);                                                 \
-	if (!h_ || !strstr(h_, (needle)))                                       \
-		fail_msg("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", (needle)); \
-} while (0)
+#include "error_capture.h"
 
 static const char base_py[] =
 	"import torch\n"

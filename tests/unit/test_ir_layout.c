@@ -39,18 +39,7 @@
 #define H7 "4a4bc6cc10ffd59c87ce50fa958e1faa057a332fc98801b820c391a29cf15ce0"
 #define H8 "6936f40fde83bb92ba4ef1d55e8005307650ad2323dcfa8f0ccf27abdf2c8f06"
 
-static struct strbuf errors = STRBUF_INIT;
-
-static void capture_error(const char *prefix, const char *msg)
-{
-	strbuf_addf(&errors, "%s%s\n", prefix, msg);
-}
-
-#define assert_contains(hay, needle) do {                                     \
-	const char *h_ = (hay);                                                 \
-	if (!h_ || !strstr(h_, (needle)))                                       \
-		fail_msg("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", (needle)); \
-} while (0)
+#include "error_capture.h"
 
 #define assert_not_contains(hay, needle) do {                                 \
 	const char *h_ = (hay);                                                 \

@@ -25,12 +25,7 @@
 #include "core/strbuf.h"
 #include "core/strvec.h"
 
-static struct strbuf errors = STRBUF_INIT;
-
-static void capture_error(const char *prefix, const char *msg)
-{
-	strbuf_addf(&errors, "%s%s\n", prefix, msg);
-}
+#include "error_capture.h"
 
 struct fixture {
 	char dir[PATH_MAX];

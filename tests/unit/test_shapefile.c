@@ -20,12 +20,7 @@
 #include "core/strbuf.h"
 #include "core/strvec.h"
 
-static struct strbuf errors = STRBUF_INIT;
-
-static void capture_error(const char *prefix, const char *msg)
-{
-	strbuf_addf(&errors, "%s%s\n", prefix, msg);
-}
+#include "error_capture.h"
 
 static char tmpdir[64];
 
@@ -59,12 +54,6 @@ static int teardown_dir(void **state)
 	teardown(state);
 	return r ? -1 : 0;
 }
-
-#define assert_contains(hay, needle) do {                                     \
-	const char *h_ = (hay);                                                 \
-	if (!h_ || !strstr(h_, (needle)))                                       \
-		fail_msg("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", (needle)); \
-} while (0)
 
 static const char *const reduction_chain[] = {
 	"UnaryReductionBenchmark", "Benchmark", NULL,

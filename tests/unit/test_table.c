@@ -17,12 +17,7 @@
 
 #define SUCCESS_GREEN "\033[32mSUCCESS\033[0m"
 
-static struct strbuf errors = STRBUF_INIT;
-
-static void capture_error(const char *prefix, const char *msg)
-{
-	strbuf_addf(&errors, "%s%s\n", prefix, msg);
-}
+#include "error_capture.h"
 
 static int setup(void **state)
 {
