@@ -68,7 +68,9 @@ TIMER_LABELS = {
 }
 TIMER_NOTES = {
     "zlbt": "zlbench timing.do_bench -> _graph.measure (warmup=1000, rep=100, median; "
-            "$ZLB_PLACEMENTS placements, default 8)",
+            "$ZLB_PLACEMENTS placements, default 8, doubled up to $ZLB_MAX_PLACEMENTS, "
+            "default 32, while they scatter past the noise target; the centre is the "
+            "mean of their medians)",
     "do_bench": "triton.testing.do_bench(warmup=1000, rep=100, median): FlagGems kernel mode",
     "cudagraph": "triton.testing.do_bench_cudagraph(median), default rep=20",
     "cudagraph_fg": "do_bench_cudagraph(rep=100, median): FlagGems cudagraph mode",
@@ -554,8 +556,13 @@ def _zlbt_digest(recs):
     clocks = [r.get("clock_mhz") for r in recs if r.get("clock_mhz")]
     spreads = [r.get("placement_spread") for r in recs
                if r.get("placement_spread") is not None]
+    pnoises = [r.get("placement_noise") for r in recs
+               if r.get("placement_noise") is not None]
     return {"placements": median([r.get("placements") or 1 for r in recs]),
+            "placements_range": [min(r.get("placements") or 1 for r in recs),
+                                 max(r.get("placements") or 1 for r in recs)],
             "placement_spread": median(spreads) if spreads else None,
+            "placement_noise": median(pnoises) if pnoises else None,
             "timers": sorted(set(str(r.get("timer")) for r in recs)),
             "n": median([r.get("n") or 0 for r in recs]),
             "k": median([r.get("calls_per_replay") or 0 for r in recs]),
@@ -617,16 +624,20 @@ def render(args, s, command):
     for name, kd in s["kernels"].items():
         z = (kd["timers"].get("zlbt") or {}).get("zlbt")
         if z:
-            zrows.append([kd["label"], z["n"], z["k"], z.get("placements", 1),
-                          fmt_pct(z.get("placement_spread"), 3), fmt_pct(z["noise"], 4),
+            lo, hi = z.get("placements_range") or (z.get("placements", 1),) * 2
+            zrows.append([kd["label"], z["n"], z["k"],
+                          "%d" % lo if lo == hi else "%d-%d" % (lo, hi),
+                          fmt_pct(z.get("placement_spread"), 3),
+                          fmt_pct(z.get("placement_noise"), 3), fmt_pct(z["noise"], 4),
                           ",".join("%s:%d" % kv for kv in sorted(z["stop"].items())),
                           z["discarded"], z["clock_mhz"], " ".join(z["markers"])])
     if zrows:
         out.append("")
         out.append("libzlbtimer's own account (medians over processes):")
-        out.append(format_table(["kernel", "samples", "K", "placements", "spread", "noise",
-                                 "stop", "discarded", "SM MHz", "markers"], zrows,
-                                right=(1, 2, 3, 4, 5, 7, 8)))
+        out.append(format_table(["kernel", "samples", "K", "placements", "spread",
+                                 "pl. noise", "noise", "stop", "discarded", "SM MHz",
+                                 "markers"], zrows,
+                                right=(1, 2, 3, 4, 5, 6, 8, 9)))
     out.append("")
 
     out.append("== Launch-overhead immunity (add 64k + %g us host spin in the callable) =="
@@ -1033,7 +1044,7 @@ class Worker:
         if timer in ("zlbt", "zlbt_p1"):
             knobs = {"ZLB_L2": l2}
             if timer == "zlbt_p1":
-                knobs["ZLB_PLACEMENTS"] = "1"
+                knobs["ZLB_PLACEMENTS"] = knobs["ZLB_MAX_PLACEMENTS"] = "1"
             with _environ(knobs):
                 del self.zl_state.pending[:]
                 v = self.zl_timing.do_bench(fn, warmup=a.warmup_ms, rep=a.rep_ms,
@@ -1091,7 +1102,8 @@ def _record_digest(rec):
     keep = ("timer", "n", "median_ms", "noise", "stop_reason", "discarded", "clock_mhz",
             "clock_min_mhz", "l2", "l2_flush_bytes", "graph", "calls_per_replay",
             "warmup_calls", "markers", "fallback", "min_samples", "noise_target",
-            "max_wall_ms", "stdrel", "placements", "placement_spread")
+            "max_wall_ms", "stdrel", "placements", "placement_spread", "centre_ms",
+            "placement_noise", "max_placements")
     return {k: rec.get(k) for k in keep}
 
 

@@ -30,6 +30,10 @@ replays in C (libzlbtimer through ctypes).
    relative noise is at most noise_target, never more than max_wall_ms of
    wall time; L2 flushed before each sample when cold; samples taken below
    clock_floor x the steady SM clock discarded (clock_floor 0: no check);
+   the centre is the mean of the placements' medians (ABI 4), and when
+   where they landed leaves it more uncertain than noise_target (the
+   placement noise), the placements are doubled, up to
+   rule.max_placements and the memory budget, and all sampled again;
 6. captures under a throwaway CUDA RNG state (see rng_swap).
 
 A library of ABI version 1 (before noise target, L2 flush, clock check and
@@ -90,22 +94,25 @@ class CaptureFailure(Exception):
 class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
     ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
-    ZLB_CLOCK_FLOOR and ZLB_PLACEMENTS knobs. The minimum GPU time is the
-    caller's rep."""
+    ZLB_CLOCK_FLOOR, ZLB_PLACEMENTS and ZLB_MAX_PLACEMENTS knobs. The
+    minimum GPU time is the caller's rep. max_placements below placements
+    means placements (no growth)."""
 
     def __init__(self, min_samples=10, noise_target=0.001, max_wall_ms=2000.0,
-                 l2="hot", clock_floor=0.97, placements=1):
+                 l2="hot", clock_floor=0.97, placements=1, max_placements=None):
         self.min_samples = int(min_samples)
         self.noise_target = float(noise_target)
         self.max_wall_ms = float(max_wall_ms)
         self.l2 = l2
         self.clock_floor = float(clock_floor)
         self.placements = int(placements)
+        self.max_placements = max(self.placements, int(max_placements or 0))
 
     def as_dict(self):
         return {"min_samples": self.min_samples, "noise_target": self.noise_target,
                 "max_wall_ms": self.max_wall_ms, "l2": self.l2,
-                "clock_floor": self.clock_floor, "placements": self.placements}
+                "clock_floor": self.clock_floor, "placements": self.placements,
+                "max_placements": self.max_placements}
 
     def __repr__(self):
         return "Rule(%s)" % ", ".join("%s=%r" % kv for kv in self.as_dict().items())
@@ -159,6 +166,9 @@ class _Result(ctypes.Structure):
         ("placements", ctypes.c_uint32),
         ("reserved3", ctypes.c_uint32),
         ("placement_spread", ctypes.c_double),
+        # --- version 4 ---
+        ("centre_ms", ctypes.c_double),
+        ("placement_noise", ctypes.c_double),
     ]
 
 
@@ -178,11 +188,13 @@ REQUEST_V1_SIZE = _Request.noise_target.offset
 RESULT_V1_SIZE = _Result.noise.offset
 REQUEST_V2_SIZE = _Request.placement_execs.offset
 RESULT_V2_SIZE = _Result.placements.offset
+RESULT_V3_SIZE = _Result.centre_ms.offset
 
 _STATS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "stdrel")
 V2_RESULT_KEYS = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz",
                   "l2_flush_bytes")
 V3_RESULT_KEYS = ("placements", "placement_spread")
+V4_RESULT_KEYS = ("centre_ms", "placement_noise")
 
 
 def _finite_or_none(x):
@@ -195,7 +207,7 @@ class TimerLib:
 
     abi is the version the library says it has, capped at max_abi (tests use
     max_abi=1 to drive a newer library the version 1 way); v2 is abi >= 2,
-    v3 (placements) abi >= 3.
+    v3 (placements) abi >= 3, v4 (their centre and noise) abi >= 4.
     """
 
     def __init__(self, path, max_abi=None):
@@ -230,6 +242,7 @@ class TimerLib:
         self.abi = abi
         self.v2 = abi >= 2
         self.v3 = abi >= 3
+        self.v4 = abi >= 4
 
     def abi_version(self):
         return self.lib_abi
@@ -242,7 +255,8 @@ class TimerLib:
 
     def _new_result(self):
         res = _Result()
-        res.struct_size = (ctypes.sizeof(_Result) if self.v3 else
+        res.struct_size = (ctypes.sizeof(_Result) if self.v4 else
+                           RESULT_V3_SIZE if self.v3 else
                            RESULT_V2_SIZE if self.v2 else RESULT_V1_SIZE)
         return res
 
@@ -268,6 +282,9 @@ class TimerLib:
         else:
             stats["placements"] = 1
             stats["placement_spread"] = None
+        # Before version 4 the centre was the pooled median.
+        stats["centre_ms"] = float(res.centre_ms) if self.v4 else stats["median_ms"]
+        stats["placement_noise"] = _finite_or_none(res.placement_noise) if self.v4 else None
         stats["total_gpu_ms"] = float(res.total_gpu_ms)
         stats["wall_ms"] = float(res.wall_ms)
         return stats
@@ -735,6 +752,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
                 k = settled
                 graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector))
         asked = rule.placements if lib.v3 else 1
+        room = asked
         if asked > 1:
             # What one more placement costs is read on the second: the first
             # capture may reuse blocks the warm-up left cached (on an H200 a
@@ -742,14 +760,32 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
             # first capture, by 258 MiB on the second).
             before = _reserved(torch)
             graphs.append(_capture_or_fail(torch, call, k, on_rng))
-            want = placements_for(asked, _reserved(torch) - before, _free_bytes(torch))
+            room = placements_for(max(asked, rule.max_placements),
+                                  _reserved(torch) - before, _free_bytes(torch))
+            want = min(asked, room)
             while len(graphs) > want:
                 release(graphs.pop())
             while len(graphs) < want:
                 graphs.append(_capture_or_fail(torch, call, k, on_rng))
-        stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
-                                          max_samples, float(rep_ms), max_wall,
-                                          rule=rule if lib.v2 else None, more=graphs[1:])
+
+        def sample():
+            return _replay(torch, lib, graphs[0], k, min_samples, max_samples,
+                           float(rep_ms), max_wall, rule=rule if lib.v2 else None,
+                           more=graphs[1:])
+
+        stats, samples, markers = sample()
+        # Each placement is one draw of where memory lands, which a fresh
+        # process draws anew: when the draws scatter more than the noise
+        # target allows, only more of them narrow the centre (sampling
+        # longer narrows each draw, not their scatter). All are sampled
+        # again so that every placement weighs the same.
+        while (lib.v4 and rule.noise_target > 0 and not markers
+               and len(graphs) < min(room, rule.max_placements)
+               and (stats.get("placement_noise") or 0) > rule.noise_target):
+            grow = min(2 * len(graphs), room, rule.max_placements)
+            while len(graphs) < grow:
+                graphs.append(_capture_or_fail(torch, call, k, on_rng))
+            stats, samples, markers = sample()
     finally:
         for g in graphs:
             release(g)

@@ -723,7 +723,7 @@ static struct compare_row *row_for(struct compare *c, const char *key, int *crea
 	return row;
 }
 
-static void push_round(struct compare_rounds *r, double *x, size_t n)
+static void push_round(struct compare_rounds *r, double *x, size_t n, size_t strata)
 {
 	if (r->nr == r->alloc) {
 		r->alloc = r->alloc ? 2 * r->alloc : 4;
@@ -731,6 +731,7 @@ static void push_round(struct compare_rounds *r, double *x, size_t n)
 	}
 	r->set[r->nr].x = x;
 	r->set[r->nr].n = n;
+	r->set[r->nr].strata = strata;
 	r->nr++;
 }
 
@@ -751,15 +752,18 @@ static void collect_markers(struct strvec *out, const json_t *markers)
 
 /*
  * The samples of one measurement: samples_ms when present (the engine's raw
- * per-call times), else the median_ms, else the row's latency (one value).
+ * per-call times, *strata the placements they ran on round-robin when every
+ * one is a number), else the median_ms, else the row's latency (one value).
  */
 static size_t measurement_samples(const json_t *meas, const json_t *row, const char *latency_key,
-				  double **out)
+				  double **out, size_t *strata)
 {
 	const json_t *s = json_object_get(meas, "samples_ms");
+	const json_t *p = json_object_get(meas, "placements");
 	size_t n = json_array_size(s), k = 0;
 	double v;
 
+	*strata = 0;
 	if (n) {
 		*out = xmalloc(n * sizeof(double));
 		for (size_t i = 0; i < n; i++) {
@@ -767,6 +771,9 @@ static size_t measurement_samples(const json_t *meas, const json_t *row, const c
 			if (json_is_number(e))
 				(*out)[k++] = json_number_value(e);
 		}
+		/* A gap would put later samples on the wrong placement. */
+		if (k == n && json_is_integer(p) && json_integer_value(p) > 1)
+			*strata = (size_t)json_integer_value(p);
 		if (k)
 			return k;
 		free(*out);
@@ -855,7 +862,7 @@ static int load_row(void *vctx, json_t *obj, size_t lineno)
 	for (int k = 0; k < COMPARE_KINDS; k++) {
 		const json_t *meas = k == COMPARE_GEMS ? rr.gems : rr.torch;
 		double *x;
-		size_t n;
+		size_t n, strata;
 
 		if (meas) {
 			const json_t *k_json = json_object_get(meas, "calls_per_replay");
@@ -869,9 +876,9 @@ static int load_row(void *vctx, json_t *obj, size_t lineno)
 				free(kk);
 			}
 		}
-		n = measurement_samples(meas, obj, latency_key[k], &x);
+		n = measurement_samples(meas, obj, latency_key[k], &x, &strata);
 		if (n)
-			push_round(&row->side[ctx->side].r[k], x, n);
+			push_round(&row->side[ctx->side].r[k], x, n, strata);
 	}
 	(void)lineno;
 	return 0;

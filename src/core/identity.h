@@ -18,6 +18,13 @@
 #define IDENTITY_SCHEMA_VERSION 1
 #define IDENTITY_FILE "run_identity.json"
 
+/*
+ * caliber.centre: what a graph-timed row's latency is. Runs before it had
+ * no such field and reported the pooled median of all placements' samples;
+ * a comparison against one of them is caught as a caliber difference.
+ */
+#define TIMER_CENTRE "mean_of_placement_medians"
+
 /* Every key of the "caliber" object, NULL-terminated. */
 extern const char *const identity_caliber_fields[];
 

@@ -332,8 +332,60 @@ int stats_round_init(struct stats_round *r, const double *samples, size_t n)
 	return 0;
 }
 
+/*
+ * p strata: each placement's samples (i % p) a round of its own; the
+ * centre is the mean of their medians.
+ */
+int stats_round_init_strata(struct stats_round *r, const double *samples, size_t n,
+			    size_t p)
+{
+	size_t per = p > 1 ? n / p : 0;
+	double *buf, sum = 0, var = 0;
+
+	if (per < 1)
+		return stats_round_init(r, samples, n);
+	memset(r, 0, sizeof(*r));
+	r->strata = xcalloc(p, sizeof(*r->strata));
+	buf = xmalloc(per * sizeof(*buf));
+	for (size_t k = 0; k < p; k++) {
+		for (size_t i = 0; i < per; i++)
+			buf[i] = samples[i * p + k];
+		if (stats_round_init(&r->strata[k], buf, per)) {
+			free(buf);
+			stats_round_release(r);
+			return -1;
+		}
+		r->nstrata++;
+		r->n += r->strata[k].n;
+		sum += r->strata[k].centre;
+	}
+	free(buf);
+	r->x = xmalloc(r->n * sizeof(double));
+	r->n = 0;
+	for (size_t k = 0; k < p; k++) {
+		const struct stats_round *s = &r->strata[k];
+
+		memcpy(r->x + r->n, s->x, s->n * sizeof(double));
+		r->n += s->n;
+		var += s->centre * s->centre * s->bvar;
+	}
+	stats_sort(r->x, r->n);
+	r->centre = sum / (double)p;
+	r->y = log(r->centre);
+	/* The delta method: ln of a mean of nearly equal, independent medians. */
+	r->bvar = var / (sum * sum);
+	r->bmean = 0;
+	for (size_t k = 0; k < p; k++)
+		r->bmean += exp(r->strata[k].bmean);
+	r->bmean = log(r->bmean / (double)p);
+	return 0;
+}
+
 void stats_round_release(struct stats_round *r)
 {
+	for (size_t k = 0; k < r->nstrata; k++)
+		stats_round_release(&r->strata[k]);
+	free(r->strata);
 	free(r->x);
 	free(r->val);
 	free(r->cum);
@@ -343,8 +395,16 @@ void stats_round_release(struct stats_round *r)
 
 double stats_round_draw(const struct stats_round *r, struct stats_rng *rng)
 {
-	double u = stats_rng_uniform(rng);
-	size_t i = r->guide[(size_t)(u * (double)r->natoms)];
+	double u, sum = 0;
+	size_t i;
+
+	if (r->nstrata) {
+		for (size_t k = 0; k < r->nstrata; k++)
+			sum += exp(stats_round_draw(&r->strata[k], rng));
+		return log(sum / (double)r->nstrata);
+	}
+	u = stats_rng_uniform(rng);
+	i = r->guide[(size_t)(u * (double)r->natoms)];
 
 	/* the first atom whose cumulative probability exceeds u */
 	while (r->cum[i] <= u && i + 1 < r->natoms)
@@ -386,7 +446,8 @@ static int side_init(struct side *s, const struct stats_sample_set *sets, size_t
 	memset(s, 0, sizeof(*s));
 	s->r = xcalloc(k ? k : 1, sizeof(*s->r));
 	for (size_t i = 0; i < k; i++)
-		if (!stats_round_init(&s->r[s->k], sets[i].x, sets[i].n)) {
+		if (!stats_round_init_strata(&s->r[s->k], sets[i].x, sets[i].n,
+					     sets[i].strata)) {
 			s->n += s->r[s->k].n;
 			s->k++;
 		}

@@ -11,7 +11,12 @@
  * a ratio is a difference and relative noise is additive.
  *
  * Per round: centre c_r = median of the samples (robust to the odd slow
- * replay, and what the engine reports as median_ms); y_r = ln c_r; w_r^2 =
+ * replay, and what the engine reports as centre_ms for one placement);
+ * a round sampled on p > 1 placements (sample i ran placement i % p) has
+ * c_r = the mean of the p placements' medians, the engine's centre_ms,
+ * each placement a stratum with the law below and, on the log scale,
+ * w_r^2 = sum c_i^2 w_i^2 / (sum c_i)^2 (the delta method; a resample
+ * draws each stratum's median and averages them). y_r = ln c_r; w_r^2 =
  * the variance of ln(median) under resampling of that round's samples,
  * computed exactly from the order statistics rather than by Monte Carlo:
  * the k-th order statistic of a resample is <= x_(j) with probability
@@ -95,26 +100,39 @@
 /* The exact-binomial limit of the centre law (normal approximation above). */
 #define STATS_EXACT_N_MAX 400
 
-/* One round's samples in milliseconds (non-positive or non-finite values are dropped). */
+/*
+ * One round's samples in milliseconds (non-positive or non-finite values
+ * are dropped). strata 0 or 1: one placement; p > 1: sample i ran
+ * placement i % p, and only whole rounds of p samples are used.
+ */
 struct stats_sample_set {
 	const double *x;
 	size_t n;
+	size_t strata;
 };
 
 struct stats_round {
-	double *x;		/* the valid samples, sorted */
+	double *x;		/* the valid samples, sorted (all strata) */
 	size_t n;
-	double centre;		/* median, ms */
+	double centre;		/* median, or the mean of the strata's medians, ms */
 	double y;		/* ln(centre) */
 	/* law of ln(median of a resample): atoms val[i], cumulative cum[i] */
 	double *val, *cum;
 	size_t natoms;
 	size_t *guide;		/* draw accelerator, natoms entries */
 	double bmean, bvar;	/* its mean and variance (bvar is w_r^2) */
+	struct stats_round *strata;	/* p > 1 placements: one round each */
+	size_t nstrata;
 };
 
 /* Build a round from samples; -1 when no valid sample is left. */
 int stats_round_init(struct stats_round *r, const double *samples, size_t n);
+/*
+ * The same for samples taken round-robin on p placements (p <= 1: as
+ * stats_round_init). -1 when some placement has no valid sample.
+ */
+int stats_round_init_strata(struct stats_round *r, const double *samples, size_t n,
+			    size_t p);
 void stats_round_release(struct stats_round *r);
 /*
  * P(k-th order statistic of a resample of n values <= the j-th smallest of
@@ -123,7 +141,7 @@ void stats_round_release(struct stats_round *r);
  */
 double stats_order_stat_cdf(size_t k, size_t n, size_t j);
 
-/* One draw of ln(median of a resample). */
+/* One draw of ln(centre of a resample). */
 double stats_round_draw(const struct stats_round *r, struct stats_rng *rng);
 
 struct stats_cmp_opts {

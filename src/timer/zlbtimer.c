@@ -35,6 +35,7 @@
 
 #include "backends/cuda_driver.h"
 #include "backends/nvml.h"
+#include "core/stats_dist.h"
 #include "timer/stats.h"
 
 /* Event pairs per batch: enough to keep the GPU busy between waits. */
@@ -63,7 +64,9 @@ _Static_assert(offsetof(struct zlbt_request, placement_execs) == 80,
 _Static_assert(offsetof(struct zlbt_result, placements) == 120,
 	       "struct zlbt_result v2 layout changed");
 _Static_assert(sizeof(struct zlbt_request) == 96, "struct zlbt_request v3 layout changed");
-_Static_assert(sizeof(struct zlbt_result) == 136, "struct zlbt_result v3 layout changed");
+_Static_assert(offsetof(struct zlbt_result, centre_ms) == 136,
+	       "struct zlbt_result v3 layout changed");
+_Static_assert(sizeof(struct zlbt_result) == 152, "struct zlbt_result v4 layout changed");
 /* A batch is whole rounds of placements, and a batch is at most RING. */
 _Static_assert(ZLBT_MAX_PLACEMENTS <= RING, "a round must fit in one batch");
 _Static_assert(sizeof(struct zlbt_graph_info) == 24, "struct zlbt_graph_info layout changed");
@@ -162,6 +165,8 @@ static void fill_result(struct zlbt_result *r, const struct stats_summary *s)
 	r->noise = s->noise;
 	r->placements = 1;
 	r->placement_spread = 0;
+	r->centre_ms = s->median;
+	r->placement_noise = 0;
 }
 
 ZLBT_API int zlbt_summarize(const double *samples_ms, uint32_t n,
@@ -889,24 +894,34 @@ static int sample(struct run *r, const struct zlbt_request *q,
 }
 
 /*
- * (highest - lowest) / centre of the placements' own medians, from n kept
- * samples in whole rounds of p; scratch holds n values.
+ * What the placements' own medians say, from n kept samples in whole
+ * rounds of p > 1 (sample i is placement i % p): the centre (their mean),
+ * their spread ((highest - lowest) / centre) and the placement noise (the
+ * relative half-width of the 95% t interval of their mean; zlbtimer.h).
+ * scratch holds n values, medians p.
  */
-static double placement_spread(const double *v, size_t n, uint32_t p, double centre,
-			       double *scratch)
+static void describe_placements(const double *v, size_t n, uint32_t p, double *scratch,
+				double *medians, struct zlbt_result *out)
 {
-	double lo = INFINITY, hi = -INFINITY;
+	double lo = INFINITY, hi = -INFINITY, sum = 0, ss = 0, mean;
 	size_t per = n / p;
 
-	if (!per || !(centre > 0))
-		return 0;
+	if (!per)
+		return;
 	for (uint32_t k = 0; k < p; k++) {
-		double m = placement_median(v, per, p, k, scratch);
-
-		lo = m < lo ? m : lo;
-		hi = m > hi ? m : hi;
+		medians[k] = placement_median(v, per, p, k, scratch);
+		lo = medians[k] < lo ? medians[k] : lo;
+		hi = medians[k] > hi ? medians[k] : hi;
+		sum += medians[k];
 	}
-	return (hi - lo) / centre;
+	mean = sum / p;
+	for (uint32_t k = 0; k < p; k++)
+		ss += (medians[k] - mean) * (medians[k] - mean);
+	out->centre_ms = mean;
+	if (!(mean > 0))
+		return;
+	out->placement_spread = (hi - lo) / mean;
+	out->placement_noise = stats_t_ppf(0.975, p - 1) * sqrt(ss / (p - 1) / p) / mean;
 }
 
 /* Describe the kept samples in out; copy them out too. */
@@ -946,14 +961,14 @@ static int report(struct run *r, const struct zlbt_request *q, double wall,
 	out->placements = r->placements;
 	if (r->placements > 1) {
 		double *scratch = malloc(n * sizeof(*scratch));
+		double medians[ZLBT_MAX_PLACEMENTS];
 
 		if (!scratch) {
 			free(v);
 			say(err, errlen, "out of memory for %zu samples", n);
 			return ZLBT_EINVAL;
 		}
-		out->placement_spread = placement_spread(v, n, r->placements, s.median,
-							 scratch);
+		describe_placements(v, n, r->placements, scratch, medians, out);
 		out->noise = placements_noise(v, n, r->placements, scratch);
 		free(scratch);
 	}

@@ -23,7 +23,7 @@
 
 #define ZLBT_API __attribute__((visibility("default")))
 
-#define ZLBT_ABI_VERSION 3
+#define ZLBT_ABI_VERSION 4
 
 enum zlbt_status {
 	ZLBT_OK = 0,
@@ -154,7 +154,8 @@ struct zlbt_result {
 	 * sqrt(sum of (noise_i m_i)^2) / sum of m_i over the placements'
 	 * own medians m_i and their noises noise_i. The distance between
 	 * placements is fixed once they are captured (placement_spread);
-	 * sampling longer only narrows each one's median.
+	 * sampling longer only narrows each one's median. What that distance
+	 * adds is placement_noise (version 4).
 	 */
 	double noise;
 	uint32_t stop_reason;       /* enum zlbt_stop */
@@ -170,6 +171,27 @@ struct zlbt_result {
 	 * memory placement moved this measurement. 0 with one placement.
 	 */
 	double placement_spread;
+	/* --- version 4 --- */
+	/*
+	 * The value to report. With one placement, median_ms. With several,
+	 * the mean of the placements' own medians: every placement weighs the
+	 * same, and this is the centre whose sampling noise `noise` describes.
+	 * The pooled median_ms of a mixture of placements jumps between their
+	 * clusters with the luck of the draw; the mean moves smoothly.
+	 */
+	double centre_ms;
+	/*
+	 * Relative noise of centre_ms counting where the placements landed:
+	 * half the width of the 95% Student t interval of the mean of the
+	 * placements' medians (t quantile with placements - 1 degrees of
+	 * freedom, their sample standard deviation / sqrt(placements)), over
+	 * centre_ms. Each placement is one draw of the memory lottery that a
+	 * fresh process would draw again, so this, not `noise`, says how far a
+	 * repeat of the measurement may land. Sampling longer does not shrink
+	 * it; more placements do (the caller captures more, zlbench's
+	 * max_placements). 0 with one placement: nothing to judge it from.
+	 */
+	double placement_noise;
 };
 
 /* What a captured (not instantiated) graph is made of. */

@@ -336,6 +336,40 @@ def test_another_calls_per_replay_is_flagged(zlb, tmp_path):
     assert res.json["summary"]["fallback_rows"] == 1
 
 
+def test_placements_are_averaged_as_the_engine_does(zlb, tmp_path):
+    # Rounds sampled on 8 placements (sample i ran placement i % 8): five
+    # at the row's centre, three 1% above. The engine reports the mean of
+    # the placements' medians (centre +0.375%); the pooled median sits in
+    # the big cluster. compare must use the engine's centre.
+    rows = base_rows()[:2]
+    levels = [1.0] * 5 + [1.01] * 3
+
+    def placed(path, seed, mode, **kw):
+        make_run(path, rows, seed, mode=mode, noise=0.001, drift=0.0, **kw)
+        lines = (path / "results.jsonl").read_text().splitlines()
+        out = []
+        for line in lines:
+            row = json.loads(line)
+            for kind in ("gems", "torch"):
+                m = row[kind]
+                x = [v * levels[i % 8] for i, v in enumerate(m["samples_ms"])]
+                m.update(samples_ms=x, placements=8, median_ms=sorted(x)[len(x) // 2])
+                per = [sorted(x[k::8])[len(x[k::8]) // 2] for k in range(8)]
+                m["centre_ms"] = sum(per) / 8
+            out.append(json.dumps(row))
+        (path / "results.jsonl").write_text("\n".join(out) + "\n")
+        return [json.loads(line)["gems"] for line in out]
+
+    a = placed(tmp_path / "A" / "r0", 1, "record")
+    placed(tmp_path / "B" / "r0", 2, "replay", replay_from=tmp_path / "A" / "r0")
+    res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    got = {r["dtype"]: r["gems"]["a_ms"] for r in paired(res)}
+    for row, m in zip(rows, a):
+        assert got[row["dtype"]] == pytest.approx(m["centre_ms"], rel=1e-9)
+        assert m["centre_ms"] > m["median_ms"] * 1.002    # not the pooled median
+
+
 def test_fallback_marker_is_flagged(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"markers": {1: ["BENCHMARK_DIRECT_NO_CUDAGRAPH"]}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")

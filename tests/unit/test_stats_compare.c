@@ -139,7 +139,7 @@ static void test_drift_floor_widens_single_rounds(void **state)
 static void test_no_inference(void **state)
 {
 	double few[3] = { 1.0, 1.01, 0.99 }, many[N], same[3][4];
-	struct stats_sample_set a = { few, 3 }, b = { many, N }, s[3];
+	struct stats_sample_set a = { few, 3 }, b = { many, N }, s[3] = { { 0 } };
 	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
 	struct stats_cmp c;
 
@@ -174,7 +174,7 @@ static void test_invalid_samples_are_dropped(void **state)
 {
 	struct fixture *f = fx();
 	double with_junk[N + 3];
-	struct stats_sample_set a[1], b[1];
+	struct stats_sample_set a[1] = { { 0 } }, b[1];
 	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
 	struct stats_cmp clean, junk;
 
@@ -208,6 +208,76 @@ static void test_shift_is_found_and_mirrored(void **state)
 	assert_int_equal(stats_verdict(&m, m.p, 0.05, 0.01), STATS_FASTER);
 }
 
+/*
+ * A round sampled round-robin on 8 placements, 5 of them at 1.000 and 3
+ * at 1.010: the pooled median sits in the big cluster, the centre is the
+ * mean of the placements' medians, as the engine reports it.
+ */
+#define P 8
+#define PER 40
+
+static void placements_fill(double *x, size_t n)
+{
+	struct stats_rng rng;
+
+	stats_rng_seed(&rng, 77);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (i % P < 5 ? 1.0 : 1.010) * exp(0.001 * stats_rng_normal(&rng));
+}
+
+static void test_placements_are_strata(void **state)
+{
+	double x[P * PER + 3], one[PER], sum = 0, var = 0, m = 0, m2 = 0;
+	struct stats_round r, pooled, tail, s;
+	struct stats_rng rng;
+	const int draws = 20000;
+
+	placements_fill(x, P * PER + 3);
+	assert_int_equal(stats_round_init_strata(&r, x, P * PER, P), 0);
+	assert_int_equal(r.nstrata, P);
+	assert_int_equal(r.n, P * PER);
+	for (size_t k = 0; k < P; k++) {
+		for (size_t i = 0; i < PER; i++)
+			one[i] = x[i * P + k];
+		assert_int_equal(stats_round_init(&s, one, PER), 0);
+		sum += s.centre;
+		var += s.centre * s.centre * s.bvar;
+		stats_round_release(&s);
+	}
+	assert_true(fabs(r.centre - sum / P) < 1e-15);
+	assert_true(fabs(r.y - log(sum / P)) < 1e-15);
+	assert_true(fabs(r.bvar - var / (sum * sum)) < 1e-20);
+	/* the pooled median is the big cluster's; the centre is 1.00375 */
+	assert_int_equal(stats_round_init(&pooled, x, P * PER), 0);
+	assert_true(pooled.centre < 1.0015 && fabs(r.centre - 1.00375) < 0.0003);
+	/* draws: ln of the mean of each placement's resampled median */
+	stats_rng_seed(&rng, 3);
+	for (int i = 0; i < draws; i++) {
+		double d = stats_round_draw(&r, &rng);
+		m += d;
+		m2 += d * d;
+	}
+	m /= draws;
+	m2 = m2 / draws - m * m;
+	assert_true(fabs(m - r.bmean) < 4 * sqrt(r.bvar / draws));
+	assert_true(fabs(m2 / r.bvar - 1) < 0.1);
+	/* a tail short of a whole round of placements is left out */
+	assert_int_equal(stats_round_init_strata(&tail, x, P * PER + 3, P), 0);
+	assert_true(tail.centre == r.centre && tail.n == r.n);
+	/* one placement without a valid sample: no centre can be formed */
+	for (size_t i = 0; i < PER; i++)
+		x[i * P + 3] = NAN;
+	assert_int_equal(stats_round_init_strata(&s, x, P * PER, P), -1);
+	/* p <= 1 is a plain round */
+	placements_fill(x, P * PER);
+	stats_round_release(&tail);
+	assert_int_equal(stats_round_init_strata(&tail, x, P * PER, 1), 0);
+	assert_true(tail.nstrata == 0 && tail.centre == pooled.centre);
+	stats_round_release(&tail);
+	stats_round_release(&pooled);
+	stats_round_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_no_inference),
 		cmocka_unit_test(test_invalid_samples_are_dropped),
 		cmocka_unit_test(test_shift_is_found_and_mirrored),
+		cmocka_unit_test(test_placements_are_strata),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

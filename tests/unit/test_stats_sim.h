@@ -105,7 +105,7 @@ static void sim_run(const struct scenario *sc, struct outcome *o)
 		int flagged = 0, flagged0 = 0, naive_flagged = 0;
 
 		for (size_t r = 0; r < ROWS; r++) {
-			struct stats_sample_set a[MAX_ROUNDS], b[MAX_ROUNDS];
+			struct stats_sample_set a[MAX_ROUNDS] = { { 0 } }, b[MAX_ROUNDS] = { { 0 } };
 			struct stats_cmp_opts opts = STATS_CMP_OPTS_INIT;
 			double mu = exp(sim_uniform_in(&rng, log(2e-3), log(0.5)));	/* 2..500 us */
 			double sigma_s = sim_uniform_in(&rng, sc->sigma_s_lo, sc->sigma_s_hi);

@@ -1,9 +1,11 @@
 /*
- * Placements (ABI version 3): several graphs of the same work, each on
+ * Placements (ABI version 3; the centre and placement noise, version 4): several graphs of the same work, each on
  * memory of its own, sampled round-robin. Against the fake driver, where a
  * graph handle's value is the nanoseconds one replay takes, the order of
  * the samples says which graph each replay ran.
  */
+#include <math.h>
+
 #include "timer_fake.h"
 #include "timer/stats.h"
 
@@ -40,8 +42,15 @@ static void round_robin(void **state)
 	assert_near(r.median_ms, 0.002, 1e-9);
 	assert_near(r.min_ms, 0.001, 1e-9);
 	assert_near(r.max_ms, 0.004, 1e-9);
-	/* (0.004 - 0.001) / 0.002 */
-	assert_near(r.placement_spread, 1.5, 1e-6);
+	/* The centre is the mean of the placements' medians: 7/3 us. */
+	assert_near(r.centre_ms, 0.007 / 3, 1e-9);
+	/* (0.004 - 0.001) / (0.007 / 3) */
+	assert_near(r.placement_spread, 0.003 / (0.007 / 3), 1e-6);
+	/*
+	 * sd of {1, 2, 4} is sqrt(7/3); over sqrt(3) placements, times the
+	 * t quantile with 2 degrees of freedom (4.302653), over the mean.
+	 */
+	assert_near(r.placement_noise, 4.302652729911275 * sqrt(7.0 / 3 / 3) / (7.0 / 3), 1e-6);
 	assert_int_equal(fake_launches(), 12 + 2 * 3);
 }
 
@@ -113,6 +122,8 @@ static void one_placement_is_version_2(void **state)
 		assert_int_equal(r.n, 5);
 		assert_int_equal(r.placements, 1);
 		assert_near(r.placement_spread, 0, 0);
+		assert_near(r.placement_noise, 0, 0);
+		assert_near(r.centre_ms, r.median_ms, 0);
 	}
 }
 
@@ -137,6 +148,26 @@ static void version_2_caller(void **state)
 		if (tail[i] != 0xa5)
 			fail_msg("byte %zu past the v2 result was written", 120 + i);
 	assert_int_equal(fake_launches(), 5);
+}
+
+static void version_3_caller(void **state)
+{
+	/* A 136-byte result: the version 4 centre and noise are not written. */
+	struct zlbt_request q = three();
+	struct zlbt_result r;
+	const unsigned char *tail = (const unsigned char *)&r + 136;
+	char err[256];
+
+	q.min_samples = 6;
+	memset(&r, 0xa5, sizeof(r));
+	r.struct_size = 136;
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)),
+			 ZLBT_OK);
+	assert_int_equal(r.placements, 3);
+	assert_true(r.placement_spread > 0);
+	for (size_t i = 0; i < sizeof(r) - 136; i++)
+		if (tail[i] != 0xa5)
+			fail_msg("byte %zu past the v3 result was written", 136 + i);
 }
 
 static double median_noise_of(const double *v, size_t n, size_t stride, size_t first,
@@ -185,8 +216,16 @@ static void noise_target_is_per_placement(void **state)
 	want = sqrt(e0 * m0 * e0 * m0 + e1 * m1 * e1 * m1) / (m0 + m1);
 	assert_near(r.noise, want, 1e-12);
 	/* The spread is the placements' distance, which sampling kept. */
-	assert_near(r.placement_spread, (m1 - m0) / r.median_ms, 1e-12);
+	assert_near(r.centre_ms, (m0 + m1) / 2, 1e-15);
+	assert_near(r.placement_spread, (m1 - m0) / r.centre_ms, 1e-12);
 	assert_true(r.placement_spread > 0.5);
+	/*
+	 * Sampling met the target, yet where the two placements landed leaves
+	 * the centre uncertain by far more: 12.706 (t, 1 df) x |m1 - m0| / 2
+	 * over the mean.
+	 */
+	assert_near(r.placement_noise, 12.706204736174707 * (m1 - m0) / 2 / r.centre_ms, 1e-9);
+	assert_true(r.placement_noise > 100 * r.noise);
 }
 
 static void bad_placements(void **state)
@@ -233,6 +272,7 @@ int main(void)
 		T(identical_placements_spread_nothing),
 		T(one_placement_is_version_2),
 		T(version_2_caller),
+		T(version_3_caller),
 		T(noise_target_is_per_placement),
 		T(bad_placements),
 	};
