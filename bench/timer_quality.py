@@ -68,9 +68,8 @@ TIMER_LABELS = {
 }
 TIMER_NOTES = {
     "zlbt": "zlbench timing.do_bench -> _graph.measure (warmup=1000, rep=100, median; "
-            "$ZLB_PLACEMENTS placements, default 8, doubled up to $ZLB_MAX_PLACEMENTS, "
-            "default 32, while they scatter past the noise target; the centre is the "
-            "mean of their medians)",
+            "$ZLB_PLACEMENTS placements, default 8; the centre is the mean of their "
+            "medians)",
     "do_bench": "triton.testing.do_bench(warmup=1000, rep=100, median): FlagGems kernel mode",
     "cudagraph": "triton.testing.do_bench_cudagraph(median), default rep=20",
     "cudagraph_fg": "do_bench_cudagraph(rep=100, median): FlagGems cudagraph mode",
@@ -1044,7 +1043,7 @@ class Worker:
         if timer in ("zlbt", "zlbt_p1"):
             knobs = {"ZLB_L2": l2}
             if timer == "zlbt_p1":
-                knobs["ZLB_PLACEMENTS"] = knobs["ZLB_MAX_PLACEMENTS"] = "1"
+                knobs["ZLB_PLACEMENTS"] = "1"
             with _environ(knobs):
                 del self.zl_state.pending[:]
                 v = self.zl_timing.do_bench(fn, warmup=a.warmup_ms, rep=a.rep_ms,
@@ -1103,7 +1102,7 @@ def _record_digest(rec):
             "clock_min_mhz", "l2", "l2_flush_bytes", "graph", "calls_per_replay",
             "warmup_calls", "markers", "fallback", "min_samples", "noise_target",
             "max_wall_ms", "stdrel", "placements", "placement_spread", "centre_ms",
-            "placement_noise", "max_placements")
+            "placement_noise")
     return {k: rec.get(k) for k in keep}
 
 

@@ -169,20 +169,6 @@ def placements():
     return value
 
 
-MAX_PLACEMENTS_DEFAULT = 32
-
-
-def max_placements():
-    """ZLB_MAX_PLACEMENTS: how far the placements may be doubled while where
-    they landed leaves the centre noisier than the noise target (default
-    32; at most 64; below ZLB_PLACEMENTS: no doubling)."""
-    value = _int("ZLB_MAX_PLACEMENTS", MAX_PLACEMENTS_DEFAULT, 1)
-    if value > PLACEMENTS_MAX:
-        raise EnvError("ZLB_MAX_PLACEMENTS=%r must be at most %d"
-                       % (os.environ.get("ZLB_MAX_PLACEMENTS"), PLACEMENTS_MAX))
-    return value
-
-
 # --- autotune record and replay (protocol §7) -----------------------------------
 
 AUTOTUNE_MODES = ("record", "replay")

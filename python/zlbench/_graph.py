@@ -30,10 +30,8 @@ replays in C (libzlbtimer through ctypes).
    relative noise is at most noise_target, never more than max_wall_ms of
    wall time; L2 flushed before each sample when cold; samples taken below
    clock_floor x the steady SM clock discarded (clock_floor 0: no check);
-   the centre is the mean of the placements' medians (ABI 4), and when
-   where they landed leaves it more uncertain than noise_target (the
-   placement noise), the placements are doubled, up to
-   rule.max_placements and the memory budget, and all sampled again;
+   the centre is the mean of the placements' medians and the placement
+   noise says how uncertain where they landed leaves it (ABI 4);
 6. captures under a throwaway CUDA RNG state (see rng_swap).
 
 A library of ABI version 1 (before noise target, L2 flush, clock check and
@@ -94,25 +92,22 @@ class CaptureFailure(Exception):
 class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
     ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
-    ZLB_CLOCK_FLOOR, ZLB_PLACEMENTS and ZLB_MAX_PLACEMENTS knobs. The
-    minimum GPU time is the caller's rep. max_placements below placements
-    means placements (no growth)."""
+    ZLB_CLOCK_FLOOR and ZLB_PLACEMENTS knobs. The minimum GPU time is the
+    caller's rep."""
 
     def __init__(self, min_samples=10, noise_target=0.001, max_wall_ms=2000.0,
-                 l2="hot", clock_floor=0.97, placements=1, max_placements=None):
+                 l2="hot", clock_floor=0.97, placements=1):
         self.min_samples = int(min_samples)
         self.noise_target = float(noise_target)
         self.max_wall_ms = float(max_wall_ms)
         self.l2 = l2
         self.clock_floor = float(clock_floor)
         self.placements = int(placements)
-        self.max_placements = max(self.placements, int(max_placements or 0))
 
     def as_dict(self):
         return {"min_samples": self.min_samples, "noise_target": self.noise_target,
                 "max_wall_ms": self.max_wall_ms, "l2": self.l2,
-                "clock_floor": self.clock_floor, "placements": self.placements,
-                "max_placements": self.max_placements}
+                "clock_floor": self.clock_floor, "placements": self.placements}
 
     def __repr__(self):
         return "Rule(%s)" % ", ".join("%s=%r" % kv for kv in self.as_dict().items())
@@ -752,7 +747,6 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
                 k = settled
                 graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector))
         asked = rule.placements if lib.v3 else 1
-        room = asked
         if asked > 1:
             # What one more placement costs is read on the second: the first
             # capture may reuse blocks the warm-up left cached (on an H200 a
@@ -760,32 +754,18 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
             # first capture, by 258 MiB on the second).
             before = _reserved(torch)
             graphs.append(_capture_or_fail(torch, call, k, on_rng))
-            room = placements_for(max(asked, rule.max_placements),
-                                  _reserved(torch) - before, _free_bytes(torch))
-            want = min(asked, room)
+            want = placements_for(asked, _reserved(torch) - before, _free_bytes(torch))
             while len(graphs) > want:
                 release(graphs.pop())
             while len(graphs) < want:
                 graphs.append(_capture_or_fail(torch, call, k, on_rng))
-
-        def sample():
-            return _replay(torch, lib, graphs[0], k, min_samples, max_samples,
-                           float(rep_ms), max_wall, rule=rule if lib.v2 else None,
-                           more=graphs[1:])
-
-        stats, samples, markers = sample()
-        # Each placement is one draw of where memory lands, which a fresh
-        # process draws anew: when the draws scatter more than the noise
-        # target allows, only more of them narrow the centre (sampling
-        # longer narrows each draw, not their scatter). All are sampled
-        # again so that every placement weighs the same.
-        while (lib.v4 and rule.noise_target > 0 and not markers
-               and len(graphs) < min(room, rule.max_placements)
-               and (stats.get("placement_noise") or 0) > rule.noise_target):
-            grow = min(2 * len(graphs), room, rule.max_placements)
-            while len(graphs) < grow:
-                graphs.append(_capture_or_fail(torch, call, k, on_rng))
-            stats, samples, markers = sample()
+        # Not more placements when they scatter, though their mean would be
+        # surer: on an H200, 32 placements made every replay of a 64k add
+        # 14% slower and of a 1024x1024 softmax 3% slower than 8 did (more
+        # graphs and outputs cycled through L2, presumably): another caliber.
+        stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
+                                          max_samples, float(rep_ms), max_wall,
+                                          rule=rule if lib.v2 else None, more=graphs[1:])
     finally:
         for g in graphs:
             release(g)

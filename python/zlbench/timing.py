@@ -73,8 +73,7 @@ def _settings():
                             noise_target=_env.noise_target(),
                             max_wall_ms=_env.max_wall_ms(), l2=_env.l2(),
                             clock_floor=_env.clock_floor(),
-                            placements=_env.placements(),
-                            max_placements=_env.max_placements()),
+                            placements=_env.placements()),
     }
 
 
@@ -96,10 +95,9 @@ def pytest_configure(config):
         r = s["rule"]
         detail += (" warmup_max_calls=%d capture_fatal_texts=%d min_samples=%d "
                    "noise_target=%g max_wall_ms=%g l2=%s clock_floor=%g placements=%d "
-                   "max_placements=%d lib=%s" % (
+                   "lib=%s" % (
                        s["max_warm"], len(s["fatal"]), r.min_samples, r.noise_target,
-                       r.max_wall_ms, r.l2, r.clock_floor, r.placements,
-                       r.max_placements, s["lib"]))
+                       r.max_wall_ms, r.l2, r.clock_floor, r.placements, s["lib"]))
     _io.plugin(NAME, "ready", detail)
 
 
@@ -262,7 +260,6 @@ def _measure_timed(fn, args, ctx, ir):
     record.update(_stat_fields(stats))
     for key in _graph.V2_RESULT_KEYS + _graph.V3_RESULT_KEYS + ("placement_noise",):
         record[key] = stats.get(key)
-    record["max_placements"] = rule.max_placements if lib.v4 else None
     record["l2"] = m["l2"]
     record["graph"] = m["graph"]
     if lib.v2:
@@ -352,7 +349,7 @@ _STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "std
 _DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz", "l2",
                 "l2_flush_bytes", "graph", "min_samples", "min_time_ms", "noise_target",
                 "max_wall_ms", "clock_floor", "placements", "placement_spread",
-                "placement_noise", "max_placements")
+                "placement_noise")
 
 
 def _stat_fields(stats):

@@ -27,7 +27,6 @@ const char *const identity_caliber_fields[] = {
 	"l2_mode",        /* hot | cold */
 	"clock_floor",    /* throttled-sample gate */
 	"placements",     /* graphs per measurement, each on its own memory */
-	"max_placements", /* ... doubled up to this while they scatter */
 	"centre",         /* what a graph row's latency is (TIMER_CENTRE) */
 	NULL,
 };

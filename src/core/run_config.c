@@ -150,10 +150,6 @@ const struct opt_def run_option_defs[] = {
 	  "capture each measured graph N times, each on memory of its own, and "
 	  "sample them round-robin: where a small kernel's buffers land moves its "
 	  "time by tenths of a percent; 1: one graph", NULL },
-	{ "max-placements", NULL, "ZL_MAX_PLACEMENTS", "32", OPT_INT, NULL, 1, 64, "N",
-	  "double the placements, up to N, while where they landed leaves a "
-	  "measurement's centre noisier than the noise target; N <= --placements: "
-	  "never", NULL },
 	{ "seed", NULL, "ZL_SEED", "0", OPT_INT, NULL, 0, 2147483647L, "N",
 	  "seed for random, numpy, torch and the device's generator", NULL },
 	{ "ir", NULL, "ZL_IR", "on", OPT_CHOICE, on_off, 0, 0, "WHEN",
@@ -267,9 +263,6 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	cfg->noise_target = xstrdup(opt_get(run_option_defs, raw, "noise-target"));
 	cfg->clock_floor = xstrdup(opt_get(run_option_defs, raw, "clock-floor"));
 	cfg->placements = int_opt(raw, "placements");
-	cfg->max_placements = int_opt(raw, "max-placements");
-	if (cfg->max_placements < cfg->placements)
-		cfg->max_placements = cfg->placements;	/* no doubling */
 	cfg->l2_mode = dup_opt(raw, "l2");
 	cfg->ir = !strcmp(opt_get(run_option_defs, raw, "ir"), "on");
 	cfg->seed = int_opt(raw, "seed");

@@ -41,7 +41,6 @@ struct run_config {
 	char *l2_mode;          /* hot | cold */
 	char *clock_floor;      /* discard samples below this fraction of the steady clock */
 	int placements;         /* graphs per measurement, each on its own memory */
-	int max_placements;     /* doubled up to this; >= placements */
 	int ir;                 /* capture IR (compile listener + launch attribution) */
 	int seed;
 	char *python;

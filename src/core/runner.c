@@ -98,9 +98,6 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 		char *v = xstrfmt("%d", cfg->placements);
 		env_set(env, "ZLB_PLACEMENTS", v);
 		free(v);
-		v = xstrfmt("%d", cfg->max_placements);
-		env_set(env, "ZLB_MAX_PLACEMENTS", v);
-		free(v);
 	}
 	if (pf->timer_lib)
 		env_set(env, "ZLB_TIMER_LIB", pf->timer_lib);
@@ -179,7 +176,6 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 	json_object_set_new(cal, "l2_mode", json_string(cfg->l2_mode));
 	json_object_set_new(cal, "clock_floor", json_real(strtod(cfg->clock_floor, NULL)));
 	json_object_set_new(cal, "placements", json_integer(cfg->placements));
-	json_object_set_new(cal, "max_placements", json_integer(cfg->max_placements));
 	/* What the reported latency is (docs/protocol.md section 5). */
 	json_object_set_new(cal, "centre", json_string(TIMER_CENTRE));
 

@@ -188,8 +188,8 @@ struct zlbt_result {
 	 * centre_ms. Each placement is one draw of the memory lottery that a
 	 * fresh process would draw again, so this, not `noise`, says how far a
 	 * repeat of the measurement may land. Sampling longer does not shrink
-	 * it; more placements do (the caller captures more, zlbench's
-	 * max_placements). 0 with one placement: nothing to judge it from.
+	 * it; only more placements would. 0 with one placement: nothing to
+	 * judge it from.
 	 */
 	double placement_noise;
 };

@@ -35,7 +35,6 @@ def test_knob_defaults():
     assert _env.l2() == "hot"
     assert _env.clock_floor() == 0.97
     assert _env.placements() == 8
-    assert _env.max_placements() == 32
 
 
 @pytest.mark.parametrize("name,raw,want", [
@@ -47,14 +46,12 @@ def test_knob_defaults():
     ("ZLB_CLOCK_FLOOR", "0", 0.0), ("ZLB_CLOCK_FLOOR", "1", 1.0),
     ("ZLB_CLOCK_FLOOR", "0.9", 0.9),
     ("ZLB_PLACEMENTS", "1", 1), ("ZLB_PLACEMENTS", "64", 64),
-    ("ZLB_MAX_PLACEMENTS", "1", 1), ("ZLB_MAX_PLACEMENTS", "64", 64),
 ])
 def test_knob_values(monkeypatch, name, raw, want):
     monkeypatch.setenv(name, raw)
     fn = {"ZLB_MIN_SAMPLES": _env.min_samples, "ZLB_NOISE_TARGET": _env.noise_target,
           "ZLB_MAX_WALL_MS": _env.max_wall_ms, "ZLB_L2": _env.l2,
-          "ZLB_CLOCK_FLOOR": _env.clock_floor, "ZLB_PLACEMENTS": _env.placements,
-          "ZLB_MAX_PLACEMENTS": _env.max_placements}[name]
+          "ZLB_CLOCK_FLOOR": _env.clock_floor, "ZLB_PLACEMENTS": _env.placements}[name]
     assert fn() == want
 
 
@@ -70,7 +67,6 @@ def test_knob_values(monkeypatch, name, raw, want):
     ("ZLB_CLOCK_FLOOR", "1.5", "outside"), ("ZLB_CLOCK_FLOOR", "-1", "outside"),
     ("ZLB_CLOCK_FLOOR", "97%", "not a number"),
     ("ZLB_PLACEMENTS", "0", "at least 1"), ("ZLB_PLACEMENTS", "65", "at most 64"),
-    ("ZLB_MAX_PLACEMENTS", "0", "at least 1"), ("ZLB_MAX_PLACEMENTS", "65", "at most 64"),
 ])
 def test_knob_garbage_is_refused(monkeypatch, name, raw, why):
     monkeypatch.setenv(name, raw)
@@ -103,7 +99,7 @@ def test_plugin_event_states_the_rule(run_dir, monkeypatch):
     (ev,) = [e for e in events(run_dir, "PLUGIN") if e["name"] == "zlbench.timing"]
     assert ev["status"] == "ready"
     for part in ("min_samples=30", "noise_target=0.001", "max_wall_ms=2000", "l2=cold",
-                 "clock_floor=0.97", "placements=8", "max_placements=32"):
+                 "clock_floor=0.97", "placements=8"):
         assert part in ev["detail"]
 
 
@@ -604,10 +600,9 @@ def scatter_placements(stub, extra_ns, which):
     return body, seen
 
 
-def test_real_placements_are_sampled_alike(real, stub_torch, monkeypatch):
+def test_real_placements_are_sampled_alike(real, stub_torch):
     """Placements that differ (here: every other captured graph costs 2% more
     per call) each weigh the same in the centre, and the spread says so."""
-    monkeypatch.setenv("ZLB_MAX_PLACEMENTS", "8")       # no doubling here
     stub = stub_torch._stub
     body, seen = scatter_placements(stub, 100, lambda i: i % 2)
     op = stub.make_op("op", cost_ns=5000, body=body)
@@ -625,46 +620,11 @@ def test_real_placements_are_sampled_alike(real, stub_torch, monkeypatch):
     sd = 0.00005 * math.sqrt(8 / 7)
     assert rec["placement_noise"] == pytest.approx(
         2.3646242510102993 * sd / math.sqrt(8) / 0.00505, rel=1e-4)
-    assert rec["max_placements"] == 8
-
-
-def test_real_scattered_placements_are_doubled(real, stub_torch):
-    """Placements scattered past the noise target are doubled, up to
-    max_placements (32), and every graph is sampled again."""
-    stub = stub_torch._stub
-    body, seen = scatter_placements(stub, 100, lambda i: i % 2)
-    op = stub.make_op("op", cost_ns=5000, body=body)
-    value, rec = measure(op, rep=40)
-    assert len(seen) == 2 + 32 and rec["placements"] == 32
-    assert rec["max_placements"] == 32 and rec["placement_noise"] > 0.001
-    assert value == pytest.approx(0.00505, rel=1e-6)
-    assert rec["n"] % 32 == 0
-    assert stub.live_graphs == 0
-
-
-def test_real_doubling_stops_at_the_noise_target(real, stub_torch):
-    # One placement 0.4% slow: over 8 the centre is uncertain to ~0.12%,
-    # over 16 to ~0.05%, under the 0.1% target.
-    stub = stub_torch._stub
-    body, seen = scatter_placements(stub, 20, lambda i: i == 0)
-    op = stub.make_op("op", cost_ns=5000, body=body)
-    value, rec = measure(op, rep=40)
-    assert rec["placements"] == 16 and len(seen) == 2 + 16
-    assert rec["placement_noise"] <= 0.001
-    assert value == pytest.approx((15 * 0.005 + 0.00502) / 16, rel=1e-6)
-
-
-def test_real_no_doubling_without_a_noise_target(real, stub_torch, monkeypatch):
-    monkeypatch.setenv("ZLB_NOISE_TARGET", "0")
-    stub = stub_torch._stub
-    body, seen = scatter_placements(stub, 100, lambda i: i % 2)
-    _, rec = measure(stub.make_op("op", cost_ns=5000, body=body), rep=40)
-    assert rec["placements"] == 8 and len(seen) == 2 + 8
 
 
 def test_real_a_version_3_library_reports_the_pooled_median(real, stub_torch, monkeypatch):
     """Before ABI 4 there is no centre of the placements and no placement
-    noise: the pooled median is the value, and nothing is doubled."""
+    noise: the pooled median is the value."""
     monkeypatch.setitem(_graph._libs, TIMER_LIB, (_graph.TimerLib(TIMER_LIB, max_abi=3), None))
     stub = stub_torch._stub
     body, seen = scatter_placements(stub, 100, lambda i: i < 5)
@@ -672,19 +632,7 @@ def test_real_a_version_3_library_reports_the_pooled_median(real, stub_torch, mo
     assert rec["placements"] == 8 and len(seen) == 2 + 8
     assert value == rec["median_ms"] == rec["centre_ms"]
     assert value == pytest.approx(0.0051, rel=1e-6)      # 5 of 8 slow: their cluster
-    assert rec["placement_noise"] is None and rec["max_placements"] is None
-
-
-def test_real_doubling_keeps_to_the_memory_budget(real, stub_torch, monkeypatch):
-    # 128 MiB per graph: 1 GiB holds 8 extra placements, 9 in all.
-    stub = stub_torch._stub
-    monkeypatch.setattr(stub_torch.cuda, "memory_reserved",
-                        lambda *a: stub.live_graphs * (128 << 20), raising=False)
-    monkeypatch.setattr(stub_torch.cuda, "mem_get_info",
-                        lambda *a: (80 << 30, 141 << 30), raising=False)
-    body, seen = scatter_placements(stub, 100, lambda i: i % 2)
-    _, rec = measure(stub.make_op("op", cost_ns=5000, body=body), rep=40)
-    assert rec["placements"] == 9 and len(seen) == 2 + 9
+    assert rec["placement_noise"] is None
 
 
 def test_real_one_placement(real, stub_torch, monkeypatch):
