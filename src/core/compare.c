@@ -753,7 +753,8 @@ static void collect_markers(struct strvec *out, const json_t *markers)
 /*
  * The samples of one measurement: samples_ms when present (the engine's raw
  * per-call times, *strata the placements they ran on round-robin when every
- * one is a number), else the median_ms, else the row's latency (one value).
+ * one is a number), else the centre_ms (median_ms before it existed), else
+ * the row's latency (one value).
  */
 static size_t measurement_samples(const json_t *meas, const json_t *row, const char *latency_key,
 				  double **out, size_t *strata)
@@ -778,7 +779,9 @@ static size_t measurement_samples(const json_t *meas, const json_t *row, const c
 			return k;
 		free(*out);
 	}
-	v = json_num(meas, "median_ms", NAN);
+	v = json_num(meas, "centre_ms", NAN);
+	if (!isfinite(v))
+		v = json_num(meas, "median_ms", NAN);
 	if (!isfinite(v))
 		v = json_num(row, latency_key, NAN);
 	if (!isfinite(v) || v <= 0) {

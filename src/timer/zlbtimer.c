@@ -898,11 +898,12 @@ static int sample(struct run *r, const struct zlbt_request *q,
  * rounds of p > 1 (sample i is placement i % p): the centre (their mean),
  * their spread ((highest - lowest) / centre) and the placement noise (the
  * relative half-width of the 95% t interval of their mean; zlbtimer.h).
- * scratch holds n values, medians p.
+ * scratch holds n values.
  */
 static void describe_placements(const double *v, size_t n, uint32_t p, double *scratch,
-				double *medians, struct zlbt_result *out)
+				struct zlbt_result *out)
 {
+	double medians[ZLBT_MAX_PLACEMENTS];
 	double lo = INFINITY, hi = -INFINITY, sum = 0, ss = 0, mean;
 	size_t per = n / p;
 
@@ -961,14 +962,13 @@ static int report(struct run *r, const struct zlbt_request *q, double wall,
 	out->placements = r->placements;
 	if (r->placements > 1) {
 		double *scratch = malloc(n * sizeof(*scratch));
-		double medians[ZLBT_MAX_PLACEMENTS];
 
 		if (!scratch) {
 			free(v);
 			say(err, errlen, "out of memory for %zu samples", n);
 			return ZLBT_EINVAL;
 		}
-		describe_placements(v, n, r->placements, scratch, medians, out);
+		describe_placements(v, n, r->placements, scratch, out);
 		out->noise = placements_noise(v, n, r->placements, scratch);
 		free(scratch);
 	}

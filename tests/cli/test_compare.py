@@ -370,6 +370,26 @@ def test_placements_are_averaged_as_the_engine_does(zlb, tmp_path):
         assert m["centre_ms"] > m["median_ms"] * 1.002    # not the pooled median
 
 
+def test_without_samples_the_centre_stands_for_the_round(zlb, tmp_path):
+    # A measurement kept without its samples is one value: centre_ms where
+    # the engine gave one (not the pooled median_ms), else median_ms.
+    rows = base_rows()[:1]
+    for side, seed, mode in (("A", 1, "record"), ("B", 2, "replay")):
+        path = tmp_path / side / "r0"
+        make_run(path, rows, seed, mode=mode, replay_from=tmp_path / "A" / "r0")
+        row = json.loads((path / "results.jsonl").read_text())
+        del row["gems"]["samples_ms"], row["torch"]["samples_ms"]
+        if side == "A":
+            row["gems"]["centre_ms"] = row["gems"]["median_ms"] * 1.01
+        (path / "results.jsonl").write_text(json.dumps(row) + "\n")
+    a = json.loads((tmp_path / "A" / "r0" / "results.jsonl").read_text())
+    res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    (r,) = paired(res)
+    assert r["gems"]["a_ms"] == pytest.approx(a["gems"]["centre_ms"], rel=1e-12)
+    assert r["torch"]["a_ms"] == pytest.approx(a["torch"]["median_ms"], rel=1e-12)
+
+
 def test_fallback_marker_is_flagged(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"markers": {1: ["BENCHMARK_DIRECT_NO_CUDAGRAPH"]}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
