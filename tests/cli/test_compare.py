@@ -120,6 +120,14 @@ def test_caliber_mismatch_exits_4_before_reading_rows(zlb, tmp_path):
     assert res.json is None and res.csv is None
 
 
+def test_a_run_from_before_the_centre_is_another_caliber(zlb, tmp_path):
+    # B's runs state what their latency is; A's, made before, do not.
+    a, b = make_sides(tmp_path, b_kw={"caliber": {"centre": "mean_of_placement_medians"}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4, res
+    assert "!!! [caliber] centre: A=(absent) B=mean_of_placement_medians" in res.out
+
+
 def test_caliber_mismatch_override_still_prints(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"caliber": {"l2_mode": "cold", "seed": 1}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")

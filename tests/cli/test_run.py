@@ -61,6 +61,8 @@ def test_default_run_measures_softmax_on_builtin_shapes(zlb):
     # The stopping rule, L2 mode and clock gate are caliber too.
     assert (cal["min_samples"], cal["min_time_ms"], cal["noise_target"], cal["max_wall_ms"],
             cal["l2_mode"], cal["clock_floor"]) == (10, 5, 0.001, 2000, "hot", 0.97)
+    # So are the placements and what the latency is made of.
+    assert cal["placements"] == 8 and cal["centre"] == "mean_of_placement_medians"
     prov = ident["provenance"]
     assert prov["gpu_uuid"].startswith("GPU-facec0da")
     assert prov["command_line"][:2] == ["run", "--dtypes"]
