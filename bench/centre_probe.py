@@ -26,12 +26,12 @@ From the repository root on the GPU machine:
         --timer-lib build/libzlbtimer.so --procs 8 --m 3 --out $OUT/centre.json
 """
 
-import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
+
+import _probe
 
 KERNELS = {"softmax_55us": "softmax 4096x4096 fp16", "softmax_5us": "softmax 1024x1024 fp16",
            "add_1us": "add 64k fp16"}
@@ -39,14 +39,7 @@ PLACEMENTS = 8
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--timer-lib", required=True)
-    p.add_argument("--procs", type=int, default=8)
-    p.add_argument("--m", type=int, default=3, help="measurements per mode and process")
-    p.add_argument("--kernels", default=",".join(KERNELS))
-    p.add_argument("--out")
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    return p.parse_args(argv)
+    return _probe.parser(__doc__, KERNELS, procs=8, m=3).parse_args(argv)
 
 
 def centres(samples, p):
@@ -135,15 +128,7 @@ def main(argv):
     args = parse(argv)
     if args.worker:
         return worker(args)
-    procs = []
-    for i in range(args.procs):
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker"] + argv,
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            print("worker %d failed (rc %d): %s" % (i, r.returncode, r.stderr[-2000:]))
-            continue
-        procs.append(json.loads(r.stdout))
-        print("worker %d done" % i, flush=True)
+    procs = _probe.run_workers(os.path.abspath(__file__), argv, args.procs)
     if len(procs) < 2:
         print("fewer than two workers succeeded: nothing to compare")
         return 1

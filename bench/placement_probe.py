@@ -22,28 +22,21 @@ From the repository root on the GPU machine:
         --timer-lib build/libzlbtimer.so --procs 4 --out $OUT/placement.json
 """
 
-import argparse
 import json
 import math
 import os
 import random
-import subprocess
 import sys
 import time
+
+import _probe
 
 MODES = ("replay", "recapture", "realloc")
 KERNELS = {"softmax_5us": "softmax 1024x1024 fp16", "add_1us": "add 64k fp16"}
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--timer-lib", required=True)
-    p.add_argument("--procs", type=int, default=4)
-    p.add_argument("--m", type=int, default=12, help="measurements per mode and process")
-    p.add_argument("--kernels", default=",".join(KERNELS))
-    p.add_argument("--out")
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    return p.parse_args(argv)
+    return _probe.parser(__doc__, KERNELS, procs=4, m=12).parse_args(argv)
 
 
 def rel_spread(values):
@@ -123,16 +116,7 @@ def main(argv):
     args = parse(argv)
     if args.worker:
         return worker(args)
-    procs = []
-    for i in range(args.procs):
-        t0 = time.time()
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker"]
-                           + argv, capture_output=True, text=True)
-        if r.returncode != 0:
-            print("worker %d failed (rc %d): %s" % (i, r.returncode, r.stderr[-2000:]))
-            continue
-        procs.append(json.loads(r.stdout))
-        print("worker %d: %.1f s" % (i, time.time() - t0), flush=True)
+    procs = _probe.run_workers(os.path.abspath(__file__), argv, args.procs)
     report = {"procs": procs}
     for name in args.kernels.split(","):
         print("\n== %s ==" % KERNELS.get(name, name))

@@ -724,12 +724,14 @@ static double placement_median(const double *v, size_t per, uint32_t p, uint32_t
  * for nothing. What sampling does shrink is the noise of each placement's
  * own median, and the centre is near the mean of those medians, whose
  * noise is sqrt(sum of (noise_i m_i)^2) / p over the mean of the m_i.
- * scratch holds n values.
+ * scratch holds n values; medians, when not NULL, gets the p medians m_i.
  */
-static double placements_noise(const double *v, size_t n, uint32_t p, double *scratch)
+static double placements_noise(const double *v, size_t n, uint32_t p, double *scratch,
+			       double *medians)
 {
 	size_t per = n / p;
 	double var = 0, sum = 0;
+	int unknown = 0;
 
 	if (p <= 1) {
 		memcpy(scratch, v, n * sizeof(*v));
@@ -740,12 +742,13 @@ static double placements_noise(const double *v, size_t n, uint32_t p, double *sc
 		double m = placement_median(v, per, p, k, scratch);
 		double e = stats_median_noise_sorted(scratch, per);
 
-		if (!isfinite(e))
-			return INFINITY;
+		if (medians)
+			medians[k] = m;
+		unknown |= !isfinite(e);
 		var += (e * m) * (e * m);
 		sum += m;
 	}
-	return sum > 0 ? sqrt(var) / sum : INFINITY;
+	return sum > 0 && !unknown ? sqrt(var) / sum : INFINITY;
 }
 
 /* The noise of the samples kept so far (placements_noise). */
@@ -759,7 +762,7 @@ static int kept_noise(struct run *r, double *noise, char *err, size_t errlen)
 		 sizeof(*r->kept_copy), err, errlen))
 		return ZLBT_EINVAL;
 	n = kept_samples(r, r->kept_copy, r->kept);
-	*noise = placements_noise(r->kept_copy, n, r->placements, r->sorted);
+	*noise = placements_noise(r->kept_copy, n, r->placements, r->sorted, NULL);
 	return ZLBT_OK;
 }
 
@@ -894,23 +897,15 @@ static int sample(struct run *r, const struct zlbt_request *q,
 }
 
 /*
- * What the placements' own medians say, from n kept samples in whole
- * rounds of p > 1 (sample i is placement i % p): the centre (their mean),
+ * What the p > 1 placements' own medians say: the centre (their mean),
  * their spread ((highest - lowest) / centre) and the placement noise (the
  * relative half-width of the 95% t interval of their mean; zlbtimer.h).
- * scratch holds n values.
  */
-static void describe_placements(const double *v, size_t n, uint32_t p, double *scratch,
-				struct zlbt_result *out)
+static void describe_placements(const double *medians, uint32_t p, struct zlbt_result *out)
 {
-	double medians[ZLBT_MAX_PLACEMENTS];
 	double lo = INFINITY, hi = -INFINITY, sum = 0, ss = 0, mean;
-	size_t per = n / p;
 
-	if (!per)
-		return;
 	for (uint32_t k = 0; k < p; k++) {
-		medians[k] = placement_median(v, per, p, k, scratch);
 		lo = medians[k] < lo ? medians[k] : lo;
 		hi = medians[k] > hi ? medians[k] : hi;
 		sum += medians[k];
@@ -962,14 +957,18 @@ static int report(struct run *r, const struct zlbt_request *q, double wall,
 	out->placements = r->placements;
 	if (r->placements > 1) {
 		double *scratch = malloc(n * sizeof(*scratch));
+		double medians[ZLBT_MAX_PLACEMENTS];
 
 		if (!scratch) {
 			free(v);
 			say(err, errlen, "out of memory for %zu samples", n);
 			return ZLBT_EINVAL;
 		}
-		describe_placements(v, n, r->placements, scratch, out);
-		out->noise = placements_noise(v, n, r->placements, scratch);
+		/* One pass sorts each placement once: its median and its noise. */
+		if (n >= r->placements) {
+			out->noise = placements_noise(v, n, r->placements, scratch, medians);
+			describe_placements(medians, r->placements, out);
+		}
 		free(scratch);
 	}
 	out->total_gpu_ms = gpu;

@@ -6,12 +6,14 @@ import importlib.util
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
 from conftest import FAKECUDA, PYDIR, PYTHON, REPO, STUBS, TIMER_LIB, need_timer
 
 SCRIPT = os.path.join(REPO, "bench", "centre_probe.py")
+sys.path.insert(0, os.path.dirname(SCRIPT))     # its helper, bench/_probe.py
 _spec = importlib.util.spec_from_file_location("centre_probe", SCRIPT)
 cp = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cp)
