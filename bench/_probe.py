@@ -35,3 +35,27 @@ def run_workers(script, argv, procs):
         out.append(json.loads(r.stdout))
         print("worker %d: %.1f s" % (i, time.time() - t0), flush=True)
     return out
+
+
+def engine_env(timer_lib, zlb=None):
+    """Put zlb's engine settings (zlb run --print-engine-env: the stopping
+    rule, the replay target, the warm-up cap, ...) into os.environ where the
+    caller has not set them: the plugins have no defaults of their own.
+    zlb defaults to the one built beside timer_lib."""
+    import os
+
+    zlb = zlb or os.path.join(os.path.dirname(os.path.abspath(timer_lib)), "zlb")
+    out = subprocess.run([zlb, "run", "--print-engine-env"], capture_output=True,
+                         text=True, check=True)
+    for line in out.stdout.splitlines():
+        key, _, value = line.partition("=")
+        if key.startswith("ZLB_"):
+            os.environ.setdefault(key, value)
+
+
+def engine_rule(timer_lib, **changes):
+    """The engine's Rule as zlb run would pass it (engine_env), with changes."""
+    engine_env(timer_lib)
+    from zlbench import timing
+
+    return timing._settings()["rule"].but(**changes)

@@ -67,7 +67,7 @@ def worker(args):
         raise SystemExit(why)
     torch.manual_seed(0)
     dev = torch.device("cuda")
-    rule = _graph.Rule(placements=PLACEMENTS)
+    rule = _probe.engine_rule(args.timer_lib, placements=PLACEMENTS)
 
     def make(name):
         if name == "add_1us":

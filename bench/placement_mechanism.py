@@ -77,7 +77,7 @@ def worker(args):
     lib, why = _graph.timer_lib(os.path.abspath(args.timer_lib))
     if lib is None:
         raise SystemExit(why)
-    rule = _graph.Rule()
+    rule = _probe.engine_rule(args.timer_lib, placements=1)
 
     def capture(fn, k, pool=None):
         """K calls of fn into a kept graph; the data_ptr of every output."""
@@ -117,7 +117,8 @@ def worker(args):
             st, _ = sample([g], n)
             est.append(st["median_ms"] * n)
             _graph.release(g)
-        k = _graph.k_for(_graph.call_cost_ms(est[0], est[1], _graph.PROBE_K))
+        k = _graph.k_for(_graph.call_cost_ms(est[0], est[1], _graph.PROBE_K),
+                         rule.replay_target_ms)
         own, own_info = [], []
         for _ in range(P):
             g, info = capture(fn, k)

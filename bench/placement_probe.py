@@ -58,7 +58,7 @@ def worker(args):
         raise SystemExit(why)
     dev = torch.device("cuda")
     rng = random.Random(os.getpid() ^ time.time_ns())
-    rule = _graph.Rule()
+    rule = _probe.engine_rule(args.timer_lib, placements=1)
     keep = []
 
     def make(name):
@@ -87,7 +87,8 @@ def worker(args):
             st, _, _ = _graph._replay(torch, lib, g, n, 5, 5, 0.0, 2000.0)
             est.append(st["median_ms"] * n)
             _graph.release(g)
-        k = _graph.k_for(_graph.call_cost_ms(est[0], est[1], _graph.PROBE_K))
+        k = _graph.k_for(_graph.call_cost_ms(est[0], est[1], _graph.PROBE_K),
+                         rule.replay_target_ms)
         base = _graph.capture(torch, fn, k)
         keep.append(base)
         sample(base, k)                       # settle first-capture effects

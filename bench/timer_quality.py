@@ -68,8 +68,8 @@ TIMER_LABELS = {
 }
 TIMER_NOTES = {
     "zlbt": "zlbench timing.do_bench -> _graph.measure (warmup=1000, rep=100, median; "
-            "$ZLB_PLACEMENTS placements, default 8; the centre is the mean of their "
-            "medians)",
+            "$ZLB_PLACEMENTS placements, default 1 (zlb's); over several the centre is "
+            "the mean of their medians)",
     "do_bench": "triton.testing.do_bench(warmup=1000, rep=100, median): FlagGems kernel mode",
     "cudagraph": "triton.testing.do_bench_cudagraph(median), default rep=20",
     "cudagraph_fg": "do_bench_cudagraph(rep=100, median): FlagGems cudagraph mode",
@@ -912,6 +912,11 @@ class Worker:
         os.environ.setdefault("ZLB_TIMER", "graph")
         os.environ["ZLB_TIMER"] = "graph"
         os.environ["ZLB_TIMER_LIB"] = os.path.abspath(args.timer_lib)
+        if HERE not in sys.path:
+            sys.path.insert(0, HERE)
+        import _probe
+
+        _probe.engine_env(args.timer_lib)
         import triton
         import triton.testing
 

@@ -18,9 +18,21 @@ def _get(name):
     return v if v not in (None, "") else None
 
 
-def _int(name, default, minimum):
+REQUIRED = object()     # no default: zlb always passes it (run_config_engine_env)
+
+
+def _missing(name):
+    return EnvError("%s is not set: zlb passes every setting that shapes a measurement "
+                    "(zlb run --print-engine-env lists them); run through zlb, or set "
+                    "them all as it prints them" % name)
+
+
+def _int(name, default, minimum, maximum=None):
+    """An integer in [minimum, maximum]; default where unset (REQUIRED: EnvError)."""
     raw = _get(name)
     if raw is None:
+        if default is REQUIRED:
+            raise _missing(name)
         return default
     text = raw.strip()
     try:
@@ -29,13 +41,18 @@ def _int(name, default, minimum):
         raise EnvError("%s=%r is not an integer" % (name, raw)) from None
     if value < minimum:
         raise EnvError("%s=%r must be at least %d" % (name, raw, minimum))
+    if maximum is not None and value > maximum:
+        raise EnvError("%s=%r must be at most %d" % (name, raw, maximum))
     return value
 
 
 def _float(name, default, lo, hi, lo_open=False):
-    """A finite real in [lo, hi] ((lo, hi] with lo_open), or EnvError."""
+    """A finite real in [lo, hi] ((lo, hi] with lo_open), or EnvError;
+    default where unset (REQUIRED: EnvError)."""
     raw = _get(name)
     if raw is None:
+        if default is REQUIRED:
+            raise _missing(name)
         return default
     try:
         value = float(raw.strip())
@@ -90,14 +107,28 @@ def timer_lib():
     return _get("ZLB_TIMER_LIB")
 
 
+# The settings below shape a measurement. Their defaults and ranges live in
+# zlb's option table (src/core/run_config.c); the ranges here are the same,
+# and there is no default: a plugin run without zlb's values refuses.
+
 def direct_repeat():
-    """ZLB_DIRECT_REPEAT: N >= 1 calls of upstream do_bench per direct row."""
-    return _int("ZLB_DIRECT_REPEAT", 1, 1)
+    """ZLB_DIRECT_REPEAT: N (1..1000) calls of upstream do_bench per direct row."""
+    return _int("ZLB_DIRECT_REPEAT", REQUIRED, 1, 1000)
 
 
 def warmup_max_calls():
     """ZLB_WARMUP_MAX_CALLS: the most steady-state warm-up calls before capture."""
-    return _int("ZLB_WARMUP_MAX_CALLS", 200, 1)
+    return _int("ZLB_WARMUP_MAX_CALLS", REQUIRED, 1, 1000000)
+
+
+def replay_target_ms():
+    """ZLB_REPLAY_TARGET_MS: the GPU time one replay's K calls are sized for."""
+    return _float("ZLB_REPLAY_TARGET_MS", REQUIRED, 0.01, 1000.0)
+
+
+def graph_plan():
+    """ZLB_GRAPH_PLAN: the graph_plan.json of a replay run (None otherwise)."""
+    return _get("ZLB_GRAPH_PLAN")
 
 
 def capture_fatal():
@@ -117,34 +148,30 @@ MIN_SAMPLES_MAX = 100000
 
 
 def min_samples():
-    """ZLB_MIN_SAMPLES: at least this many samples per measurement (default 10)."""
-    value = _int("ZLB_MIN_SAMPLES", 10, 1)
-    if value > MIN_SAMPLES_MAX:
-        raise EnvError("ZLB_MIN_SAMPLES=%r must be at most %d"
-                       % (os.environ.get("ZLB_MIN_SAMPLES"), MIN_SAMPLES_MAX))
-    return value
+    """ZLB_MIN_SAMPLES: at least this many samples per measurement."""
+    return _int("ZLB_MIN_SAMPLES", REQUIRED, 1, MIN_SAMPLES_MAX)
 
 
 def noise_target():
     """ZLB_NOISE_TARGET: then sample until the median's relative noise is at
-    most this (default 0.001; 0 turns the target off)."""
-    return _float("ZLB_NOISE_TARGET", 0.001, 0.0, 0.5)
+    most this (0 turns the target off)."""
+    return _float("ZLB_NOISE_TARGET", REQUIRED, 0.0, 0.5)
 
 
 def max_wall_ms():
     """ZLB_MAX_WALL_MS: wall-clock limit of one measurement's sampling, ms
-    (default 2000)."""
-    return _float("ZLB_MAX_WALL_MS", 2000.0, 0.0, 3600e3, lo_open=True)
+    (an integer 1..600000, as zlb's --max-wall)."""
+    return float(_int("ZLB_MAX_WALL_MS", REQUIRED, 1, 600000))
 
 
 L2_MODES = ("hot", "cold")
 
 
 def l2():
-    """ZLB_L2: 'hot' (default) or 'cold' (L2 flushed before each sample)."""
+    """ZLB_L2: 'hot' or 'cold' (L2 flushed before each sample)."""
     raw = _get("ZLB_L2")
     if raw is None:
-        return "hot"
+        raise _missing("ZLB_L2")
     if raw not in L2_MODES:
         raise EnvError("ZLB_L2=%r is neither 'hot' nor 'cold'" % raw)
     return raw
@@ -152,8 +179,8 @@ def l2():
 
 def clock_floor():
     """ZLB_CLOCK_FLOOR: samples below this fraction of the steady SM clock are
-    discarded (default 0.97; 0 turns the clock check off)."""
-    return _float("ZLB_CLOCK_FLOOR", 0.97, 0.0, 1.0)
+    discarded (0 turns the clock check off)."""
+    return _float("ZLB_CLOCK_FLOOR", REQUIRED, 0.0, 1.0)
 
 
 PLACEMENTS_MAX = 64     # ZLBT_MAX_PLACEMENTS
@@ -161,12 +188,8 @@ PLACEMENTS_MAX = 64     # ZLBT_MAX_PLACEMENTS
 
 def placements():
     """ZLB_PLACEMENTS: graphs of the same work, each on its own memory,
-    sampled round-robin per measurement (default 8; 1: one graph)."""
-    value = _int("ZLB_PLACEMENTS", 8, 1)
-    if value > PLACEMENTS_MAX:
-        raise EnvError("ZLB_PLACEMENTS=%r must be at most %d"
-                       % (os.environ.get("ZLB_PLACEMENTS"), PLACEMENTS_MAX))
-    return value
+    sampled round-robin per measurement (1: one graph)."""
+    return _int("ZLB_PLACEMENTS", REQUIRED, 1, PLACEMENTS_MAX)
 
 
 # --- autotune record and replay (protocol §7) -----------------------------------

@@ -1,7 +1,7 @@
 """Graph timing: capture the workload in a CUDA graph (torch), time its
 replays in C (libzlbtimer through ctypes).
 
-    measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, rule=Rule())
+    measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, rule, shape=None)
 
 1. runs fn once eagerly and synchronizes (absorbs autotune and JIT; an
    exception here is the operator's own failure and propagates as it is);
@@ -12,12 +12,15 @@ replays in C (libzlbtimer through ctypes).
    torch.cuda.CUDAGraph(keep_graph=True) on a side stream and has libzlbtimer
    time a few replays of each; the slope between them is the per-call GPU
    time c (a replay's fixed cost, ~3 us on an H200, left out); then captures
-   K calls into one graph, K = ceil(2 ms / c) rounded up to a power of two
+   K calls into one graph, K = ceil(rule.replay_target_ms / c) (zlb's
+   --replay-target, 2 ms by default) rounded up to a power of two
    (at most 4096), so processes with slightly different estimates capture
    the same graph; a few replays of that graph then give the per-call time
    K is settled from (recaptured if it says another K). L2 cold: K = 1
    straight away (only the first call of a replay would start cold), no
-   estimate. Then the same K calls are
+   estimate. A given shape (K and placements from the recording run of a
+   replay, GraphShape) is captured as it is, without estimate. Then the same
+   K calls are
    captured again, rule.placements graphs in all, each with its own
    memory pool and so its own placement of what the work allocates (fewer
    when their memory would not fit, see placements_for), all kept alive
@@ -66,7 +69,6 @@ STOP_REASONS = {1: "rule", 2: "noise", 3: "max_samples", 4: "wall"}
 
 MAX_SAMPLES = 10000
 MAX_K = 4096
-TARGET_REPLAY_MS = 2.0
 PROBE_K = 8
 PROBE_CALLS = 3
 ESTIMATE_SAMPLES = 5
@@ -92,22 +94,31 @@ class CaptureFailure(Exception):
 class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
     ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
-    ZLB_CLOCK_FLOOR and ZLB_PLACEMENTS knobs. The minimum GPU time is the
-    caller's rep."""
+    ZLB_CLOCK_FLOOR, ZLB_PLACEMENTS and ZLB_REPLAY_TARGET_MS knobs. The
+    minimum GPU time is the caller's rep. Every field is given: zlb owns
+    their defaults (its option table), this module has none."""
 
-    def __init__(self, min_samples=10, noise_target=0.001, max_wall_ms=2000.0,
-                 l2="hot", clock_floor=0.97, placements=1):
+    FIELDS = ("min_samples", "noise_target", "max_wall_ms", "l2", "clock_floor",
+              "placements", "replay_target_ms")
+
+    def __init__(self, *, min_samples, noise_target, max_wall_ms, l2, clock_floor,
+                 placements, replay_target_ms):
         self.min_samples = int(min_samples)
         self.noise_target = float(noise_target)
         self.max_wall_ms = float(max_wall_ms)
         self.l2 = l2
         self.clock_floor = float(clock_floor)
         self.placements = int(placements)
+        self.replay_target_ms = float(replay_target_ms)
 
     def as_dict(self):
-        return {"min_samples": self.min_samples, "noise_target": self.noise_target,
-                "max_wall_ms": self.max_wall_ms, "l2": self.l2,
-                "clock_floor": self.clock_floor, "placements": self.placements}
+        return {k: getattr(self, k) for k in self.FIELDS}
+
+    def but(self, **changes):
+        """A copy with the given fields changed."""
+        d = self.as_dict()
+        d.update(changes)
+        return Rule(**d)
 
     def __repr__(self):
         return "Rule(%s)" % ", ".join("%s=%r" % kv for kv in self.as_dict().items())
@@ -557,8 +568,8 @@ def call_cost_ms(t1_ms, tn_ms, n):
     return tn_ms / n
 
 
-def k_for(call_ms):
-    """Calls per replay so that one replay takes at least TARGET_REPLAY_MS.
+def k_for(call_ms, target_ms):
+    """Calls per replay so that one replay takes at least target_ms.
 
     Rounded up to a power of two: processes whose estimates differ by a few
     percent then capture the same graph, which keeps the graph itself from
@@ -566,7 +577,7 @@ def k_for(call_ms):
     """
     if not (call_ms > 0) or not math.isfinite(call_ms):
         return MAX_K
-    k = math.ceil(TARGET_REPLAY_MS / call_ms * (1 - K_SLACK))
+    k = math.ceil(target_ms / call_ms * (1 - K_SLACK))
     k = 1 << max(0, (k - 1).bit_length())
     return max(1, min(MAX_K, k))
 
@@ -649,8 +660,21 @@ class Inspector:
             self.why = "zlbt_graph_info: %s" % e
 
 
+class GraphShape:
+    """The graph a measurement must capture: k calls per replay on
+    placements graphs, as the recording run of a replay measured it (zlb
+    hands them down, ZLB_GRAPH_PLAN), so that A and B time the same graph."""
+
+    def __init__(self, k, placements):
+        self.k = int(k)
+        self.placements = int(placements)
+
+    def __repr__(self):
+        return "GraphShape(k=%d, placements=%d)" % (self.k, self.placements)
+
+
 def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=None,
-            rule=None, ir=None):
+            rule=None, ir=None, shape=None):
     """Time fn by graph replay. Returns a dict: stats (n, the seven statistics
     and the version 2 fields: noise, stop_reason, discarded, clock_mhz,
     clock_min_mhz, l2_flush_bytes, None under a version 1 library), samples,
@@ -661,8 +685,12 @@ def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=No
     ir: IR capture's Capture (zlbench.ir), whose first_call runs step 1 with
     Triton's launch hook on and returns the launches it saw ("launches"; None
     without ir); the hook is off again before the warm-up. A CaptureFailure
-    raised later carries them as .launches."""
-    rule = rule if rule is not None else Rule()
+    raised later carries them as .launches.
+
+    rule is required (Rule). shape: a GraphShape to capture instead of
+    settling K and the placements here."""
+    if rule is None:
+        raise ValueError("measure() needs the rule zlb passed (Rule)")
 
     def call():
         if grad_to_none is not None:
@@ -678,7 +706,8 @@ def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=No
         launches = None
     torch.cuda.synchronize()
     try:
-        m = _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule)
+        m = _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule,
+                          shape)
     except CaptureFailure as cf:
         cf.launches = launches
         raise
@@ -686,7 +715,7 @@ def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=No
     return m
 
 
-def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
+def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, shape=None):
     """Steps 2-5 of measure(), once the first eager call is done."""
     cold = rule.l2 == "cold" and lib.v2
 
@@ -708,7 +737,9 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
     g = None
 
     # 3a. L2 hot: graphs of 1 and PROBE_K calls: what does a call cost on the GPU?
-    if cold:
+    if shape is not None:
+        k = max(1, min(MAX_K, shape.k))
+    elif cold:
         k = 1
     else:
         est = []
@@ -721,7 +752,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
             finally:
                 release(g)
                 g = None
-        k = k_for(call_cost_ms(est[0], est[1], PROBE_K))
+        k = k_for(call_cost_ms(est[0], est[1], PROBE_K), rule.replay_target_ms)
 
     # 3b. K calls per replay on each placement (the first inspected), then
     # sampled round-robin under the rule.
@@ -731,7 +762,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
     graphs = []
     try:
         graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector))
-        if not cold:
+        if not cold and shape is None:
             # K again, from the per-call time of the K-call graph itself: the
             # probes' slope is a rough estimate (event times are quantised),
             # and one process of twelve on an H200 put a 64k add under the
@@ -741,13 +772,18 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule):
             # side of a boundary in every process.
             st, _, _ = _replay(torch, lib, graphs[0], k, ESTIMATE_SAMPLES,
                                ESTIMATE_SAMPLES, 0.0, max_wall)
-            settled = k_for(st["median_ms"])
+            settled = k_for(st["median_ms"], rule.replay_target_ms)
             if settled != k:
                 release(graphs.pop())
                 k = settled
                 graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector))
         asked = rule.placements if lib.v3 else 1
-        if asked > 1:
+        if shape is not None and lib.v3:
+            asked = max(1, shape.placements)
+        if asked > 1 and shape is not None:
+            while len(graphs) < asked:
+                graphs.append(_capture_or_fail(torch, call, k, on_rng))
+        elif asked > 1:
             # What one more placement costs is read on the second: the first
             # capture may reuse blocks the warm-up left cached (on an H200 a
             # 256 MiB softmax output grew the reserved memory by 2 MiB on the

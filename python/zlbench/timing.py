@@ -51,7 +51,8 @@ import sys
 
 import pytest
 
-from . import _env, _graph, _io, _state, _stats
+from .results import shape_text
+from . import _env, _graph, _graph_plan, _io, _state, _stats
 
 NAME = "zlbench.timing"
 RETURN_MODES = ("min", "max", "mean", "median", "all")
@@ -73,8 +74,42 @@ def _settings():
                             noise_target=_env.noise_target(),
                             max_wall_ms=_env.max_wall_ms(), l2=_env.l2(),
                             clock_floor=_env.clock_floor(),
-                            placements=_env.placements()),
+                            placements=_env.placements(),
+                            replay_target_ms=_env.replay_target_ms()),
     }
+
+
+# The replay's graph plan, loaded once per process: path -> Plan.
+_plans = {}
+
+
+def _plan():
+    """The Plan that ZLB_GRAPH_PLAN names, or None (EnvError if unusable)."""
+    path = _env.graph_plan()
+    if path is None:
+        return None
+    if path not in _plans:
+        try:
+            _plans[path] = _graph_plan.load(path)
+        except _graph_plan.PlanError as e:
+            raise _env.EnvError("ZLB_GRAPH_PLAN: %s" % e) from None
+    return _plans[path]
+
+
+def _planned_shape(ctx):
+    """The GraphShape the recording run measured for this call, or None (not
+    a replay, a tuning call, an unknown role, or no entry left: a
+    GRAPH_SHAPE_NOT_REPLAYED event then)."""
+    plan = _plan()
+    if plan is None or ctx["role"] not in ("torch", "gems"):
+        return None
+    shape = plan.take(_state.nodeid, ctx["op_name"], ctx["dtype"], ctx["shape_detail"],
+                      ctx["role"])
+    if shape is None:
+        _io.event("GRAPH_SHAPE_NOT_REPLAYED", op=_op(), op_name=ctx["op_name"],
+                  dtype=ctx["dtype"], role=ctx["role"], shape_detail=ctx["shape_detail"],
+                  nodeid=_state.nodeid, plan=plan.source)
+    return shape
 
 
 def pytest_configure(config):
@@ -82,6 +117,7 @@ def pytest_configure(config):
         return
     try:
         s = _settings()
+        plan = _plan()
     except _env.EnvError as e:
         raise pytest.UsageError("%s: %s" % (NAME, e))
     try:
@@ -98,6 +134,9 @@ def pytest_configure(config):
                    "lib=%s" % (
                        s["max_warm"], len(s["fatal"]), r.min_samples, r.noise_target,
                        r.max_wall_ms, r.l2, r.clock_floor, r.placements, s["lib"]))
+        detail += " replay_target_ms=%g" % r.replay_target_ms
+        if plan is not None:
+            detail += " graph_plan=%d" % plan.size
     _io.plugin(NAME, "ready", detail)
 
 
@@ -236,10 +275,11 @@ def _measure_timed(fn, args, ctx, ir):
                   "min_samples and min time only%s" % (
                       lib.path, lib.abi, ", ZLB_L2=cold is not honoured"
                       if s["rule"].l2 == "cold" else ""))
+    shape = _planned_shape(ctx)
     try:
         m = _graph.measure(torch, lib, fn, args["warmup"], args["rep"],
                            args["grad_to_none"], s["max_warm"], on_rng=_note_rng,
-                           rule=s["rule"], ir=ir)
+                           rule=s["rule"], ir=ir, shape=shape)
     except _graph.CaptureFailure as cf:
         ctx["launches"] = cf.launches
         reason = _reason(cf.error)
@@ -271,6 +311,8 @@ def _measure_timed(fn, args, ctx, ir):
         record.update({"min_samples": rule.min_samples, "min_time_ms": float(args["rep"]),
                        "noise_target": None, "max_wall_ms": rule.max_wall_ms,
                        "clock_floor": None})
+    record["replay_target_ms"] = rule.replay_target_ms
+    record["graph_shape"] = "replayed" if shape is not None else "settled"
     record.update({"calls_per_replay": m["k"], "warmup_calls": m["warmup_calls"],
                    "markers": m["markers"], "samples_ms": samples, "fallback": None})
     _graph_events(m, ctx, warn=lib.v2)
@@ -349,7 +391,7 @@ _STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "std
 _DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz", "l2",
                 "l2_flush_bytes", "graph", "min_samples", "min_time_ms", "noise_target",
                 "max_wall_ms", "clock_floor", "placements", "placement_spread",
-                "placement_noise")
+                "placement_noise", "replay_target_ms", "graph_shape")
 
 
 def _stat_fields(stats):
@@ -440,7 +482,7 @@ def _context():
     Benchmark.run / get_latency frames (best effort; None where unknown).
     The results plugin pairs by order; this only labels events and lets it
     cross-check."""
-    ctx = {"op_name": None, "dtype": None, "role": None}
+    ctx = {"op_name": None, "dtype": None, "role": None, "shape_detail": None}
     try:
         f = sys._getframe(2)
     except ValueError:
@@ -461,6 +503,8 @@ def _context():
                     dtype = loc.get("dtype")
                     ctx["dtype"] = None if dtype is None else str(dtype)
                     metric = loc.get("metric")
+                    if metric is not None and hasattr(metric, "shape_detail"):
+                        ctx["shape_detail"] = shape_text(metric.shape_detail)
                     break
         f = f.f_back
     if bench is None:

@@ -73,6 +73,15 @@ int cmd_run(int argc, char **argv)
 		return rc > 0 ? ZLB_EXIT_OK : ZLB_EXIT_USAGE;
 	}
 	opt_values_release(&raw);
+	if (cfg.print_engine_env) {
+		struct strvec env = STRVEC_INIT;
+		run_config_engine_env(&cfg, &env);
+		for (size_t i = 0; i < env.nr; i++)
+			printf("%s\n", env.v[i]);
+		strvec_clear(&env);
+		run_config_release(&cfg);
+		return ZLB_EXIT_OK;
+	}
 	/* A closed pipe on our stdout must not kill the run (and its children). */
 	signal(SIGPIPE, SIG_IGN);
 

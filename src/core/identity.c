@@ -27,6 +27,9 @@ const char *const identity_caliber_fields[] = {
 	"l2_mode",        /* hot | cold */
 	"clock_floor",    /* throttled-sample gate */
 	"placements",     /* graphs per measurement, each on its own memory */
+	"replay_target_ms", /* GPU time a replay's K calls are sized for */
+	"warmup_max_calls", /* the warm-up budget's cap on calls */
+	"compile_cache",  /* own: the run's Triton cache, in its run directory */
 	"centre",         /* what a graph row's latency is (TIMER_CENTRE) */
 	NULL,
 };

@@ -127,7 +127,8 @@ const struct opt_def run_option_defs[] = {
 	  "graph: graph replay timed by libzlbtimer (per-row fallback to direct); "
 	  "direct: upstream do_bench; auto: graph where the backend supports it", NULL },
 	{ "warmup", NULL, "ZL_WARMUP_MS", "1000", OPT_INT, NULL, 0, 600000, "MS",
-	  "warm-up budget per measurement before capture (ms; at most 200 calls)", NULL },
+	  "warm-up budget per measurement before capture (ms; at most "
+	  "--warmup-max-calls calls)", NULL },
 	/* The stopping rule of a graph-timed measurement: all four are caliber. */
 	{ "min-samples", NULL, "ZL_MIN_SAMPLES", "10", OPT_INT, NULL, 1, 100000, "N",
 	  "stopping rule: at least N samples (replays) per measurement", NULL },
@@ -146,15 +147,33 @@ const struct opt_def run_option_defs[] = {
 	{ "clock-floor", NULL, "ZL_CLOCK_FLOOR", "0.97", OPT_REAL, NULL, 0, 0, "F",
 	  "discard samples taken while the SM clock sat below F x the measurement's "
 	  "steady clock; 0 turns the check off", NULL, 0.0, 1.0 },
-	{ "placements", NULL, "ZL_PLACEMENTS", "8", OPT_INT, NULL, 1, 64, "N",
+	/*
+	 * One graph by default: on an H200, 8 placements sampled round-robin
+	 * read L2-sized kernels up to 8% slow against one graph and against
+	 * do_bench_cudagraph, each placement alone reading as one graph does
+	 * (bench/placement_mechanism.py; issue 12). N > 1 is another caliber.
+	 */
+	{ "placements", NULL, "ZL_PLACEMENTS", "1", OPT_INT, NULL, 1, 64, "N",
 	  "capture each measured graph N times, each on memory of its own, and "
-	  "sample them round-robin: where a small kernel's buffers land moves its "
-	  "time by tenths of a percent; 1: one graph", NULL },
+	  "sample them round-robin (another caliber: alternating graphs reads "
+	  "L2-sized kernels several percent slow); 1: one graph", NULL },
+	/* What a sample is: both are caliber, and the child has no default of its own. */
+	{ "replay-target", NULL, "ZL_REPLAY_TARGET_MS", "2", OPT_REAL, NULL, 0, 0, "MS",
+	  "calls captured per replay: enough for one replay to take MS of GPU time "
+	  "(rounded up to a power of two, at most 4096)", NULL, 0.01, 1000.0 },
+	{ "warmup-max-calls", NULL, "ZL_WARMUP_MAX_CALLS", "200", OPT_INT, NULL, 1, 1000000,
+	  "N", "the warm-up budget (--warmup) runs at most N calls before capture", NULL },
 	{ "seed", NULL, "ZL_SEED", "0", OPT_INT, NULL, 0, 2147483647L, "N",
 	  "seed for random, numpy, torch and the device's generator", NULL },
 	{ "ir", NULL, "ZL_IR", "on", OPT_CHOICE, on_off, 0, 0, "WHEN",
 	  "keep the IR of every kernel variant each shape ran (ttgir/ of the run "
 	  "directory); off skips the compile listener", NULL },
+	{ "keep-compile-cache", NULL, "ZL_KEEP_COMPILE_CACHE", "0", OPT_BOOL, NULL, 0, 0, NULL,
+	  "keep the run's own Triton cache (<run dir>/triton_cache) instead of "
+	  "dropping it at the end", NULL },
+	{ "print-engine-env", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "print the engine's settings as the child would get them (ZLB_*=value "
+	  "lines, after every option and variable) and exit", NULL },
 	{ "python", NULL, "ZLB_PYTHON", "python3", OPT_STRING, NULL, 0, 0, "PROG",
 	  "Python interpreter that has torch, triton and pytest", NULL },
 	{ "runs-dir", NULL, "ZLB_RUNS_DIR", "runs", OPT_STRING, NULL, 0, 0, "DIR",
@@ -263,6 +282,8 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	cfg->noise_target = xstrdup(opt_get(run_option_defs, raw, "noise-target"));
 	cfg->clock_floor = xstrdup(opt_get(run_option_defs, raw, "clock-floor"));
 	cfg->placements = int_opt(raw, "placements");
+	cfg->replay_target_ms = xstrdup(opt_get(run_option_defs, raw, "replay-target"));
+	cfg->warmup_max_calls = int_opt(raw, "warmup-max-calls");
 	cfg->l2_mode = dup_opt(raw, "l2");
 	cfg->ir = !strcmp(opt_get(run_option_defs, raw, "ir"), "on");
 	cfg->seed = int_opt(raw, "seed");
@@ -270,6 +291,8 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	cfg->runs_dir = dup_opt(raw, "runs-dir");
 	cfg->run_dir = dup_opt(raw, "run-dir");
 	cfg->interrupt_grace_ms = int_opt(raw, "interrupt-grace");
+	cfg->print_engine_env = bool_opt(raw, "print-engine-env");
+	cfg->keep_compile_cache = bool_opt(raw, "keep-compile-cache");
 
 	/*
 	 * An operator and a test node both say what to run. A flag beats an
@@ -306,6 +329,26 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	return 0;
 }
 
+static void env_set_int(struct strvec *env, const char *key, int value)
+{
+	char *v = xstrfmt("%d", value);
+	env_set(env, key, v);
+	free(v);
+}
+
+void run_config_engine_env(const struct run_config *cfg, struct strvec *env)
+{
+	env_set_int(env, "ZLB_DIRECT_REPEAT", cfg->direct_repeat);
+	env_set_int(env, "ZLB_MIN_SAMPLES", cfg->min_samples);
+	env_set_int(env, "ZLB_MAX_WALL_MS", cfg->max_wall_ms);
+	env_set(env, "ZLB_NOISE_TARGET", cfg->noise_target);
+	env_set(env, "ZLB_L2", cfg->l2_mode);
+	env_set(env, "ZLB_CLOCK_FLOOR", cfg->clock_floor);
+	env_set_int(env, "ZLB_PLACEMENTS", cfg->placements);
+	env_set(env, "ZLB_REPLAY_TARGET_MS", cfg->replay_target_ms);
+	env_set_int(env, "ZLB_WARMUP_MAX_CALLS", cfg->warmup_max_calls);
+}
+
 void run_config_release(struct run_config *cfg)
 {
 	free(cfg->op);
@@ -323,6 +366,7 @@ void run_config_release(struct run_config *cfg)
 	free(cfg->timer);
 	free(cfg->noise_target);
 	free(cfg->clock_floor);
+	free(cfg->replay_target_ms);
 	free(cfg->l2_mode);
 	free(cfg->python);
 	free(cfg->runs_dir);

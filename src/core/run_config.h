@@ -41,6 +41,8 @@ struct run_config {
 	char *l2_mode;          /* hot | cold */
 	char *clock_floor;      /* discard samples below this fraction of the steady clock */
 	int placements;         /* graphs per measurement, each on its own memory */
+	char *replay_target_ms; /* GPU time one replay is sized for, as given */
+	int warmup_max_calls;   /* the warm-up budget's cap on calls */
 	int ir;                 /* capture IR (compile listener + launch attribution) */
 	int seed;
 	char *python;
@@ -53,6 +55,8 @@ struct run_config {
 	char *run_dir;
 	int interrupt_grace_ms; /* after an interrupt: SIGINT, this, SIGTERM, this, SIGKILL */
 	int op_given;           /* op came from the command line or OP */
+	int keep_compile_cache; /* keep <run dir>/triton_cache after the run */
+	int print_engine_env;   /* --print-engine-env: say run_config_engine_env, run nothing */
 };
 
 /*
@@ -62,5 +66,12 @@ struct run_config {
 int run_config_parse(struct run_config *cfg, int argc, char **argv,
 		     char *const *envp, struct opt_values *raw);
 void run_config_release(struct run_config *cfg);
+
+/*
+ * Set in env the ZLB_* variables that shape a measurement (stopping rule,
+ * what a sample is, warm-up cap, direct repeat), from cfg. The plugins
+ * have no defaults of their own for these: this is their one source.
+ */
+void run_config_engine_env(const struct run_config *cfg, struct strvec *env);
 
 #endif

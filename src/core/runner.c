@@ -10,6 +10,7 @@
 #include "exit_codes.h"
 #include "fingerprint.h"
 #include "gitinfo.h"
+#include "graph_plan.h"
 #include "identity.h"
 #include "ir_layout.h"
 #include "jsonfile.h"
@@ -70,20 +71,9 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 		char *v = xstrfmt("%d", cfg->seed);
 		env_set(env, "ZLB_SEED", v);
 		free(v);
-		v = xstrfmt("%d", cfg->direct_repeat);
-		env_set(env, "ZLB_DIRECT_REPEAT", v);
-		free(v);
 	}
 	env_set(env, "ZLB_TIMER", pf->timer);
-	{
-		char *v = xstrfmt("%d", cfg->min_samples);
-		env_set(env, "ZLB_MIN_SAMPLES", v);
-		free(v);
-		v = xstrfmt("%d", cfg->max_wall_ms);
-		env_set(env, "ZLB_MAX_WALL_MS", v);
-		free(v);
-	}
-	env_set(env, "ZLB_NOISE_TARGET", cfg->noise_target);
+	run_config_engine_env(cfg, env);
 	env_set(env, "ZLB_IR", cfg->ir ? "1" : "0");
 	env_set(env, "ZLB_BACKEND", pf->backend->name);
 	env_set(env, "ZLB_USE_FLAGTUNE", cfg->use_flagtune ? "1" : "0");
@@ -92,13 +82,6 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 		env_set(env, "ZLB_REPLAY_FROM", pf->replay_from);
 	else
 		env_unset(env, "ZLB_REPLAY_FROM");
-	env_set(env, "ZLB_L2", cfg->l2_mode);
-	env_set(env, "ZLB_CLOCK_FLOOR", cfg->clock_floor);
-	{
-		char *v = xstrfmt("%d", cfg->placements);
-		env_set(env, "ZLB_PLACEMENTS", v);
-		free(v);
-	}
 	if (pf->timer_lib)
 		env_set(env, "ZLB_TIMER_LIB", pf->timer_lib);
 	for (const char *const *f = pf->backend->capture_fatal_texts; f && *f; f++)
@@ -176,6 +159,10 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 	json_object_set_new(cal, "l2_mode", json_string(cfg->l2_mode));
 	json_object_set_new(cal, "clock_floor", json_real(strtod(cfg->clock_floor, NULL)));
 	json_object_set_new(cal, "placements", json_integer(cfg->placements));
+	json_object_set_new(cal, "replay_target_ms", json_real(strtod(cfg->replay_target_ms, NULL)));
+	json_object_set_new(cal, "warmup_max_calls", json_integer(cfg->warmup_max_calls));
+	/* Every run compiles into a cache of its own (runner_run). */
+	json_object_set_new(cal, "compile_cache", json_string("own"));
 	/* What the reported latency is (docs/protocol.md section 5). */
 	json_object_set_new(cal, "centre", json_string(TIMER_CENTRE));
 
@@ -526,6 +513,8 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	struct child c = { 0 };
 	struct run_tally ta;
 	char *shape_archive = NULL, *log_path = NULL, *isolated = NULL, *tuner = NULL;
+	char *compile_cache = NULL, *graph_plan = NULL;
+	size_t planned = 0;
 	json_t *id = NULL;
 	double pytest_start;
 	int ret = -1;
@@ -555,11 +544,34 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 		if (mkdir_p(isolated, 0755))
 			goto done;
 	}
+	/*
+	 * Triton compiles into the run's own cache: a compiler switch outside
+	 * Triton's cache key must not let B load A's binaries (seeds' README).
+	 */
+	compile_cache = path_join(out->run_dir, COMPILE_CACHE_DIR);
+	if (mkdir_p(compile_cache, 0755))
+		goto done;
+	if (pf->replay_from && graph_plan_write(pf->replay_from, out->run_dir, &graph_plan,
+						&planned))
+		goto done;
 	plan_plugins(&plan, &plugins);
 	build_env(cfg, pf, envp, out->run_dir, shape_archive, isolated, &env);
+	env_set(&env, "TRITON_CACHE_DIR", compile_cache);
+	if (graph_plan)
+		env_set(&env, "ZLB_GRAPH_PLAN", graph_plan);
+	else
+		env_unset(&env, "ZLB_GRAPH_PLAN");
 	build_argv(cfg, pf, shape_archive, &plugins, &child_argv);
 	tuner = tuner_cache_caliber(cfg, &env, isolated);
 	id = initial_identity(cfg, pf, out->run_dir, tuner, &plugins, &child_argv, argc, argv);
+	{
+		json_t *prov = identity_section(id, "provenance");
+		json_object_set_new(prov, "compile_cache_dir", json_string(compile_cache));
+		json_object_set_new(prov, "compile_cache_kept",
+				    json_boolean(cfg->keep_compile_cache));
+		json_object_set_new(prov, "graph_plan", graph_plan ? json_integer((json_int_t)planned)
+								   : json_null());
+	}
 	if (identity_write(out->run_dir, id))
 		goto done;
 
@@ -632,6 +644,8 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 done:
 	if (isolated && remove_tree(isolated))
 		warning("could not remove the isolated tuner cache %s", isolated);
+	if (compile_cache && !cfg->keep_compile_cache && remove_tree(compile_cache))
+		warning("could not remove the run's Triton cache %s", compile_cache);
 	tee_close(&tee);
 	interrupts_restore();
 	json_decref(id);
@@ -641,6 +655,8 @@ done:
 	free(shape_archive);
 	free(log_path);
 	free(isolated);
+	free(compile_cache);
+	free(graph_plan);
 	free(tuner);
 	return ret;
 }

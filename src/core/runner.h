@@ -10,6 +10,10 @@
 #include "preflight.h"
 #include "run_config.h"
 
+/* The run's own Triton cache (TRITON_CACHE_DIR), dropped at the end unless
+ * --keep-compile-cache. */
+#define COMPILE_CACHE_DIR "triton_cache"
+
 struct run_outcome {
 	char *run_dir;          /* absolute; NULL if none was claimed */
 	int exit_code;          /* enum zlb_exit or 128+N */

@@ -61,8 +61,11 @@ def test_default_run_measures_softmax_on_builtin_shapes(zlb):
     # The stopping rule, L2 mode and clock gate are caliber too.
     assert (cal["min_samples"], cal["min_time_ms"], cal["noise_target"], cal["max_wall_ms"],
             cal["l2_mode"], cal["clock_floor"]) == (10, 5, 0.001, 2000, "hot", 0.97)
-    # So are the placements and what the latency is made of.
-    assert cal["placements"] == 8 and cal["centre"] == "mean_of_placement_medians"
+    # So are the placements (one graph by default), what the latency is made
+    # of, what a sample is, the warm-up cap and the run's own compile cache.
+    assert cal["placements"] == 1 and cal["centre"] == "mean_of_placement_medians"
+    assert (cal["replay_target_ms"], cal["warmup_max_calls"]) == (2.0, 200)
+    assert cal["compile_cache"] == "own"
     prov = ident["provenance"]
     assert prov["gpu_uuid"].startswith("GPU-facec0da")
     assert prov["command_line"][:2] == ["run", "--dtypes"]
@@ -171,6 +174,58 @@ def test_stopping_rule_options_reach_the_plugin_and_the_identity(zlb):
             cal["clock_floor"]) == (25, 0.0, 700, "cold", 0.0)
     for row in r.rows():
         assert row["gems"]["n"] >= 25
+
+
+def test_replay_target_and_warmup_cap_reach_the_plugin_and_the_identity(zlb):
+    r = zlb.run("softmax", "--dtypes", "float16", "--replay-target", "0.5",
+                "--warmup-max-calls", "7")
+    assert r.rc == 0, r
+    cal = r.identity()["caliber"]
+    assert (cal["replay_target_ms"], cal["warmup_max_calls"]) == (0.5, 7)
+    for row in r.rows():
+        for side in ("torch", "gems"):
+            assert row[side]["replay_target_ms"] == 0.5
+            assert row[side]["warmup_calls"] <= 7
+    # A value outside zlb's range is refused before anything starts.
+    bad = zlb.run("softmax", "--replay-target", "0")
+    assert bad.rc == 2 and "replay-target" in bad.err and len(bad.run_dirs) == 1
+
+
+def test_print_engine_env_is_what_the_child_gets(zlb):
+    r = zlb.run("--print-engine-env", "--placements", "3", env={"ZL_WARMUP_MAX_CALLS": "9"})
+    assert r.rc == 0 and not r.run_dirs
+    env = dict(line.split("=", 1) for line in r.out.splitlines())
+    assert env["ZLB_PLACEMENTS"] == "3" and env["ZLB_WARMUP_MAX_CALLS"] == "9"
+    assert env["ZLB_REPLAY_TARGET_MS"] == "2" and env["ZLB_MIN_SAMPLES"] == "10"
+
+
+def _cache_files(d):
+    return sorted(p.name for p in (d / "triton_cache").rglob("__grp__*.json"))
+
+
+def test_each_run_compiles_into_its_own_triton_cache(zlb):
+    # Kept on request: the run's Triton kernels were compiled there, not in
+    # the user's cache, and a second run compiles again into its own.
+    runs = []
+    for _ in range(2):
+        seen = set(zlb.runs.iterdir()) if zlb.runs.exists() else set()
+        r = zlb.run("softmax", "--dtypes", "float16", "--keep-compile-cache",
+                    env={"TRITON_CACHE_DIR": str(zlb.cwd / "user_cache")})
+        assert r.rc == 0, r
+        (d,) = set(r.run_dirs) - seen
+        runs.append(d)
+        prov = r.identity(d)["provenance"]
+        assert prov["compile_cache_dir"] == str(d / "triton_cache")
+        assert prov["compile_cache_kept"] is True
+    a, b = runs
+    assert _cache_files(a) and _cache_files(a) == _cache_files(b)
+    assert not (zlb.cwd / "user_cache").exists()
+    # By default it is dropped with the run; the caliber says it was the run's own.
+    seen = set(r.run_dirs)
+    r = zlb.run("softmax", "--dtypes", "float16")
+    (d,) = set(r.run_dirs) - seen
+    assert r.rc == 0 and not (d / "triton_cache").exists()
+    assert r.identity(d)["caliber"]["compile_cache"] == "own"
 
 
 def test_device_state_at_start_and_end_and_a_shared_card(zlb):
@@ -453,6 +508,36 @@ def test_record_then_replay_reproduces_the_configs(zlb):
     c = zlb.run("tuned_rowsum", "--shape-mode", "upstream", "--replay-from", str(b_dir))
     preflight(c, "replay_dir")
     assert "not a recording run" in c.err
+
+
+def _shapes(run, d):
+    return [(row["shape_detail"], side, row[side]["calls_per_replay"], row[side]["placements"],
+             row[side].get("graph_shape")) for row in run.rows(d) for side in ("torch", "gems")]
+
+
+def test_a_replay_captures_the_recordings_graphs(zlb):
+    # A sizes its replays for 0.5 ms on 2 placements; B, left to itself,
+    # would size them for 2 ms on 1 graph (the control run shows it), but a
+    # replay of A captures A's K and placements, row by row.
+    a = zlb.run("softmax", "--dtypes", "float16", "--replay-target", "0.5",
+                "--placements", "2")
+    assert a.rc == 0, a
+    a_dir = a.run_dir
+    own = zlb.run("softmax", "--dtypes", "float16")
+    own_dir = [d for d in own.run_dirs if d != a_dir][0]
+    b = zlb.run("softmax", "--dtypes", "float16", "--replay-from", str(a_dir))
+    assert b.rc == 0, b
+    b_dir = [d for d in b.run_dirs if d not in (a_dir, own_dir)][0]
+    ka = [x[:4] for x in _shapes(a, a_dir)]
+    assert [x[:4] for x in _shapes(own, own_dir)] != ka
+    assert [x[:4] for x in _shapes(b, b_dir)] == ka
+    assert {x[4] for x in _shapes(b, b_dir)} == {"replayed"}
+    assert {x[4] for x in _shapes(a, a_dir)} == {"settled"}
+    plan = json.loads((b_dir / "graph_plan.json").read_text())
+    assert plan["schema_version"] == 1 and plan["kind"] == "graph_plan"
+    assert plan["replay_from"] == str(a_dir) and len(plan["measurements"]) == len(ka)
+    assert b.identity(b_dir)["provenance"]["graph_plan"] == len(ka)
+    assert not [e for e in b.events(b_dir) if e.get("event") == "GRAPH_SHAPE_NOT_REPLAYED"]
 
 
 # ---- ZLB_PYTHON_PROBED: a probe handed down by the parent (zlb batch) ------------

@@ -33,6 +33,19 @@ FAKECUDA = os.environ.get("ZLB_FAKECUDA") or None
 TIMER_LIB = os.path.abspath(TIMER_LIB) if TIMER_LIB else None
 FAKECUDA = os.path.abspath(FAKECUDA) if FAKECUDA else None
 
+
+def _engine_env():
+    """The ZLB_* settings zlb passes every child (zlb run --print-engine-env):
+    the plugins have no defaults of their own, so each test starts with
+    zlb's."""
+    zlb = os.environ.get("ZLB_BIN") or os.path.join(REPO, "build", "zlb")
+    out = subprocess.run([zlb, "run", "--print-engine-env"], capture_output=True,
+                         text=True, check=True, env={"PATH": os.environ.get("PATH", "")})
+    return dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
+
+
+ENGINE_ENV = _engine_env()
+
 FATAL_TEXTS = "\n".join([
     "an illegal memory access was encountered",
     "an illegal instruction was encountered",
@@ -83,6 +96,8 @@ def clean_state(monkeypatch):
     for k in list(os.environ):
         if k.startswith("ZLB_") or k.startswith("FAKE_") or k.startswith("STUB_TORCH"):
             monkeypatch.delenv(k)
+    for k, v in ENGINE_ENV.items():
+        monkeypatch.setenv(k, v)
     from zlbench import _io, _state
 
     _state.reset_pending()
@@ -145,6 +160,7 @@ def stub_torch():
 def subprocess_env(extra=None, tree=FAKE):
     env = {k: v for k, v in os.environ.items()
            if not (k.startswith("ZLB_") or k.startswith("FAKE_"))}
+    env.update(ENGINE_ENV)
     env["PYTHONPATH"] = os.pathsep.join([PYDIR, STUBS, os.path.join(tree, "src")])
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"

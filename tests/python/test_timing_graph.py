@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from conftest import FAKECUDA, FATAL_TEXTS, PYDIR, PYTHON, STUBS, TIMER_LIB, events, \
+from conftest import ENGINE_ENV, FAKECUDA, FATAL_TEXTS, PYDIR, PYTHON, STUBS, TIMER_LIB, events, \
     need_timer
 
 from zlbench import _graph, _stats, _state, timing
@@ -339,7 +339,7 @@ def test_no_device_every_row_falls_back(tmp_path):
     """)
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": PYDIR + os.pathsep + STUBS,
            "ZLB_RUN_DIR": str(tmp_path), "ZLB_TIMER": "graph", "ZLB_TIMER_LIB": TIMER_LIB,
-           "ZLB_LIBCUDA": FAKECUDA, "FAKE_CUDA_DEVICES": "0"}
+           "ZLB_LIBCUDA": FAKECUDA, "FAKE_CUDA_DEVICES": "0", **ENGINE_ENV}
     r = subprocess.run([PYTHON, "-c", script], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "VALUE 0.055" in r.stdout

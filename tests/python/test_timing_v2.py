@@ -18,7 +18,7 @@ import textwrap
 
 import pytest
 
-from conftest import FAKECUDA, PYDIR, PYTHON, STUBS, TIMER_LIB, events, need_timer, \
+from conftest import ENGINE_ENV, FAKECUDA, PYDIR, PYTHON, STUBS, TIMER_LIB, events, need_timer, \
     subprocess_env
 
 from zlbench import _env, _graph, _stats, _state, timing
@@ -28,20 +28,36 @@ SPY_PATH = "/spy/libzlbtimer.so"
 
 # --- the environment -----------------------------------------------------------------
 
-def test_knob_defaults():
-    assert _env.min_samples() == 10
-    assert _env.noise_target() == 0.001
-    assert _env.max_wall_ms() == 2000.0
-    assert _env.l2() == "hot"
-    assert _env.clock_floor() == 0.97
-    assert _env.placements() == 8
+ENGINE_KNOBS = ("ZLB_DIRECT_REPEAT", "ZLB_MIN_SAMPLES", "ZLB_NOISE_TARGET", "ZLB_MAX_WALL_MS",
+                "ZLB_L2", "ZLB_CLOCK_FLOOR", "ZLB_PLACEMENTS", "ZLB_REPLAY_TARGET_MS",
+                "ZLB_WARMUP_MAX_CALLS")
+
+
+def test_knobs_come_from_zlb():
+    # zlb's option table is the one source: what it prints is what the
+    # plugins read, and one graph is the default (issue 12).
+    from conftest import ENGINE_ENV
+    assert set(ENGINE_ENV) == set(ENGINE_KNOBS)
+    s = timing._settings()
+    r = s["rule"]
+    assert (r.min_samples, r.noise_target, r.max_wall_ms, r.l2, r.clock_floor,
+            r.placements, r.replay_target_ms) == (10, 0.001, 2000.0, "hot", 0.97, 1, 2.0)
+    assert (s["repeat"], s["max_warm"]) == (1, 200)
+
+
+@pytest.mark.parametrize("name", ENGINE_KNOBS)
+def test_a_knob_zlb_did_not_pass_is_refused(monkeypatch, name):
+    monkeypatch.delenv(name)
+    with pytest.raises(_env.EnvError, match="%s is not set: zlb passes" % name):
+        timing._settings()
 
 
 @pytest.mark.parametrize("name,raw,want", [
     ("ZLB_MIN_SAMPLES", "25", 25), ("ZLB_MIN_SAMPLES", " 1 ", 1),
     ("ZLB_NOISE_TARGET", "0", 0.0), ("ZLB_NOISE_TARGET", "0.0005", 0.0005),
     ("ZLB_NOISE_TARGET", "0.5", 0.5),
-    ("ZLB_MAX_WALL_MS", "700", 700.0), ("ZLB_MAX_WALL_MS", "2.5", 2.5),
+    ("ZLB_MAX_WALL_MS", "700", 700.0), ("ZLB_MAX_WALL_MS", "600000", 600000.0),
+    ("ZLB_REPLAY_TARGET_MS", "0.5", 0.5), ("ZLB_WARMUP_MAX_CALLS", "7", 7),
     ("ZLB_L2", "cold", "cold"), ("ZLB_L2", "hot", "hot"),
     ("ZLB_CLOCK_FLOOR", "0", 0.0), ("ZLB_CLOCK_FLOOR", "1", 1.0),
     ("ZLB_CLOCK_FLOOR", "0.9", 0.9),
@@ -51,7 +67,9 @@ def test_knob_values(monkeypatch, name, raw, want):
     monkeypatch.setenv(name, raw)
     fn = {"ZLB_MIN_SAMPLES": _env.min_samples, "ZLB_NOISE_TARGET": _env.noise_target,
           "ZLB_MAX_WALL_MS": _env.max_wall_ms, "ZLB_L2": _env.l2,
-          "ZLB_CLOCK_FLOOR": _env.clock_floor, "ZLB_PLACEMENTS": _env.placements}[name]
+          "ZLB_CLOCK_FLOOR": _env.clock_floor, "ZLB_PLACEMENTS": _env.placements,
+          "ZLB_REPLAY_TARGET_MS": _env.replay_target_ms,
+          "ZLB_WARMUP_MAX_CALLS": _env.warmup_max_calls}[name]
     assert fn() == want
 
 
@@ -61,8 +79,12 @@ def test_knob_values(monkeypatch, name, raw, want):
     ("ZLB_MIN_SAMPLES", "100001", "at most 100000"),
     ("ZLB_NOISE_TARGET", "lots", "not a number"), ("ZLB_NOISE_TARGET", "-0.1", "outside"),
     ("ZLB_NOISE_TARGET", "0.9", "outside"), ("ZLB_NOISE_TARGET", "nan", "not a finite"),
-    ("ZLB_MAX_WALL_MS", "0", "outside"), ("ZLB_MAX_WALL_MS", "-5", "outside"),
-    ("ZLB_MAX_WALL_MS", "inf", "not a finite"), ("ZLB_MAX_WALL_MS", "2s", "not a number"),
+    # The ranges are zlb's (--max-wall: an integer 1..600000).
+    ("ZLB_MAX_WALL_MS", "0", "at least 1"), ("ZLB_MAX_WALL_MS", "-5", "at least 1"),
+    ("ZLB_MAX_WALL_MS", "600001", "at most 600000"),
+    ("ZLB_MAX_WALL_MS", "2.5", "not an integer"), ("ZLB_MAX_WALL_MS", "2s", "not an integer"),
+    ("ZLB_REPLAY_TARGET_MS", "0", "outside"), ("ZLB_REPLAY_TARGET_MS", "1e9", "outside"),
+    ("ZLB_WARMUP_MAX_CALLS", "0", "at least 1"), ("ZLB_DIRECT_REPEAT", "1001", "at most 1000"),
     ("ZLB_L2", "warm", "neither 'hot' nor 'cold'"), ("ZLB_L2", "COLD", "neither"),
     ("ZLB_CLOCK_FLOOR", "1.5", "outside"), ("ZLB_CLOCK_FLOOR", "-1", "outside"),
     ("ZLB_CLOCK_FLOOR", "97%", "not a number"),
@@ -99,7 +121,7 @@ def test_plugin_event_states_the_rule(run_dir, monkeypatch):
     (ev,) = [e for e in events(run_dir, "PLUGIN") if e["name"] == "zlbench.timing"]
     assert ev["status"] == "ready"
     for part in ("min_samples=30", "noise_target=0.001", "max_wall_ms=2000", "l2=cold",
-                 "clock_floor=0.97", "placements=8"):
+                 "clock_floor=0.97", "placements=1", "replay_target_ms=2"):
         assert part in ev["detail"]
 
 
@@ -504,10 +526,10 @@ def real(monkeypatch, run_dir, stub_torch):
 
 def test_real_default_rule(real, stub_torch):
     # K = 512 calls of 5 us: 2.56 ms per replay (float32 elapsed time: 1e-7 off),
-    # so rep=40 ms takes 16 samples, more than min_samples; the noise target
-    # is only judged from 6 samples per placement on: 48.
+    # so rep=40 ms takes 16 samples, more than min_samples, on one graph.
     value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=40)
-    assert value == pytest.approx(0.005, rel=1e-6) and rec["n"] == 48
+    assert value == pytest.approx(0.005, rel=1e-6) and rec["n"] == 16
+    assert rec["placements"] == 1
     assert rec["calls_per_replay"] == 512
     assert rec["noise"] == 0.0 and rec["stop_reason"] == "noise"
     assert rec["discarded"] == 0 and rec["l2"] == "hot" and rec["l2_flush_bytes"] == 0
@@ -515,6 +537,7 @@ def test_real_default_rule(real, stub_torch):
 
 
 def test_real_noise_target_off_is_the_version_1_rule(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENTS", "8")
     monkeypatch.setenv("ZLB_NOISE_TARGET", "0")
     monkeypatch.setenv("ZLB_MIN_SAMPLES", "25")
     _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=1)
@@ -535,6 +558,7 @@ def test_real_noise_target_keeps_sampling(real, stub_torch, monkeypatch):
 
 
 def test_real_noise_target_with_placements_is_per_placement(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENTS", "8")
     monkeypatch.setenv("FAKE_CUDA_NOISE_PPM", "20000")
     monkeypatch.setenv("ZLB_NOISE_TARGET", "0.002")
     _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=1)
@@ -566,11 +590,12 @@ def test_real_cold_l2(real, stub_torch, monkeypatch):
     assert value == pytest.approx(0.005, rel=1e-6)
     assert rec["calls_per_replay"] == 1 and rec["l2"] == "cold"
     assert rec["l2_flush_bytes"] == 60 << 20
-    assert op.captured_calls == 8 and rec["placements"] == 8   # one call per placement
+    assert op.captured_calls == 1 and rec["placements"] == 1   # one graph of one call
     assert real.fake_cuda_memset_count() - before >= rec["n"]
 
 
-def test_real_placements_default(real, stub_torch):
+def test_real_eight_placements(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENTS", "8")
     op = stub_torch._stub.make_op("op", cost_ns=5000)
     value, rec = measure(op, rep=40)
     assert value == pytest.approx(0.005, rel=1e-6)
@@ -600,9 +625,10 @@ def scatter_placements(stub, extra_ns, which):
     return body, seen
 
 
-def test_real_placements_are_sampled_alike(real, stub_torch):
+def test_real_placements_are_sampled_alike(real, stub_torch, monkeypatch):
     """Placements that differ (here: every other captured graph costs 2% more
     per call) each weigh the same in the centre, and the spread says so."""
+    monkeypatch.setenv("ZLB_PLACEMENTS", "8")
     stub = stub_torch._stub
     body, seen = scatter_placements(stub, 100, lambda i: i % 2)
     op = stub.make_op("op", cost_ns=5000, body=body)
@@ -625,6 +651,7 @@ def test_real_placements_are_sampled_alike(real, stub_torch):
 def test_real_a_version_3_library_reports_the_pooled_median(real, stub_torch, monkeypatch):
     """Before ABI 4 there is no centre of the placements and no placement
     noise: the pooled median is the value."""
+    monkeypatch.setenv("ZLB_PLACEMENTS", "8")
     monkeypatch.setitem(_graph._libs, TIMER_LIB, (_graph.TimerLib(TIMER_LIB, max_abi=3), None))
     stub = stub_torch._stub
     body, seen = scatter_placements(stub, 100, lambda i: i < 5)
@@ -651,6 +678,7 @@ def test_real_one_placement(real, stub_torch, monkeypatch):
 def test_real_placements_capped_by_their_memory(real, stub_torch, monkeypatch, pool_mib,
                                                 want, captures):
     """Each live graph holds pool_mib of reserved memory, as a private pool would."""
+    monkeypatch.setenv("ZLB_PLACEMENTS", "8")
     stub = stub_torch._stub
     monkeypatch.setattr(stub_torch.cuda, "memory_reserved",
                         lambda *a: stub.live_graphs * (pool_mib << 20), raising=False)
@@ -750,6 +778,7 @@ def _measure_in_child(tmp_path, env_extra, rep=1):
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": PYDIR + os.pathsep + STUBS,
            "ZLB_TIMER": "graph", "ZLB_TIMER_LIB": TIMER_LIB, "ZLB_LIBCUDA": FAKECUDA,
            "ZLB_LIBNVML": _fake_nvml()}
+    env.update(ENGINE_ENV)
     env.update(env_extra)
     r = subprocess.run([PYTHON, "-c", script], env=env, capture_output=True, text=True,
                        cwd=str(tmp_path), timeout=120)
