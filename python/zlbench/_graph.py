@@ -27,7 +27,10 @@ replays in C (libzlbtimer through ctypes).
    until sampled; a library older than ABI 3 gets one;
 4. counts the measured graph's nodes by type (zlbt_graph_info on
    raw_cuda_graph(), after capture and before instantiation): memcpy and
-   memset nodes are another caliber (copy engine) and become markers;
+   memset nodes are another caliber (copy engine) and become markers, and a
+   graph without a kernel node (a view such as torch.conj captures nothing;
+   a copy captures only copy-engine nodes) measures no kernel at all:
+   GRAPH_NO_KERNELS;
 5. has libzlbtimer sample the placements round-robin under the rule: at least
    min_samples samples and rep_ms of GPU time, then until the median's
    relative noise is at most noise_target, never more than max_wall_ms of
@@ -78,6 +81,7 @@ K_SLACK = 1e-6
 
 MEMCPY_MARKER = "GRAPH_MEMCPY_NODES"
 MEMSET_MARKER = "GRAPH_MEMSET_NODES"
+NO_KERNELS_MARKER = "GRAPH_NO_KERNELS"
 GRAPH_KEYS = ("kernels", "memcpys", "memsets", "others")
 
 
@@ -627,7 +631,9 @@ def warmup_calls_for(warmup_ms, per_call_ms, max_warm):
 
 
 def graph_markers(counts):
-    """The caliber markers a measured graph's node counts call for."""
+    """The caliber markers a measured graph's node counts call for: copy-engine
+    nodes, and no kernel node at all (its replays time the launch alone, or
+    copies: not a measurement of the operator)."""
     if not counts:
         return []
     out = []
@@ -635,6 +641,8 @@ def graph_markers(counts):
         out.append(MEMCPY_MARKER)
     if counts.get("memsets"):
         out.append(MEMSET_MARKER)
+    if not counts.get("kernels"):
+        out.append(NO_KERNELS_MARKER)
     return out
 
 

@@ -34,7 +34,11 @@ ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2 and ZLB_CLOCK_FLOOR
 holding memcpy (memset) nodes times the copy engine, another caliber: the
 measurement gets the marker GRAPH_MEMCPY_NODES (GRAPH_MEMSET_NODES), an event
 of that name, and, but for tuning calls, a line
-`GRAPH_MEMCPY_NODES count=<n> role=<r>` on stdout.
+`GRAPH_MEMCPY_NODES count=<n> role=<r>` on stdout. A measured graph without
+any kernel node (a view such as torch.conj captures nothing; a plain copy
+only copy-engine nodes) is not a measurement: the marker GRAPH_NO_KERNELS
+(besides the copy-engine markers that apply), its event, and but for tuning
+calls `GRAPH_NO_KERNELS nodes=<n> role=<r>` on stdout.
 
 Under IR capture (zlbench.ir active, _state.ir set): the first eager call of
 each outermost torch/gems measurement runs through ir.first_call, with
@@ -321,8 +325,9 @@ def _measure_timed(fn, args, ctx, ir):
 
 def _graph_events(m, ctx, warn=True):
     """GRAPH_MEMCPY_NODES / GRAPH_MEMSET_NODES events (and a stdout line, but
-    for tuning calls) for a measured graph holding copy-engine nodes; a
-    WARNING when a version 2 library could not inspect the graph."""
+    for tuning calls) for a measured graph holding copy-engine nodes, and
+    GRAPH_NO_KERNELS for one without a kernel node; a WARNING when a
+    version 2 library could not inspect the graph."""
     graph = m["graph"]
     if graph is None:
         if warn and m["graph_why"] and "graph_info" not in _state.said:
@@ -340,6 +345,15 @@ def _graph_events(m, ctx, warn=True):
                   calls_per_replay=m["k"])
         if ctx["role"] != "tune":
             _io.marker("%s count=%d role=%s" % (marker, count, ctx["role"] or "null"))
+    if _graph.NO_KERNELS_MARKER in m["markers"]:
+        nodes = m["nodes"] if m.get("nodes") is not None else sum(graph.values())
+        _io.event(_graph.NO_KERNELS_MARKER, op=_op(), op_name=ctx["op_name"],
+                  dtype=ctx["dtype"], role=ctx["role"], nodeid=_state.nodeid, nodes=nodes,
+                  memcpys=graph.get("memcpys") or 0, memsets=graph.get("memsets") or 0,
+                  others=graph.get("others") or 0, calls_per_replay=m["k"])
+        if ctx["role"] != "tune":
+            _io.marker("%s nodes=%d role=%s" % (_graph.NO_KERNELS_MARKER, nodes,
+                                               ctx["role"] or "null"))
 
 
 def _is_sequence_call(args):

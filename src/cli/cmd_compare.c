@@ -46,6 +46,8 @@ static const char usage_text[] =
 	"  SLOWER / FASTER  significant after FDR and the whole interval beyond the band\n"
 	"  SAME             the whole interval within +-threshold\n"
 	"  UNSURE           anything else\n"
+	"  EXCLUDED         a side's graph held no kernel node (GRAPH_NO_KERNELS): no\n"
+	"                   measurement, no verdict, outside the FDR family\n"
 	"The torch latency gets the same treatment as a control: a Triton change leaves\n"
 	"it alone, so its verdicts show the false-flag background.\n"
 	"\n"

@@ -20,6 +20,13 @@ const char *const compare_flagged_markers[] = {
 	"GRAPH_MEMCPY_NODES",
 	"AUTOTUNE_REPLAY_FALLBACK",
 	"CALLS_PER_REPLAY_DIFFERS",
+	"GRAPH_NO_KERNELS",
+	NULL,
+};
+
+/* A graph without a kernel node measured nothing: no verdict at all. */
+const char *const compare_excluding_markers[] = {
+	"GRAPH_NO_KERNELS",
 	NULL,
 };
 
@@ -923,9 +930,9 @@ int compare_load_results(struct compare *c)
 
 /* ---- analysis -------------------------------------------------------------- */
 
-static int has_flagged_marker(const struct strvec *m)
+static int has_marker_of(const char *const *list, const struct strvec *m)
 {
-	for (const char *const *f = compare_flagged_markers; *f; f++)
+	for (const char *const *f = list; *f; f++)
 		if (strvec_find(m, *f) >= 0)
 			return 1;
 	return 0;
@@ -965,8 +972,10 @@ void compare_analyse(struct compare *c)
 		int in_a = row->side[0].present > 0, in_b = row->side[1].present > 0;
 
 		mark_k_difference(row);
-		row->fallback = has_flagged_marker(&row->side[0].markers) ||
-				has_flagged_marker(&row->side[1].markers);
+		row->fallback = has_marker_of(compare_flagged_markers, &row->side[0].markers) ||
+				has_marker_of(compare_flagged_markers, &row->side[1].markers);
+		row->excluded = has_marker_of(compare_excluding_markers, &row->side[0].markers) ||
+				has_marker_of(compare_excluding_markers, &row->side[1].markers);
 		if (!in_a || !in_b) {
 			row->unpaired_reason = in_a ? "only in A" : "only in B";
 			*(in_a ? &c->only_a : &c->only_b) += 1;
@@ -982,6 +991,7 @@ void compare_analyse(struct compare *c)
 		row->paired = 1;
 		c->paired++;
 		c->fallback_rows += row->fallback;
+		c->excluded_rows += row->excluded;
 		for (int k = 0; k < COMPARE_KINDS; k++) {
 			struct stats_cmp_opts so = STATS_CMP_OPTS_INIT;
 			struct compare_rounds *a = &row->side[0].r[k], *b = &row->side[1].r[k];
@@ -999,12 +1009,14 @@ void compare_analyse(struct compare *c)
 				c->single_round_rows = 1;
 		}
 	}
-	/* Benjamini-Hochberg per kind, then verdicts */
+	/* Benjamini-Hochberg per kind over the rows not excluded, then verdicts */
 	for (int k = 0; k < COMPARE_KINDS; k++) {
 		size_t m = 0;
 
 		for (size_t i = 0; i < c->nr_rows; i++)
-			if (c->rows[i].has[k]) {
+			if (c->rows[i].excluded)
+				c->rows[i].q[k] = NAN;
+			else if (c->rows[i].has[k]) {
 				idx[m] = i;
 				p[m++] = c->rows[i].res[k].p;
 			}

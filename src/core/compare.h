@@ -45,7 +45,10 @@
  * GRAPH_MEMCPY_NODES on either side (in any round), or whose test node had
  * an AUTOTUNE_REPLAY_FALLBACK event (events.jsonl), are flagged: their
  * timing is another caliber than a clean graph replay, or a side did not
- * run the recorded configs.
+ * run the recorded configs. A row with GRAPH_NO_KERNELS on either side (in
+ * any round: a measured graph without a kernel node, such as a view's) is
+ * flagged and excluded: it measured nothing, so it gets no verdict, does
+ * not count as SAME/FASTER/SLOWER and stays out of the FDR family.
  */
 #ifndef ZLB_COMPARE_H
 #define ZLB_COMPARE_H
@@ -114,6 +117,7 @@ struct compare_row {
 	int paired;
 	const char *unpaired_reason;	/* "only in A", "only in B", "not SUCCESS in A", ... */
 	int fallback;			/* a flagged marker on either side */
+	int excluded;			/* an excluding marker on either side: no verdict */
 	int has[COMPARE_KINDS];		/* compared */
 	struct stats_cmp res[COMPARE_KINDS];
 	double q[COMPARE_KINDS];
@@ -141,6 +145,7 @@ struct compare {
 	size_t map_cap;
 	/* after analyse */
 	size_t paired, only_a, only_b, not_success, fallback_rows;
+	size_t excluded_rows;		/* paired rows without a verdict (of fallback_rows) */
 	struct compare_counts counts[COMPARE_KINDS];
 	int single_round_rows;		/* rows where a side had one round */
 	int by_operator;		/* the sides hold several operators (two batches) */
@@ -179,5 +184,8 @@ size_t compare_row_runs(const struct compare *c, int s, const struct compare_row
 
 /* The flagged markers (NULL-terminated). */
 extern const char *const compare_flagged_markers[];
+
+/* Of those, the ones that exclude a row from verdicts (NULL-terminated). */
+extern const char *const compare_excluding_markers[];
 
 #endif

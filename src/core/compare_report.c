@@ -53,7 +53,17 @@ static const char *marker_abbrev(const char *m)
 		return "replay-fallback";
 	if (!strcmp(m, "CALLS_PER_REPLAY_DIFFERS"))
 		return "K";
+	if (!strcmp(m, "GRAPH_NO_KERNELS"))
+		return "no-kernels";
 	return NULL;
+}
+
+#define EXCLUDED "EXCLUDED"
+
+/* A row excluded from verdicts has none: EXCLUDED stands in the verdict's place. */
+static const char *verdict_text(const struct compare_row *row, int k)
+{
+	return row->excluded ? EXCLUDED : stats_verdict_name(row->verdict[k]);
 }
 
 static enum term_color verdict_color(enum stats_verdict v)
@@ -212,7 +222,7 @@ static char *q_text(const struct compare_row *row, int k)
 {
 	double q = row->q[k];
 
-	if (!row->has[k] || !row->res[k].ok)
+	if (!row->has[k] || !row->res[k].ok || !isfinite(q))
 		return xstrdup("-");
 	if (q < 1e-4)
 		return xstrdup("<1e-4");
@@ -269,18 +279,18 @@ static void fill_row(const struct compare_row *row, struct cell *cells, const si
 		cell_set(&cells[5], change_text(g->ratio));
 		cell_set(&cells[6], interval_text(g));
 		cell_set(&cells[7], q_text(row, COMPARE_GEMS));
-		cell_set(&cells[8], xstrdup(stats_verdict_name(row->verdict[COMPARE_GEMS])));
+		cell_set(&cells[8], xstrdup(verdict_text(row, COMPARE_GEMS)));
 		cells[8].colored = 1;
-		cells[8].color = verdict_color(row->verdict[COMPARE_GEMS]);
+		cells[8].color = row->excluded ? TERM_DIM : verdict_color(row->verdict[COMPARE_GEMS]);
 	} else {
 		for (int i = 3; i <= 8; i++)
 			cell_set(&cells[i], xstrdup("-"));
 	}
 	if (row->has[COMPARE_TORCH]) {
 		cell_set(&cells[9], change_text(t->ratio));
-		cell_set(&cells[10], xstrdup(stats_verdict_name(row->verdict[COMPARE_TORCH])));
+		cell_set(&cells[10], xstrdup(verdict_text(row, COMPARE_TORCH)));
 		cells[10].colored = 1;
-		cells[10].color = verdict_color(row->verdict[COMPARE_TORCH]);
+		cells[10].color = row->excluded ? TERM_DIM : verdict_color(row->verdict[COMPARE_TORCH]);
 	} else {
 		cell_set(&cells[9], xstrdup("-"));
 		cell_set(&cells[10], xstrdup("-"));
@@ -402,7 +412,7 @@ static void render_counts(struct strbuf *sb, const struct compare_counts *k, int
 void compare_render_report(const struct compare *c, struct strbuf *sb, int color)
 {
 	const struct compare_counts *g = &c->counts[COMPARE_GEMS], *t = &c->counts[COMPARE_TORCH];
-	int marker_seen[4] = { 0, 0, 0, 0 };
+	int marker_seen[8] = { 0 };
 
 	if (c->paired) {
 		strbuf_addch(sb, '\n');
@@ -417,7 +427,8 @@ void compare_render_report(const struct compare *c, struct strbuf *sb, int color
 				if (c->rows[i].paired &&
 				    strvec_find(&c->rows[i].side[s].markers, compare_flagged_markers[m]) >= 0)
 					marker_seen[m] = 1;
-	if (marker_seen[0] || marker_seen[1] || marker_seen[2] || marker_seen[3])
+	if (marker_seen[0] || marker_seen[1] || marker_seen[2] || marker_seen[3] ||
+	    marker_seen[4])
 		strbuf_addch(sb, '\n');
 	if (marker_seen[0])
 		strbuf_addstr(sb, "!A:direct / !B:direct  BENCHMARK_DIRECT_NO_CUDAGRAPH: the row fell "
@@ -434,6 +445,11 @@ void compare_render_report(const struct compare *c, struct strbuf *sb, int color
 			      "different numbers of calls per graph replay; for ~1 us kernels that "
 			      "alone moves the per-call time (an H200's 64k add: 1.195 us at "
 			      "K=2048, 1.313 us at K=4096)\n");
+	if (marker_seen[4])
+		strbuf_addstr(sb, "!A:no-kernels / !B:no-kernels  GRAPH_NO_KERNELS: the measured "
+			      "graph holds no kernel node (a view such as torch.conj captures "
+			      "nothing, a plain copy only copy-engine nodes): it measured no kernel, "
+			      "so the row is " EXCLUDED " from verdicts and from the FDR family\n");
 
 	strbuf_addch(sb, '\n');
 	if (c->single_round_rows)
@@ -468,6 +484,8 @@ void compare_render_report(const struct compare *c, struct strbuf *sb, int color
 		    c->only_a, c->only_b, c->not_success);
 	if (c->fallback_rows)
 		strbuf_addf(sb, "; %zu flagged", c->fallback_rows);
+	if (c->excluded_rows)
+		strbuf_addf(sb, " (%zu " EXCLUDED ": GRAPH_NO_KERNELS)", c->excluded_rows);
 	strbuf_addch(sb, '\n');
 }
 
@@ -504,7 +522,7 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 	json_object_set_new(o, "spread_b", num_or_null(r->spread_b));
 	json_object_set_new(o, "drift_floor_a", r->floor_a ? json_real(c->opts.drift_floor) : json_null());
 	json_object_set_new(o, "drift_floor_b", r->floor_b ? json_real(c->opts.drift_floor) : json_null());
-	json_object_set_new(o, "verdict", json_string(stats_verdict_name(row->verdict[k])));
+	json_object_set_new(o, "verdict", json_string(verdict_text(row, k)));
 	json_object_set_new(o, "why", r->why ? json_string(r->why) : json_null());
 	return o;
 }
@@ -587,6 +605,7 @@ json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_c
 	json_object_set_new(sum, "only_b", json_integer((json_int_t)c->only_b));
 	json_object_set_new(sum, "not_success", json_integer((json_int_t)c->not_success));
 	json_object_set_new(sum, "fallback_rows", json_integer((json_int_t)c->fallback_rows));
+	json_object_set_new(sum, "excluded_rows", json_integer((json_int_t)c->excluded_rows));
 	json_object_set_new(sum, "gems", counts_json(&c->counts[COMPARE_GEMS]));
 	json_object_set_new(sum, "torch", counts_json(&c->counts[COMPARE_TORCH]));
 	json_object_set_new(sum, "single_round", json_boolean(c->single_round_rows));
@@ -701,7 +720,7 @@ int compare_write_csv(const struct compare *c, const char *path)
 			strbuf_addch(&sb, ',');
 			csv_num(&sb, 4, 0, row->q[k]);
 			strbuf_addf(&sb, ",%s,%zu,%zu,%s", r->test, r->ka, r->kb,
-				    stats_verdict_name(row->verdict[k]));
+				    verdict_text(row, k));
 		}
 		strbuf_addch(&sb, ',');
 		csv_join(&sb, &row->side[0].markers);

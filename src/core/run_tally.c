@@ -57,6 +57,11 @@ static int tally_row(void *ctx, json_t *row, size_t lineno)
 		t->rows_copy_engine++;
 		json_array_append_new(t->copy_rows, row_label(row));
 	}
+	/* A graph without a kernel node (a view, a plain copy) measured no kernel. */
+	if (has_marker(torch, "GRAPH_NO_KERNELS") || has_marker(gems, "GRAPH_NO_KERNELS")) {
+		t->rows_no_kernels++;
+		json_array_append_new(t->no_kernel_rows, row_label(row));
+	}
 	return 0;
 }
 
@@ -128,6 +133,7 @@ int run_tally_read(const char *run_dir, struct run_tally *t)
 	t->fallbacks = json_array();
 	t->warnings = json_array();
 	t->copy_rows = json_array();
+	t->no_kernel_rows = json_array();
 	t->autotune = json_object();
 	if (jsonl_each(results, tally_row, t, &bad) < 0)
 		ret = -1;
@@ -148,6 +154,7 @@ void run_tally_release(struct run_tally *t)
 	json_decref(t->fallbacks);
 	json_decref(t->warnings);
 	json_decref(t->copy_rows);
+	json_decref(t->no_kernel_rows);
 	json_decref(t->autotune);
 	memset(t, 0, sizeof(*t));
 }

@@ -12,6 +12,7 @@
 struct run_tally {
 	long rows, rows_graph, rows_direct, rows_failed;
 	long rows_copy_engine; /* a graph-timed side held memcpy nodes: another caliber */
+	long rows_no_kernels;  /* a side's graph held no kernel node: no measurement */
 	long passed, failed, skipped;
 	long xfailed;          /* of skipped: upstream xfail marks that failed as expected */
 	long tuning_fallbacks; /* autotune sweeps timed directly: no row is affected */
@@ -20,6 +21,7 @@ struct run_tally {
 	json_t *skips;         /* skip reasons */
 	json_t *fallbacks;     /* "op dtype shape" of rows not graph-timed */
 	json_t *copy_rows;     /* "op dtype shape" of rows with copy-engine nodes */
+	json_t *no_kernel_rows; /* "op dtype shape" of rows with GRAPH_NO_KERNELS */
 	json_t *warnings;      /* WARNING events' messages */
 	json_t *autotune;      /* {recorded: {...}, replayed: {...}} from the plugin */
 	size_t bad_lines;      /* lines of either file that did not parse */

@@ -337,6 +337,14 @@ static int on_row(void *vctx, const struct results_row *rr, size_t lineno)
 	r->not_graph = is_direct(rr->torch) || is_direct(rr->gems) ||
 		       strvec_find(&ctx->markers, "BENCHMARK_DIRECT_NO_CUDAGRAPH") >= 0;
 	ctx->o->no_cudagraph_rows += r->not_graph;
+	/* No kernel timed, or the copy engine's: not a kernel's speedup. */
+	if (strvec_find(&ctx->markers, "GRAPH_NO_KERNELS") >= 0)
+		r->unranked = SUMMARY_NO_KERNELS;
+	else if (strvec_find(&ctx->markers, "GRAPH_MEMCPY_NODES") >= 0 ||
+		 strvec_find(&ctx->markers, "GRAPH_MEMSET_NODES") >= 0)
+		r->unranked = SUMMARY_COPY_ENGINE;
+	else
+		r->unranked = 0;
 	return 0;
 }
 
@@ -442,9 +450,12 @@ int summary_load(struct summary *s, const char *dir)
 	for (size_t i = 0; i < s->nr_rows; i++) {
 		const struct summary_row *r = &s->rows[i];
 		int ok = !strcmp(r->status, "SUCCESS");
+		int ranked = ok && isfinite(r->speedup) && r->speedup > 0;
 
 		s->rows_success += ok;
-		s->rows_ranked += ok && isfinite(r->speedup) && r->speedup > 0;
+		s->rows_ranked += ranked && !r->unranked;
+		s->left_out_no_kernels += ranked && r->unranked == SUMMARY_NO_KERNELS;
+		s->left_out_copy_engine += ranked && r->unranked == SUMMARY_COPY_ENGINE;
 	}
 	strvec_clear(&ctx.fb_nodes);
 	strvec_clear(&ctx.markers);

@@ -20,6 +20,12 @@
  *      ops_status.csv (dtype_fallback, ...); counts of 0 are left out, so
  *      an empty remark means a clean operator.
  *
+ * The worst and best speedups leave out rows that are no speedup of a
+ * kernel: GRAPH_NO_KERNELS on a side (its graph held no kernel node: it
+ * measured nothing) and GRAPH_MEMCPY_NODES / GRAPH_MEMSET_NODES (they time
+ * the copy engine, another caliber); the report and summary.json say how
+ * many rows were left out, and why.
+ *
  * Operators are ordered by repo then op (byte order), rows as their run
  * wrote them; an operator without rows (FAIL, TIMEOUT, SKIP, a run that
  * died early) still gets one line in the table, with its status, so the
@@ -47,7 +53,11 @@ struct summary_row {
 	char *timer;		/* "graph", "direct", "graph+direct", "" when unmeasured */
 	char *markers;		/* ';'-separated, in order of appearance */
 	int not_graph;		/* a side was not graph-timed */
+	int unranked;		/* SUMMARY_NO_KERNELS, SUMMARY_COPY_ENGINE or 0 */
 };
+
+/* Why a row is left out of the worst and best speedups. */
+enum { SUMMARY_NO_KERNELS = 1, SUMMARY_COPY_ENGINE };
 
 struct summary_op {
 	char *repo, *op;
@@ -71,7 +81,8 @@ struct summary {
 	size_t nr_rows, alloc_rows;
 	/* totals */
 	size_t rows_success, rows_not_graph, replay_fallbacks, bad_lines;
-	size_t rows_ranked;	/* SUCCESS with a positive speedup */
+	size_t rows_ranked;	/* SUCCESS with a positive speedup, not unranked */
+	size_t left_out_no_kernels, left_out_copy_engine;	/* would be ranked, but unranked */
 	size_t ops_walked_only;	/* on disk, not in ops_status.csv (all, without it) */
 	size_t ops_without_rows;
 };
@@ -109,8 +120,9 @@ json_t *summary_to_json(const struct summary *s, const char *csv_path);
 int summary_write(const struct summary *s, const char *csv_path, const char *json_path);
 
 /*
- * Indices into s->rows of the SUCCESS rows with a positive speedup: the
- * lowest (worst) or highest (best) k, in order, ties by position. Returns
+ * Indices into s->rows of the SUCCESS rows with a positive speedup that are
+ * not unranked: the lowest (worst) or highest (best) k, in order, ties by
+ * position. Returns
  * how many were found (at most k).
  */
 size_t summary_extremes(const struct summary *s, int best, size_t *idx, size_t k);

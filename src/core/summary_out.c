@@ -91,7 +91,8 @@ size_t summary_extremes(const struct summary *s, int best, size_t *idx, size_t k
 		const struct summary_row *r = &s->rows[i];
 		size_t pos;
 
-		if (strcmp(r->status, "SUCCESS") || !isfinite(r->speedup) || r->speedup <= 0)
+		if (strcmp(r->status, "SUCCESS") || !isfinite(r->speedup) || r->speedup <= 0 ||
+		    r->unranked)
 			continue;
 		/* insertion into the k kept so far; a tie keeps the earlier row first */
 		for (pos = n; pos > 0; pos--) {
@@ -212,6 +213,9 @@ json_t *summary_to_json(const struct summary *s, const char *csv_path)
 	}
 	json_object_set_new(j, "ops_with_remarks", remarks);
 	json_object_set_new(j, "ops_found_by_walking", walked);
+	json_object_set_new(j, "speedups_left_out",
+			    json_pack("{s:I, s:I}", "no_kernels", (json_int_t)s->left_out_no_kernels,
+				      "copy_engine", (json_int_t)s->left_out_copy_engine));
 	summary_extreme_counts(s, &k[0], &k[1]);
 	for (int best = 0; best < 2; best++) {
 		n = summary_extremes(s, best, idx, k[best]);
@@ -338,6 +342,24 @@ static void render_extremes(const struct summary *s, int best, int color, struct
 	}
 }
 
+/* The rows the speedup lists leave out, and why. */
+static void render_left_out(const struct summary *s, struct strbuf *out)
+{
+	size_t nk = s->left_out_no_kernels, ce = s->left_out_copy_engine;
+
+	if (!nk && !ce)
+		return;
+	strbuf_addstr(out, "  left out of the speedups:");
+	if (nk)
+		strbuf_addf(out, " %zu row%s with GRAPH_NO_KERNELS (the graph held no kernel "
+			    "node: nothing measured)", nk, nk == 1 ? "" : "s");
+	if (ce)
+		strbuf_addf(out, "%s %zu row%s with GRAPH_MEMCPY_NODES or GRAPH_MEMSET_NODES "
+			    "(copy-engine nodes: another caliber)", nk ? ";" : "", ce,
+			    ce == 1 ? "" : "s");
+	strbuf_addch(out, '\n');
+}
+
 void summary_render(const struct summary *s, const char *csv_path, int color,
 		    struct strbuf *out)
 {
@@ -407,6 +429,7 @@ void summary_render(const struct summary *s, const char *csv_path, int color,
 		list_ops(s, out, count_bad);
 		strbuf_addch(out, '\n');
 	}
+	render_left_out(s, out);
 	render_extremes(s, 0, color, out);
 	render_extremes(s, 1, color, out);
 	if (csv_path)

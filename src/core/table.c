@@ -658,7 +658,8 @@ static int line_color(const char *s, size_t len)
 	    has_prefix(s, len, "AUTOTUNE_REPLAY_FALLBACK") ||
 	    has_prefix(s, len, "CAPTURE_FATAL") ||
 	    has_prefix(s, len, "GRAPH_MEMCPY_NODES") ||
-	    has_prefix(s, len, "GRAPH_MEMSET_NODES"))
+	    has_prefix(s, len, "GRAPH_MEMSET_NODES") ||
+	    has_prefix(s, len, "GRAPH_NO_KERNELS"))
 		return TERM_YELLOW;
 	if (has_word(s, len, "FAILED") || has_word(s, len, "PREFLIGHT_FAILED") ||
 	    is_failed_summary(s, len))

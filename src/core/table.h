@@ -92,7 +92,7 @@ void table_render(const struct table_block *b, int color, struct strbuf *out);
  * outside tables. With color, a line without escapes of its own is
  * coloured: yellow when it starts with BENCHMARK_DIRECT_NO_CUDAGRAPH,
  * AUTOTUNE_REPLAY_FALLBACK, CAPTURE_FATAL, GRAPH_MEMCPY_NODES,
- * GRAPH_MEMSET_NODES or WARNING; red when it holds
+ * GRAPH_MEMSET_NODES, GRAPH_NO_KERNELS or WARNING; red when it holds
  * the word FAILED or PREFLIGHT_FAILED or is pytest's "N failed ... in Ns"
  * summary (the markers win over a FAILED in their text: a fallback is not
  * a failure). A line with escapes is left as the child coloured it.

@@ -48,7 +48,7 @@ static void log_line(struct tee *t, const char *line, size_t len)
  */
 static const char *const markers[] = {
 	"BENCHMARK_DIRECT_NO_CUDAGRAPH ", "CAPTURE_FATAL ", "AUTOTUNE_REPLAY_FALLBACK ",
-	"GRAPH_MEMCPY_NODES ", "GRAPH_MEMSET_NODES ", NULL,
+	"GRAPH_MEMCPY_NODES ", "GRAPH_MEMSET_NODES ", "GRAPH_NO_KERNELS ", NULL,
 };
 
 /* Offset of a marker that follows other text on the line, or 0. */

@@ -413,6 +413,51 @@ def test_fallback_marker_is_flagged(zlb, tmp_path):
     assert row["markers_b"] == "BENCHMARK_DIRECT_NO_CUDAGRAPH"
 
 
+def test_a_graph_without_kernels_is_excluded_from_verdicts(zlb, tmp_path):
+    # Row 4 is 5% slower in B, but one of B's rounds captured a graph with no
+    # kernel node for it (a view such as torch.conj): that row measured
+    # nothing, so it gets no verdict, makes no regression and stays out of
+    # the other rows' FDR family.
+    rows = base_rows()
+    for root in (tmp_path / "all", tmp_path / "without"):
+        rec = root / "A" / "r0"
+        for k in range(3):
+            make_run(root / "A" / f"r{k}", rows, 100 + k,
+                     **({"mode": "record"} if k == 0 else {"mode": "replay", "replay_from": rec}))
+            make_run(root / "B" / f"r{k}", rows, 200 + k, mode="replay", replay_from=rec,
+                     shift={4: 0.05}, markers={4: ["GRAPH_NO_KERNELS"]} if k == 1 else None)
+    # The same runs without row 4 at all: the other rows' q must not change.
+    for results in (tmp_path / "without").glob("*/r*/results.jsonl"):
+        lines = [l for l in results.read_text().splitlines() if json.loads(l)["index"] != 4]
+        results.write_text("\n".join(lines) + "\n")
+    res = compare(zlb, tmp_path / "all" / "A", tmp_path / "all" / "B", "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    (row,) = [r for r in paired(res) if r["gems"]["verdict"] == "EXCLUDED"]
+    assert (row["dtype"], row["shape_detail"]) == (DTYPES[0], SHAPES[2])
+    assert row["fallback"] is True and row["markers_b"] == ["GRAPH_NO_KERNELS"]
+    assert row["gems"]["verdict"] == row["torch"]["verdict"] == "EXCLUDED"
+    assert row["gems"]["q"] is None and row["torch"]["q"] is None
+    assert row["gems"]["ratio"] > 1.04          # still shown, with its interval
+    s = res.json["summary"]
+    assert (s["excluded_rows"], s["fallback_rows"], s["regression"]) == (1, 1, False)
+    for kind in ("gems", "torch"):
+        assert s[kind]["compared"] == 9
+        assert sum(s[kind][v] for v in ("SAME", "FASTER", "SLOWER", "UNSURE")) == 9
+    line = next(l for l in res.out.splitlines() if "!B:no-kernels" in l)
+    assert "EXCLUDED" in line and "1024, 1024" in line
+    assert "GRAPH_NO_KERNELS: the measured graph holds no kernel node" in res.out
+    assert "10 paired rows" in res.out and "1 flagged (1 EXCLUDED: GRAPH_NO_KERNELS)" in res.out
+    assert "result: no significant regression" in res.out
+    c = next(r for r in res.csv if r["markers_b"])
+    assert (c["gems_verdict"], c["torch_verdict"], c["gems_q"]) == ("EXCLUDED", "EXCLUDED", "")
+    q_all = {(r["dtype"], r["shape_detail"]): (r["gems"]["q"], r["torch"]["q"])
+             for r in paired(res) if r["gems"]["verdict"] != "EXCLUDED"}
+    res = compare(zlb, tmp_path / "without" / "A", tmp_path / "without" / "B",
+                  "--out", zlb.cwd / "out")
+    assert q_all == {(r["dtype"], r["shape_detail"]): (r["gems"]["q"], r["torch"]["q"])
+                     for r in paired(res)}
+
+
 def test_torch_control_that_moves_is_reported(zlb, tmp_path):
     rows = base_rows()
     slow_machine = [dict(r, torch=r["torch"] * 1.04) for r in rows]

@@ -56,9 +56,13 @@ def test_batch_table_is_exact(zlb, tmp_path):
     assert "rows: 10, 9 SUCCESS; 3 operators without rows: main/broken, main/upsample, vllm/fused_moe" in out
     assert "not graph-timed: 1 row in 1 operator: main/sort (1)" in out
     assert "replay fallbacks: 2 in 1 operator: main/tuned_rowsum (2)" in out
+    # sort's GRAPH_MEMSET_NODES row times the copy engine: in no list
+    assert ("left out of the speedups: 1 row with GRAPH_MEMCPY_NODES or GRAPH_MEMSET_NODES "
+            "(copy-engine nodes: another caliber)") in out
     worst = out[out.index("worst speedups"):out.index("best speedups")]
     assert worst.splitlines()[1].split()[:2] == ["0.800", "main/sort"]
-    assert len(worst.strip().splitlines()) == 1 + 5
+    assert len(worst.strip().splitlines()) == 1 + 4
+    assert "GRAPH_MEMSET_NODES" not in out[out.index("worst speedups"):]
     best = out[out.index("best speedups"):].splitlines()
     assert best[1].split()[:2] == ["3.000", "main/tuned_rowsum"]
     assert f"wrote {batch}/summary.csv and {batch}/summary.json" in out
@@ -77,7 +81,8 @@ def test_batch_table_is_exact(zlb, tmp_path):
         ("broken", "no_results;deterministic_failure;rc=1"), ("extra", "not_in_ops_status"),
         ("sort", "no_cudagraph_rows=1"), ("tuned_rowsum", "replay_fallback=2;bad_lines=1;dtype_fallback"),
         ("upsample", "no_run_dir;skip_reason=needs sm90"), ("fused_moe", "no_run_dir")}
-    assert [w["speedup"] for w in j["worst_speedups"]][:3] == [0.8, 1.0, 1.25]
+    assert [round(w["speedup"], 3) for w in j["worst_speedups"]][:3] == [0.8, 1.0, 1.48]
+    assert j["speedups_left_out"] == {"no_kernels": 0, "copy_engine": 1}
 
     # Run again: the same files, byte for byte; nothing of its own is read back.
     first = (batch / "summary.csv").read_bytes(), (batch / "summary.json").read_bytes()
@@ -113,6 +118,58 @@ def test_out_option_and_color(zlb, tmp_path):
     r = zlb.cmd("summary", str(batch), "--out", str(tmp_path / "missing" / "s.csv"))
     assert r.rc == 7, r
     assert "missing/s.csv" in r.err and "not written" in r.err
+
+
+def _row(op, i, shape, torch_ms, gems_ms, torch_markers=(), gems_markers=()):
+    def meas(ms, markers):
+        return {"timer": "graph", "median_ms": ms, "n": 5, "calls_per_replay": 4096,
+                "markers": list(markers), "fallback": None}
+    return json.dumps({"schema_version": 1, "kind": "row", "nodeid": f"test_{op}.py::test_{op}",
+                       "op": op, "op_name": op, "dtype": "torch.float16", "index": i,
+                       "status": "SUCCESS", "shape_detail": shape,
+                       "latency_base_ms": torch_ms, "latency_ms": gems_ms,
+                       "speedup": torch_ms / gems_ms, "torch": meas(torch_ms, torch_markers),
+                       "gems": meas(gems_ms, gems_markers)}) + "\n"
+
+
+def test_rows_that_time_no_kernel_are_left_out_of_the_speedups(zlb, tmp_path):
+    # On real FlagGems: torch.conj is a view, its graph holds no node and reads
+    # 0.4 ns (speedup 1e-7); fill_scalar_out's torch side captured memset nodes
+    # only. Neither is a kernel's speedup, so neither heads a list.
+    batch = tmp_path / "batch"
+    rows = {
+        "conj": [_row("conj", 0, "[torch.Size([1024])]", 4e-7, 0.004,
+                      torch_markers=["GRAPH_NO_KERNELS"])],
+        "fill_scalar_out": [_row("fill_scalar_out", 0, "[torch.Size([64])]", 0.002, 2e-9,
+                                 torch_markers=["GRAPH_MEMSET_NODES", "GRAPH_NO_KERNELS"])],
+        "copy": [_row("copy", 0, "[torch.Size([4096])]", 0.09, 0.003,
+                      gems_markers=["GRAPH_MEMCPY_NODES"])],
+        "add": [_row("add", i, f"[torch.Size([{n}])]", 0.010, 0.010 / sp)
+                for i, (n, sp) in enumerate([(1024, 0.9), (2048, 1.1), (4096, 1.3)])],
+    }
+    for op, lines in rows.items():
+        (batch / "main" / op).mkdir(parents=True)
+        (batch / "main" / op / "results.jsonl").write_text("".join(lines))
+    r = zlb.cmd("summary", str(batch))
+    assert r.rc == 0, r
+    out = r.out
+    assert ("left out of the speedups: 2 rows with GRAPH_NO_KERNELS (the graph held no kernel "
+            "node: nothing measured); 1 row with GRAPH_MEMCPY_NODES or GRAPH_MEMSET_NODES "
+            "(copy-engine nodes: another caliber)") in out
+    lists = out[out.index("worst speedups"):]
+    for op in ("conj", "fill_scalar_out", "copy"):
+        assert op not in lists, out
+    worst = lists[:lists.index("best speedups")].splitlines()
+    best = lists[lists.index("best speedups"):].splitlines()
+    assert worst[1].split()[:2] == ["0.900", "main/add"]
+    assert best[1].split()[:2] == ["1.300", "main/add"]
+    j = json.loads((batch / "summary.json").read_text())
+    assert j["speedups_left_out"] == {"no_kernels": 2, "copy_engine": 1}
+    assert {w["op"] for w in j["worst_speedups"] + j["best_speedups"]} == {"add"}
+    # The rows stay in the table, markers and all.
+    table = list(csv.DictReader(io.StringIO((batch / "summary.csv").read_text())))
+    fill = next(t for t in table if t["op"] == "fill_scalar_out")
+    assert fill["markers"] == "GRAPH_MEMSET_NODES;GRAPH_NO_KERNELS"
 
 
 def test_bad_input(zlb, tmp_path):

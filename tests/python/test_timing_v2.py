@@ -366,12 +366,46 @@ def test_memcpy_nodes_mark_the_measurement(spy, stub_torch, capsys, run_dir):
     _, rec = measure(lambda: dst.copy_(src))
     k = rec["calls_per_replay"]
     assert rec["graph"] == {"kernels": 0, "memcpys": k, "memsets": 0, "others": 0}
-    assert rec["markers"] == ["GRAPH_MEMCPY_NODES"]
-    assert capsys.readouterr().out == "GRAPH_MEMCPY_NODES count=%d role=null\n" % k
+    # A plain copy captures no kernel: it is not a measurement of an operator.
+    assert rec["markers"] == ["GRAPH_MEMCPY_NODES", "GRAPH_NO_KERNELS"]
+    assert capsys.readouterr().out == ("GRAPH_MEMCPY_NODES count=%d role=null\n"
+                                       "GRAPH_NO_KERNELS nodes=%d role=null\n" % (k, k))
     (ev,) = events(run_dir, "GRAPH_MEMCPY_NODES")
     assert ev["count"] == k and ev["calls_per_replay"] == k and ev["role"] is None
     for key in ("op", "op_name", "dtype", "nodeid"):
         assert key in ev
+    (ev,) = events(run_dir, "GRAPH_NO_KERNELS")
+    assert (ev["nodes"], ev["memcpys"], ev["memsets"], ev["others"]) == (k, k, 0, 0)
+
+
+def test_a_graph_without_nodes_is_not_a_measurement(spy, stub_torch, capsys, run_dir):
+    # torch.conj is a view: its captured graph holds no node at all, and its
+    # replays time nothing but the launch (0.4 ns a call on an H200).
+    x = stub_torch.randn(1024, device="cuda")
+    _, rec = measure(lambda: x)
+    k = rec["calls_per_replay"]
+    assert rec["graph"] == {"kernels": 0, "memcpys": 0, "memsets": 0, "others": 0}
+    assert rec["markers"] == ["GRAPH_NO_KERNELS"]
+    assert capsys.readouterr().out == "GRAPH_NO_KERNELS nodes=0 role=null\n"
+    (ev,) = events(run_dir, "GRAPH_NO_KERNELS")
+    assert (ev["nodes"], ev["memcpys"], ev["memsets"], ev["others"]) == (0, 0, 0, 0)
+    assert ev["calls_per_replay"] == k and ev["role"] is None
+    for key in ("op", "op_name", "dtype", "nodeid"):
+        assert key in ev
+
+
+def test_a_memset_only_graph_has_no_kernels(spy, stub_torch, capsys, run_dir):
+    fill = stub_torch._stub.make_op("fill", cost_ns=2000, node="memset")
+    x = stub_torch.randn(1024, device="cuda")
+    _, rec = measure(lambda: fill(x))
+    k = rec["calls_per_replay"]
+    assert rec["graph"] == {"kernels": 0, "memcpys": 0, "memsets": k, "others": 0}
+    assert rec["markers"] == ["GRAPH_MEMSET_NODES", "GRAPH_NO_KERNELS"]
+    assert capsys.readouterr().out == ("GRAPH_MEMSET_NODES count=%d role=null\n"
+                                       "GRAPH_NO_KERNELS nodes=%d role=null\n" % (k, k))
+    assert len(events(run_dir, "GRAPH_MEMSET_NODES")) == 1
+    (ev,) = events(run_dir, "GRAPH_NO_KERNELS")
+    assert (ev["nodes"], ev["memsets"]) == (k, k)
 
 
 def test_a_converting_copy_is_a_kernel(spy, stub_torch, capsys):
@@ -719,9 +753,12 @@ def test_real_graph_inspection_and_markers(real, stub_torch, capsys, run_dir):
     _, rec = measure(lambda: dst.copy_(src))
     k = rec["calls_per_replay"]
     assert rec["graph"] == {"kernels": 0, "memcpys": k, "memsets": 0, "others": 0}
-    assert rec["markers"] == ["GRAPH_MEMCPY_NODES"]
-    assert "GRAPH_MEMCPY_NODES count=%d role=null\n" % k in capsys.readouterr().out
+    assert rec["markers"] == ["GRAPH_MEMCPY_NODES", "GRAPH_NO_KERNELS"]
+    out = capsys.readouterr().out
+    assert "GRAPH_MEMCPY_NODES count=%d role=null\n" % k in out
+    assert "GRAPH_NO_KERNELS nodes=%d role=null\n" % k in out
     assert len(events(run_dir, "GRAPH_MEMCPY_NODES")) == 1
+    assert len(events(run_dir, "GRAPH_NO_KERNELS")) == 1
 
 
 def test_real_library_driven_as_version_1(real, stub_torch, monkeypatch, run_dir):

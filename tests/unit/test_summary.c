@@ -100,6 +100,8 @@ static void test_batch_with_ops_status(void **state)
 	assert_true(s.rows[o->first_row].not_graph);
 	assert_string_equal(s.rows[o->first_row + 1].markers, "GRAPH_MEMSET_NODES");
 	assert_false(s.rows[o->first_row + 1].not_graph);
+	assert_int_equal(s.rows[o->first_row + 1].unranked, SUMMARY_COPY_ENGINE);
+	assert_int_equal(s.rows[o->first_row].unranked, 0);
 
 	o = find_op(&s, "main", "tuned_rowsum");
 	assert_int_equal(o->replay_fallbacks, 2);
@@ -165,14 +167,19 @@ static void test_json_and_extremes(void **state)
 
 	summary_init(&s);
 	assert_int_equal(summary_load(&s, DATA "/batch"), 0);
-	assert_int_equal(s.rows_ranked, 9);
+	/* sort's GRAPH_MEMSET_NODES row (1.25) times the copy engine: not ranked */
+	assert_int_equal(s.rows_ranked, 8);
+	assert_int_equal(s.left_out_copy_engine, 1);
+	assert_int_equal(s.left_out_no_kernels, 0);
 	summary_extreme_counts(&s, &w, &b);
-	assert_int_equal(w, 5);
+	assert_int_equal(w, 4);
 	assert_int_equal(b, 4);
-	assert_int_equal(summary_extremes(&s, 0, idx, w), 5);
+	assert_int_equal(summary_extremes(&s, 0, idx, w), 4);
 	assert_true(s.rows[idx[0]].speedup < 0.81);	/* sort's direct row */
-	for (size_t i = 1; i < 5; i++)
+	for (size_t i = 1; i < 4; i++)
 		assert_true(s.rows[idx[i - 1]].speedup <= s.rows[idx[i]].speedup);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(s.rows[idx[i]].unranked, 0);
 	assert_int_equal(summary_extremes(&s, 1, idx, b), 4);
 	assert_true(s.rows[idx[0]].speedup > 2.99);	/* tuned_rowsum 3.0 */
 
@@ -186,8 +193,10 @@ static void test_json_and_extremes(void **state)
 	assert_int_equal(json_integer_value(json_object_get(sc, "(none)")), 1);
 	assert_int_equal(json_integer_value(json_object_get(j, "rows")), 10);
 	assert_int_equal(json_array_size(json_object_get(j, "ops_with_remarks")), 6);
-	assert_int_equal(json_array_size(json_object_get(j, "worst_speedups")), 5);
+	assert_int_equal(json_array_size(json_object_get(j, "worst_speedups")), 4);
 	assert_int_equal(json_array_size(json_object_get(j, "best_speedups")), 4);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "speedups_left_out"),
+							    "copy_engine")), 1);
 	assert_string_equal(json_str(json_array_get(json_object_get(j, "worst_speedups"), 0), "op"),
 			    "sort");
 	assert_string_equal(json_string_value(json_array_get(

@@ -592,6 +592,7 @@ static void test_line_colors(void **state)
 	check_decorated("BENCHMARK_DIRECT_NO_CUDAGRAPH phase=capture reason=x repeat=5", yellow);
 	check_decorated("AUTOTUNE_REPLAY_FALLBACK op=mm", yellow);
 	check_decorated("CAPTURE_FATAL phase=capture reason=illegal address", yellow);
+	check_decorated("GRAPH_NO_KERNELS nodes=0 role=torch", yellow);
 	check_decorated("WARNING: shape file has no key for softmax", yellow);
 	/* A marker's reason may say FAILED; it is still a fallback. */
 	check_decorated("BENCHMARK_DIRECT_NO_CUDAGRAPH reason=FAILED to capture", yellow);
