@@ -27,6 +27,7 @@ const char *const identity_caliber_fields[] = {
 	"l2_mode",        /* hot | cold */
 	"clock_floor",    /* throttled-sample gate */
 	"placements",     /* graphs per measurement, each on its own memory */
+	"placement_order", /* blocked: each graph's replays together (libzlbtimer) */
 	"replay_target_ms", /* GPU time a replay's K calls are sized for */
 	"warmup_max_calls", /* the warm-up budget's cap on calls */
 	"compile_cache",  /* own: the run's Triton cache, in its run directory */

@@ -159,6 +159,7 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 	json_object_set_new(cal, "l2_mode", json_string(cfg->l2_mode));
 	json_object_set_new(cal, "clock_floor", json_real(strtod(cfg->clock_floor, NULL)));
 	json_object_set_new(cal, "placements", json_integer(cfg->placements));
+	json_object_set_new(cal, "placement_order", json_string("blocked"));
 	json_object_set_new(cal, "replay_target_ms", json_real(strtod(cfg->replay_target_ms, NULL)));
 	json_object_set_new(cal, "warmup_max_calls", json_integer(cfg->warmup_max_calls));
 	/* Every run compiles into a cache of its own (runner_run). */

@@ -104,9 +104,12 @@ struct zlbt_request {
 	 * processes disagree. The caller may therefore capture the same work
 	 * several times, each graph on memory of its own, and pass them all:
 	 * graph_exec is placement 0, placement_execs points to an array of
-	 * the placements - 1 others (uint64_t CUgraphExec each). Replays then
-	 * go round-robin over the placements -- sample i replays placement
-	 * i % placements -- and every count the rule uses (min_samples,
+	 * the placements - 1 others (uint64_t CUgraphExec each). Samples are
+	 * then laid out round-robin over the placements -- sample i is of
+	 * placement i % placements -- though each batch replays them in
+	 * blocks, each block after one untimed replay of its graph (graphs
+	 * alternated every replay read L2-sized kernels up to 8% slow on an
+	 * H200), and every count the rule uses (min_samples,
 	 * max_samples, the batches, the dropped batches) is whole rounds, so
 	 * each placement weighs the same in the centre. min_samples is rounded
 	 * up and max_samples down to a multiple of placements; warmup_replays
@@ -164,7 +167,7 @@ struct zlbt_result {
 	double clock_min_mhz;       /* lowest SM clock read during sampling */
 	uint64_t l2_flush_bytes;    /* bytes written per flush (0: hot) */
 	/* --- version 3 --- */
-	uint32_t placements;        /* graphs sampled round-robin (1: one) */
+	uint32_t placements;        /* graphs sampled, in blocks (1: one) */
 	uint32_t reserved3;
 	/*
 	 * (highest - lowest) / median of the placements' own medians: how much

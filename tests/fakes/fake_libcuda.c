@@ -500,6 +500,20 @@ FAKE_API CUresult cuEventDestroy(CUevent ev)
 
 /* ---- graphs ------------------------------------------------------------ */
 
+/* The exec handles of the first LAUNCH_LOG launches since the last reset. */
+#define LAUNCH_LOG 65536
+static uint64_t launch_log[LAUNCH_LOG];
+
+FAKE_API size_t fake_cuda_launch_log(uint64_t *out, size_t cap)
+{
+	size_t n = launches < LAUNCH_LOG ? (size_t)launches : LAUNCH_LOG;
+
+	if (n > cap)
+		n = cap;
+	memcpy(out, launch_log, n * sizeof(*out));
+	return n;
+}
+
 FAKE_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
 {
 	uint64_t ns = (uint64_t)(uintptr_t)exec;
@@ -510,6 +524,8 @@ FAKE_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (fail_after >= 0 && launches >= (uint64_t)fail_after)
 		return CUDA_ERROR_LAUNCH_FAILED;
+	if (launches < LAUNCH_LOG)
+		launch_log[launches] = (uint64_t)(uintptr_t)exec;
 	launches++;
 	if (ppm > 0) {
 		double d = (double)ns * (double)ppm / 1e6 * jitter_unit();

@@ -51,7 +51,42 @@ static void round_robin(void **state)
 	 * t quantile with 2 degrees of freedom (4.302653), over the mean.
 	 */
 	assert_near(r.placement_noise, 4.302652729911275 * sqrt(7.0 / 3 / 3) / (7.0 / 3), 1e-6);
-	assert_int_equal(fake_launches(), 12 + 2 * 3);
+	/* 2 warm-up rounds, then batches of 1 and 3 rounds, each placement's
+	 * block after one untimed replay of its graph. */
+	assert_int_equal(fake_launches(), 12 + 2 * 3 + 2 * 3);
+}
+
+/*
+ * The replays themselves go in blocks, one untimed replay of a graph
+ * first: alternating graphs every replay read L2-sized kernels up to 8%
+ * slow on an H200. The launch log holds every handle in launch order.
+ */
+static void replays_go_in_blocks(void **state)
+{
+	struct zlbt_request q = three();
+	struct zlbt_result r;
+	double samples[64];
+	uint64_t log[128];
+	size_t (*launch_log)(uint64_t *, size_t);
+	char err[256];
+	/* Batch 1: one round (1 each); batch 2: 3 rounds (3 each). */
+	static const uint64_t want[] = {
+		1000, 1000, 2000, 2000, 4000, 4000,
+		1000, 1000, 1000, 1000, 2000, 2000, 2000, 2000, 4000, 4000, 4000, 4000,
+	};
+
+	*(void **)&launch_log = dlsym(fake_cuda, "fake_cuda_launch_log");
+	assert_non_null(launch_log);
+	q.min_samples = 10;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, samples, 64, err, sizeof(err)), ZLBT_OK);
+	assert_int_equal(r.n, 12);
+	assert_int_equal(launch_log(log, 128), sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(log[i], want[i]);
+	/* Stored as round-robin would have: sample i is of placement i % 3. */
+	for (int i = 0; i < 12; i++)
+		assert_near(samples[i], (double)(1000u << (i % 3)) / 1e6, 1e-9);
 }
 
 static void whole_rounds_under_min_time(void **state)
@@ -267,6 +302,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(round_robin),
+		T(replays_go_in_blocks),
 		T(whole_rounds_under_min_time),
 		T(max_samples_rounds_down),
 		T(identical_placements_spread_nothing),
