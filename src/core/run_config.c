@@ -148,15 +148,18 @@ const struct opt_def run_option_defs[] = {
 	  "discard samples taken while the SM clock sat below F x the measurement's "
 	  "steady clock; 0 turns the check off", NULL, 0.0, 1.0 },
 	/*
-	 * Where a small kernel's buffers land moves its time (up to 8% between
-	 * two captures of torch.fmin on 10240 elements on an H200), so one graph
-	 * is one draw: the engine averages 8. Each is replayed in a block of its
-	 * own: alternated every replay, they read L2-sized kernels up to 8% slow
-	 * (bench/placement_mechanism.py; issue 12).
+	 * One graph by default: on an H200, 8 placements alternated every
+	 * replay read L2-sized kernels up to 8% slow, and replayed in blocks
+	 * (libzlbtimer now does) they still read torch.fmin on 50000 elements
+	 * 12.5% above one graph and do_bench_cudagraph, which agree: where a
+	 * tiny kernel's buffers land moves it by that much (issue 12,
+	 * bench/placement_mechanism.py). N > 1 is another caliber.
 	 */
-	{ "placements", NULL, "ZL_PLACEMENTS", "8", OPT_INT, NULL, 1, 64, "N",
+	{ "placements", NULL, "ZL_PLACEMENTS", "1", OPT_INT, NULL, 1, 64, "N",
 	  "capture each measured graph N times, each on memory of its own, and "
-	  "average their medians (each graph's replays in blocks); 1: one graph", NULL },
+	  "average their medians, each graph's replays in blocks (another "
+	  "caliber: it averages where a small kernel's buffers land); 1: one graph",
+	  NULL },
 	/* What a sample is: both are caliber, and the child has no default of its own. */
 	{ "replay-target", NULL, "ZL_REPLAY_TARGET_MS", "2", OPT_REAL, NULL, 0, 0, "MS",
 	  "calls captured per replay: enough for one replay to take MS of GPU time "
