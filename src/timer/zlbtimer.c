@@ -1,6 +1,16 @@
 /*
  * libzlbtimer: replay a captured CUDA graph and time it (see zlbtimer.h).
  *
+ * One file, over 700 lines, on purpose: the library is loaded with ctypes
+ * into the measured process, and keeping its batching, clock gate, noise
+ * rule and report in one translation unit keeps every helper static, so
+ * the .so exports the zlbt_* API and nothing else (stats.c and the driver
+ * loader are its only other parts). Splitting it is issue 13's work.
+ *
+ * With several placements a batch replays each graph's share in one block,
+ * opened by an untimed replay of that graph, and stores the samples where
+ * round-robin would have put them (block_placement, round_robin_slot).
+ *
  * Each sample is one replay bracketed by an event pair on the caller's
  * stream. Synchronising after every replay would leave the GPU idle while
  * the CPU collects, so replays are issued in batches of up to RING event
