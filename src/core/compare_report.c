@@ -454,9 +454,11 @@ void compare_render_report(const struct compare *c, struct strbuf *sb, int color
 	strbuf_addch(sb, '\n');
 	if (c->single_round_rows)
 		strbuf_addf(sb, "note: one round (run) per side on some rows: a single process cannot "
-			    "show its own placement drift (0.05-0.3%% on an H200), so their intervals "
-			    "assume a drift of %.2f%% per side (--drift-floor); give rounds "
-			    "(A1 A2 A3 -- B1 B2 B3) to measure it instead\n",
+			    "show its own placement drift (on an H200 0.05-0.3%% on 8 placements, "
+			    "but several percent for a kernel of a few us on one graph, where its "
+			    "buffers land), so their intervals assume a drift of %.2f%% per side "
+			    "(--drift-floor); give rounds (A1 A2 A3 -- B1 B2 B3) to measure it "
+			    "instead\n",
 			    100 * c->opts.drift_floor);
 	for (size_t i = 0; i < c->notes.nr; i++)
 		strbuf_addf(sb, "note: %s\n", c->notes.v[i]);
