@@ -48,9 +48,16 @@ static char *tuner_cache_caliber(const struct run_config *cfg, const struct strv
 	return xstrfmt("shared(%s/.flaggems)", home && *home ? home : "~");
 }
 
+/* Where the child's own files go: its Triton cache, and a replay's graph plan (or NULL). */
+struct child_files {
+	const char *compile_cache;
+	const char *graph_plan;
+};
+
 static void build_env(const struct run_config *cfg, const struct preflight *pf,
 		      char *const *envp, const char *run_dir, const char *shape_archive,
-		      const char *isolated_cache, struct strvec *env)
+		      const char *isolated_cache, const struct child_files *files,
+		      struct strvec *env)
 {
 	struct strbuf fatal = STRBUF_INIT;
 
@@ -89,6 +96,11 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 	env_set(env, "ZLB_CAPTURE_FATAL", fatal.buf);
 	if (pf->target.package)
 		env_set(env, "ZLB_PACKAGE", pf->target.package);
+	env_set(env, "TRITON_CACHE_DIR", files->compile_cache);
+	if (files->graph_plan)
+		env_set(env, "ZLB_GRAPH_PLAN", files->graph_plan);
+	else
+		env_unset(env, "ZLB_GRAPH_PLAN");
 	if (isolated_cache) {
 		env_set(env, "FLAGGEMS_CACHE_DIR", isolated_cache);
 		env_unset(env, "FLAGGEMS_DB_URL");
@@ -556,12 +568,10 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 						&planned))
 		goto done;
 	plan_plugins(&plan, &plugins);
-	build_env(cfg, pf, envp, out->run_dir, shape_archive, isolated, &env);
-	env_set(&env, "TRITON_CACHE_DIR", compile_cache);
-	if (graph_plan)
-		env_set(&env, "ZLB_GRAPH_PLAN", graph_plan);
-	else
-		env_unset(&env, "ZLB_GRAPH_PLAN");
+	{
+		struct child_files files = { compile_cache, graph_plan };
+		build_env(cfg, pf, envp, out->run_dir, shape_archive, isolated, &files, &env);
+	}
 	build_argv(cfg, pf, shape_archive, &plugins, &child_argv);
 	tuner = tuner_cache_caliber(cfg, &env, isolated);
 	id = initial_identity(cfg, pf, out->run_dir, tuner, &plugins, &child_argv, argc, argv);

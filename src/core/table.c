@@ -1,3 +1,8 @@
+/*
+ * Over 700 lines, kept whole for now: parsing upstream's fixed-width rows
+ * and rendering the pretty table are one pass over the same columns;
+ * issue 13 moves the run's tee and table into src/run/ and splits them there.
+ */
 #include "table.h"
 
 #include <ctype.h>
