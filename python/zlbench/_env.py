@@ -188,8 +188,18 @@ PLACEMENTS_MAX = 64     # ZLBT_MAX_PLACEMENTS
 
 def placements():
     """ZLB_PLACEMENTS: graphs of the same work, each on its own memory,
-    sampled round-robin per measurement (1: one graph)."""
+    each one's replays in a block, per measurement (1: one graph)."""
     return _int("ZLB_PLACEMENTS", REQUIRED, 1, PLACEMENTS_MAX)
+
+
+PLACEMENT_PROBES_MAX = 16
+
+
+def placement_probes():
+    """ZLB_PLACEMENT_PROBES: after a one-graph measurement, graphs of the
+    same work on memory of their own, timed briefly for the row's
+    placement_sd (0: none)."""
+    return _int("ZLB_PLACEMENT_PROBES", REQUIRED, 0, PLACEMENT_PROBES_MAX)
 
 
 # --- autotune record and replay (protocol §7) -----------------------------------

@@ -31,13 +31,17 @@ replays in C (libzlbtimer through ctypes).
    graph without a kernel node (a view such as torch.conj captures nothing;
    a copy captures only copy-engine nodes) measures no kernel at all:
    GRAPH_NO_KERNELS;
-5. has libzlbtimer sample the placements round-robin under the rule: at least
+5. has libzlbtimer sample the placements, each one's replays in blocks
+   (libzlbtimer's blocked order), under the rule: at least
    min_samples samples and rep_ms of GPU time, then until the median's
    relative noise is at most noise_target, never more than max_wall_ms of
    wall time; L2 flushed before each sample when cold; samples taken below
    clock_floor x the steady SM clock discarded (clock_floor 0: no check);
    the centre is the mean of the placements' medians and the placement
    noise says how uncertain where they landed leaves it (ABI 4);
+5b. after a one-graph measurement, times rule.placement_probes more graphs
+   briefly (_probe_placements): the row's placement_sd, the spread a second
+   process's one graph could read, which zlb compare takes for one round;
 6. captures under a throwaway CUDA RNG state (see rng_swap).
 
 A library of ABI version 1 (before noise target, L2 flush, clock check and
@@ -87,15 +91,16 @@ class CaptureFailure(Exception):
 class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
     ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
-    ZLB_CLOCK_FLOOR, ZLB_PLACEMENTS and ZLB_REPLAY_TARGET_MS knobs. The
-    minimum GPU time is the caller's rep. Every field is given: zlb owns
+    ZLB_CLOCK_FLOOR, ZLB_PLACEMENTS and ZLB_REPLAY_TARGET_MS knobs, and
+    ZLB_PLACEMENT_PROBES (not a rule of the number: what is timed after it).
+    The minimum GPU time is the caller's rep. Every field is given: zlb owns
     their defaults (its option table), this module has none."""
 
     FIELDS = ("min_samples", "noise_target", "max_wall_ms", "l2", "clock_floor",
-              "placements", "replay_target_ms")
+              "placements", "replay_target_ms", "placement_probes")
 
     def __init__(self, *, min_samples, noise_target, max_wall_ms, l2, clock_floor,
-                 placements, replay_target_ms):
+                 placements, replay_target_ms, placement_probes):
         self.min_samples = int(min_samples)
         self.noise_target = float(noise_target)
         self.max_wall_ms = float(max_wall_ms)
@@ -103,6 +108,7 @@ class Rule:
         self.clock_floor = float(clock_floor)
         self.placements = int(placements)
         self.replay_target_ms = float(replay_target_ms)
+        self.placement_probes = int(placement_probes)
 
     def as_dict(self):
         return {k: getattr(self, k) for k in self.FIELDS}
@@ -524,6 +530,10 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
                                           max_samples, float(rep_ms), max_wall,
                                           rule=rule if lib.v2 else None, more=graphs[1:])
+        probe = {"placement_probes": 0, "placement_sd": None, "placement_probe_error": None}
+        if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:
+            probe = _probe_placements(torch, lib, call, k, on_rng, graphs, stats["median_ms"],
+                                      rule, max_wall)
     finally:
         for g in graphs:
             release(g)
@@ -535,4 +545,59 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
     return {"stats": stats, "samples": samples, "k": k, "warmup_calls": n_warm,
             "markers": markers, "l2": "cold" if cold else "hot", "graph": graph,
             "graph_why": None if graph else why,
-            "nodes": counts["nodes"] if counts else None}
+            "nodes": counts["nodes"] if counts else None, "probe": probe}
+
+
+# Samples (replays) per placement probe: the median of a few 2 ms replays
+# is already far surer than the spread between placements it is there for.
+PROBE_SAMPLES = 11
+
+
+def _probe_placements(torch, lib, call, k, on_rng, graphs, measured_ms, rule, max_wall):
+    """Steps 5b: time rule.placement_probes more graphs of the same k calls,
+    each captured on memory of its own while the measured one (graphs[0])
+    is alive, PROBE_SAMPLES replays each in a block of its own. One graph
+    is one draw of where a small kernel's buffers land; these are more
+    draws, and their spread is what a second process could read.
+
+    Returns {"placement_probes": graphs timed, "placement_sd": the sample
+    sd of ln(median) over the measured graph and the probes (None with
+    none), "placement_probe_error": why probing stopped early, or None}.
+    A probe that fails leaves the measurement as it is. The graphs are
+    appended to graphs, which the caller releases."""
+    medians = [measured_ms]
+    error = None
+    want = 1 + rule.placement_probes
+    try:
+        before = _reserved(torch)
+        graphs.append(_capture_or_fail(torch, call, k, on_rng))
+        pool = _reserved(torch) - before
+        asked, want = want, placements_for(want, pool, _free_bytes(torch))
+        if want < asked:
+            error = ("memory: a graph reserves %.0f MiB, room for %d probe%s of %d" % (
+                pool / (1 << 20), want - 1, "" if want == 2 else "s", asked - 1))
+        while len(graphs) < want:
+            graphs.append(_capture_or_fail(torch, call, k, on_rng))
+        for g in graphs[1:want]:
+            st, _, _ = _replay(torch, lib, g, k, PROBE_SAMPLES, PROBE_SAMPLES, 0.0,
+                               max_wall, rule=rule)
+            if st["n"] > 0 and st["median_ms"] > 0:
+                medians.append(st["median_ms"])
+    except CaptureFailure as cf:
+        error = "%s: %s" % (cf.phase, _first_line(first_cause(cf.error)))
+    return {"placement_probes": len(medians) - 1, "placement_sd": log_sd(medians),
+            "placement_probe_error": error}
+
+
+def log_sd(values):
+    """Sample standard deviation of ln(values); None for fewer than two."""
+    if len(values) < 2:
+        return None
+    logs = [math.log(v) for v in values]
+    mean = sum(logs) / len(logs)
+    return math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+
+
+def _first_line(e):
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__

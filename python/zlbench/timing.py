@@ -79,7 +79,8 @@ def _settings():
                             max_wall_ms=_env.max_wall_ms(), l2=_env.l2(),
                             clock_floor=_env.clock_floor(),
                             placements=_env.placements(),
-                            replay_target_ms=_env.replay_target_ms()),
+                            replay_target_ms=_env.replay_target_ms(),
+                            placement_probes=_env.placement_probes()),
     }
 
 
@@ -138,7 +139,8 @@ def pytest_configure(config):
                    "lib=%s" % (
                        s["max_warm"], len(s["fatal"]), r.min_samples, r.noise_target,
                        r.max_wall_ms, r.l2, r.clock_floor, r.placements, s["lib"]))
-        detail += " replay_target_ms=%g" % r.replay_target_ms
+        detail += " replay_target_ms=%g placement_probes=%d" % (r.replay_target_ms,
+                                                                r.placement_probes)
         if plan is not None:
             detail += " graph_plan=%d" % plan.size
     _io.plugin(NAME, "ready", detail)
@@ -317,6 +319,7 @@ def _measure_timed(fn, args, ctx, ir):
                        "clock_floor": None})
     record["replay_target_ms"] = rule.replay_target_ms
     record["graph_shape"] = "replayed" if shape is not None else "settled"
+    record.update(m["probe"])
     record.update({"calls_per_replay": m["k"], "warmup_calls": m["warmup_calls"],
                    "markers": m["markers"], "samples_ms": samples, "fallback": None})
     _graph_events(m, ctx, warn=lib.v2)
@@ -405,7 +408,8 @@ _STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "std
 _DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz", "l2",
                 "l2_flush_bytes", "graph", "min_samples", "min_time_ms", "noise_target",
                 "max_wall_ms", "clock_floor", "placements", "placement_spread",
-                "placement_noise", "replay_target_ms", "graph_shape")
+                "placement_noise", "replay_target_ms", "graph_shape", "placement_probes",
+                "placement_sd", "placement_probe_error")
 
 
 def _stat_fields(stats):

@@ -736,16 +736,32 @@ static struct compare_row *row_for(struct compare *c, const char *key, int *crea
 	return row;
 }
 
-static void push_round(struct compare_rounds *r, double *x, size_t n, size_t strata)
+static void push_round(struct compare_rounds *r, const struct stats_sample_set *set)
 {
 	if (r->nr == r->alloc) {
 		r->alloc = r->alloc ? 2 * r->alloc : 4;
 		r->set = xrealloc(r->set, r->alloc * sizeof(*r->set));
 	}
-	r->set[r->nr].x = x;
-	r->set[r->nr].n = n;
-	r->set[r->nr].strata = strata;
-	r->nr++;
+	r->set[r->nr++] = *set;
+}
+
+/*
+ * What the measurement says of its own placement drift: placement_sd over
+ * 1 + placement_probes graphs (docs/protocol.md section 3). Anything else
+ * (absent, null, negative, no probe) leaves the set without one.
+ */
+static void measurement_placement(const json_t *meas, struct stats_sample_set *set)
+{
+	const json_t *sd = json_object_get(meas, "placement_sd");
+	const json_t *probes = json_object_get(meas, "placement_probes");
+
+	set->place_sd = 0;
+	set->place_df = 0;
+	if (json_is_number(sd) && json_number_value(sd) >= 0 && isfinite(json_number_value(sd)) &&
+	    json_is_integer(probes) && json_integer_value(probes) > 0) {
+		set->place_sd = json_number_value(sd);
+		set->place_df = (size_t)json_integer_value(probes);
+	}
 }
 
 static void add_unique(struct strvec *v, const char *s)
@@ -877,6 +893,7 @@ static int load_row(void *vctx, json_t *obj, size_t lineno)
 	row->side[ctx->side].success++;
 	for (int k = 0; k < COMPARE_KINDS; k++) {
 		const json_t *meas = k == COMPARE_GEMS ? rr.gems : rr.torch;
+		struct stats_sample_set set;
 		double *x;
 		size_t n, strata;
 
@@ -893,8 +910,13 @@ static int load_row(void *vctx, json_t *obj, size_t lineno)
 			}
 		}
 		n = measurement_samples(meas, obj, latency_key[k], &x, &strata);
-		if (n)
-			push_round(&row->side[ctx->side].r[k], x, n, strata);
+		if (!n)
+			continue;
+		set.x = x;
+		set.n = n;
+		set.strata = strata;
+		measurement_placement(meas, &set);
+		push_round(&row->side[ctx->side].r[k], &set);
 	}
 	(void)lineno;
 	return 0;

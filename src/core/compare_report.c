@@ -458,12 +458,11 @@ void compare_render_report(const struct compare *c, struct strbuf *sb, int color
 
 	strbuf_addch(sb, '\n');
 	if (c->single_round_rows)
-		strbuf_addf(sb, "note: one round (run) per side on some rows: a single process cannot "
-			    "show its own placement drift (on an H200 0.05-0.3%% on 8 placements, "
-			    "but several percent for a kernel of a few us on one graph, where its "
-			    "buffers land), so their intervals assume a drift of %.2f%% per side "
-			    "(--drift-floor); give rounds (A1 A2 A3 -- B1 B2 B3) to measure it "
-			    "instead\n",
+		strbuf_addf(sb, "note: one round (run) per side on some rows: their intervals "
+			    "assume a drift per side of %.2f%% (--drift-floor) plus what the round "
+			    "measured of where its buffers land (its placement probes, or its "
+			    "placements: several percent for a kernel of a few us on one graph); "
+			    "give rounds (A1 A2 A3 -- B1 B2 B3) to measure the drift itself\n",
 			    100 * c->opts.drift_floor);
 	for (size_t i = 0; i < c->notes.nr; i++)
 		strbuf_addf(sb, "note: %s\n", c->notes.v[i]);
@@ -527,8 +526,10 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 	json_object_set_new(o, "samples_b", json_integer((json_int_t)r->nb));
 	json_object_set_new(o, "spread_a", num_or_null(r->spread_a));
 	json_object_set_new(o, "spread_b", num_or_null(r->spread_b));
-	json_object_set_new(o, "drift_floor_a", r->floor_a ? json_real(c->opts.drift_floor) : json_null());
-	json_object_set_new(o, "drift_floor_b", r->floor_b ? json_real(c->opts.drift_floor) : json_null());
+	json_object_set_new(o, "drift_floor_a", r->floor_a ? json_real(r->drift_a) : json_null());
+	json_object_set_new(o, "drift_floor_b", r->floor_b ? json_real(r->drift_b) : json_null());
+	json_object_set_new(o, "placement_sd_a", num_or_null(r->place_a));
+	json_object_set_new(o, "placement_sd_b", num_or_null(r->place_b));
 	json_object_set_new(o, "verdict", json_string(verdict_text(row, k)));
 	json_object_set_new(o, "why", r->why ? json_string(r->why) : json_null());
 	return o;

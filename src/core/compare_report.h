@@ -18,12 +18,16 @@
  *                 fallback, gems: <cmp> | null, torch: <cmp> | null } ] }
  *   <cmp> = { a_ms, b_ms, ratio, ci_low, ci_high, p, q, p_mwu, test, df,
  *             rounds_a, rounds_b, samples_a, samples_b, spread_a, spread_b,
- *             drift_floor_a, drift_floor_b, verdict, why }
+ *             drift_floor_a, drift_floor_b, placement_sd_a, placement_sd_b,
+ *             verdict, why }
  * Latencies in ms; ratio = B/A (> 1: B slower); ci_* bound the ratio; test
  * is student, welch, welch+floor, mwu+floor or none (then why says why);
- * df is null for a z test (mwu+floor) or no test; spread_* = sd of
- * ln(round centre) (null with one round); drift_floor_* the floor a
- * single-round side assumed (else null); any other number that does not
+ * df is null for a z test or no test; spread_* = sd of ln(round centre)
+ * (null with one round); drift_floor_* the drift a single-round side
+ * assumed, sqrt(--drift-floor^2 + placement_sd_*^2) (else null);
+ * placement_sd_* what that round measured of where its buffers land (its
+ * placement probes, or its placements' spread / sqrt(placements)), null
+ * when it measured none; any other number that does not
  * exist is null. q is the Benjamini-Hochberg adjusted p-value (gems rows
  * and torch rows are separate families).
  */

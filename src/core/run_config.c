@@ -160,6 +160,17 @@ const struct opt_def run_option_defs[] = {
 	  "average their medians, each graph's replays in blocks (another "
 	  "caliber: it averages where a small kernel's buffers land); 1: one graph",
 	  NULL },
+	/*
+	 * Not caliber: the probes are timed after the measured graph and
+	 * leave its number alone. They are there for zlb compare: one graph
+	 * is one draw of where a small kernel's buffers land (on an H200 a
+	 * 1024x1024 softmax read 7.6% apart in two processes, one graph
+	 * each), and a single round can only be judged with that spread.
+	 */
+	{ "placement-probes", NULL, "ZL_PLACEMENT_PROBES", "3", OPT_INT, NULL, 0, 16, "N",
+	  "after a one-graph measurement, time N more graphs of the same work on "
+	  "memory of their own, briefly: the row's placement_sd, which zlb compare "
+	  "takes as a single round's drift; 0: none", NULL },
 	/* What a sample is: both are caliber, and the child has no default of its own. */
 	{ "replay-target", NULL, "ZL_REPLAY_TARGET_MS", "2", OPT_REAL, NULL, 0, 0, "MS",
 	  "calls captured per replay: enough for one replay to take MS of GPU time "
@@ -285,6 +296,7 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	cfg->noise_target = xstrdup(opt_get(run_option_defs, raw, "noise-target"));
 	cfg->clock_floor = xstrdup(opt_get(run_option_defs, raw, "clock-floor"));
 	cfg->placements = int_opt(raw, "placements");
+	cfg->placement_probes = int_opt(raw, "placement-probes");
 	cfg->replay_target_ms = xstrdup(opt_get(run_option_defs, raw, "replay-target"));
 	cfg->warmup_max_calls = int_opt(raw, "warmup-max-calls");
 	cfg->l2_mode = dup_opt(raw, "l2");
@@ -348,6 +360,7 @@ void run_config_engine_env(const struct run_config *cfg, struct strvec *env)
 	env_set(env, "ZLB_L2", cfg->l2_mode);
 	env_set(env, "ZLB_CLOCK_FLOOR", cfg->clock_floor);
 	env_set_int(env, "ZLB_PLACEMENTS", cfg->placements);
+	env_set_int(env, "ZLB_PLACEMENT_PROBES", cfg->placement_probes);
 	env_set(env, "ZLB_REPLAY_TARGET_MS", cfg->replay_target_ms);
 	env_set_int(env, "ZLB_WARMUP_MAX_CALLS", cfg->warmup_max_calls);
 }

@@ -109,6 +109,14 @@ struct stats_sample_set {
 	const double *x;
 	size_t n;
 	size_t strata;
+	/*
+	 * What the engine measured of where the work's buffers land, for one
+	 * graph: the sample sd of ln(median) over the measured graph and
+	 * place_df more placements (the row's placement_sd and
+	 * placement_probes); place_df 0: not measured.
+	 */
+	double place_sd;
+	size_t place_df;
 };
 
 struct stats_round {
@@ -169,6 +177,14 @@ struct stats_cmp {
 	double p_mwu;		/* Mann-Whitney's part (single rounds), else NAN */
 	double spread_a, spread_b;	/* sd of ln round-centres (k >= 2), else NAN */
 	int floor_a, floor_b;	/* the side's variance holds the drift floor */
+	/*
+	 * A single-round side's assumed drift, the sd of ln(centre) a second
+	 * process could read: sqrt(drift_floor^2 + placement variance) with
+	 * the placement variance measured by the round itself (its probes'
+	 * place_sd^2, or its strata's variance / strata); NAN for k >= 2.
+	 */
+	double drift_a, drift_b;
+	double place_a, place_b;	/* that placement part as an sd, NAN when none */
 };
 
 /*

@@ -7,6 +7,7 @@ driver libfakecuda.so, given by CTest as $ZLB_TIMER_LIB and $ZLB_FAKECUDA;
 without them those tests skip.
 """
 
+import ctypes
 import json
 import os
 import subprocess
@@ -98,6 +99,10 @@ def clean_state(monkeypatch):
             monkeypatch.delenv(k)
     for k, v in ENGINE_ENV.items():
         monkeypatch.setenv(k, v)
+    # The placement probes are timed after the measurement and have tests
+    # of their own (test_placement_probes.py); the launch and capture
+    # counts the other tests pin are the measurement's.
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "0")
     from zlbench import _io, _state
 
     _state.reset_pending()
@@ -179,3 +184,24 @@ def run_pytest(args, env_extra=None, tree=FAKE, timeout=300):
 
 ALL_PLUGINS = ["-p", "zlbench.results", "-p", "zlbench.seed", "-p", "zlbench.shapes",
                "-p", "zlbench.timing"]
+
+
+@pytest.fixture
+def real(monkeypatch, run_dir, stub_torch):
+    """The real libzlbtimer on the fake driver, as the graph timer; returns
+    the fake driver (its counters reset)."""
+    need_timer()
+    monkeypatch.setenv("ZLB_LIBCUDA", FAKECUDA)
+    monkeypatch.setenv("ZLB_TIMER", "graph")
+    monkeypatch.setenv("ZLB_TIMER_LIB", TIMER_LIB)
+    fake = ctypes.CDLL(FAKECUDA)
+    fake.fake_cuda_reset()
+    fake.fake_cuda_launch_count.restype = ctypes.c_ulonglong
+    import triton
+    from zlbench import _graph, _state
+
+    monkeypatch.setattr(_state, "original_do_bench", triton.testing.do_bench)
+    lib, why = _graph.timer_lib(TIMER_LIB)
+    if lib is None or not lib.v2:
+        pytest.skip("the library at %s is not ABI version 2 (%s)" % (TIMER_LIB, why))
+    return fake

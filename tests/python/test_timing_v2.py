@@ -30,18 +30,21 @@ SPY_PATH = "/spy/libzlbtimer.so"
 
 ENGINE_KNOBS = ("ZLB_DIRECT_REPEAT", "ZLB_MIN_SAMPLES", "ZLB_NOISE_TARGET", "ZLB_MAX_WALL_MS",
                 "ZLB_L2", "ZLB_CLOCK_FLOOR", "ZLB_PLACEMENTS", "ZLB_REPLAY_TARGET_MS",
-                "ZLB_WARMUP_MAX_CALLS")
+                "ZLB_WARMUP_MAX_CALLS", "ZLB_PLACEMENT_PROBES")
 
 
-def test_knobs_come_from_zlb():
+def test_knobs_come_from_zlb(monkeypatch):
     # zlb's option table is the one source: what it prints is what the
     # plugins read, and one graph is the default (issue 12).
     from conftest import ENGINE_ENV
     assert set(ENGINE_ENV) == set(ENGINE_KNOBS)
+    for k, v in ENGINE_ENV.items():
+        monkeypatch.setenv(k, v)    # zlb's own, the probes too
     s = timing._settings()
     r = s["rule"]
     assert (r.min_samples, r.noise_target, r.max_wall_ms, r.l2, r.clock_floor,
-            r.placements, r.replay_target_ms) == (10, 0.001, 2000.0, "hot", 0.97, 1, 2.0)
+            r.placements, r.replay_target_ms,
+            r.placement_probes) == (10, 0.001, 2000.0, "hot", 0.97, 1, 2.0, 3)
     assert (s["repeat"], s["max_warm"]) == (1, 200)
 
 
@@ -62,6 +65,7 @@ def test_a_knob_zlb_did_not_pass_is_refused(monkeypatch, name):
     ("ZLB_CLOCK_FLOOR", "0", 0.0), ("ZLB_CLOCK_FLOOR", "1", 1.0),
     ("ZLB_CLOCK_FLOOR", "0.9", 0.9),
     ("ZLB_PLACEMENTS", "1", 1), ("ZLB_PLACEMENTS", "64", 64),
+    ("ZLB_PLACEMENT_PROBES", "0", 0), ("ZLB_PLACEMENT_PROBES", "16", 16),
 ])
 def test_knob_values(monkeypatch, name, raw, want):
     monkeypatch.setenv(name, raw)
@@ -69,7 +73,8 @@ def test_knob_values(monkeypatch, name, raw, want):
           "ZLB_MAX_WALL_MS": _env.max_wall_ms, "ZLB_L2": _env.l2,
           "ZLB_CLOCK_FLOOR": _env.clock_floor, "ZLB_PLACEMENTS": _env.placements,
           "ZLB_REPLAY_TARGET_MS": _env.replay_target_ms,
-          "ZLB_WARMUP_MAX_CALLS": _env.warmup_max_calls}[name]
+          "ZLB_WARMUP_MAX_CALLS": _env.warmup_max_calls,
+          "ZLB_PLACEMENT_PROBES": _env.placement_probes}[name]
     assert fn() == want
 
 
@@ -89,6 +94,7 @@ def test_knob_values(monkeypatch, name, raw, want):
     ("ZLB_CLOCK_FLOOR", "1.5", "outside"), ("ZLB_CLOCK_FLOOR", "-1", "outside"),
     ("ZLB_CLOCK_FLOOR", "97%", "not a number"),
     ("ZLB_PLACEMENTS", "0", "at least 1"), ("ZLB_PLACEMENTS", "65", "at most 64"),
+    ("ZLB_PLACEMENT_PROBES", "-1", "at least 0"), ("ZLB_PLACEMENT_PROBES", "17", "at most 16"),
 ])
 def test_knob_garbage_is_refused(monkeypatch, name, raw, why):
     monkeypatch.setenv(name, raw)
@@ -540,22 +546,7 @@ def test_noise_of_identical_and_zero_samples():
 
 # --- the real library through the fake driver ----------------------------------------
 
-@pytest.fixture
-def real(monkeypatch, run_dir, stub_torch):
-    need_timer()
-    monkeypatch.setenv("ZLB_LIBCUDA", FAKECUDA)
-    monkeypatch.setenv("ZLB_TIMER", "graph")
-    monkeypatch.setenv("ZLB_TIMER_LIB", TIMER_LIB)
-    fake = ctypes.CDLL(FAKECUDA)
-    fake.fake_cuda_reset()
-    fake.fake_cuda_launch_count.restype = ctypes.c_ulonglong
-    import triton
-
-    monkeypatch.setattr(_state, "original_do_bench", triton.testing.do_bench)
-    lib, why = _graph.timer_lib(TIMER_LIB)
-    if lib is None or not lib.v2:
-        pytest.skip("the library at %s is not ABI version 2 (%s)" % (TIMER_LIB, why))
-    return fake
+# The real fixture (libzlbtimer on the fake driver) is conftest's.
 
 
 def test_real_default_rule(real, stub_torch):

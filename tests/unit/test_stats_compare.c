@@ -278,6 +278,71 @@ static void test_placements_are_strata(void **state)
 	stats_round_release(&r);
 }
 
+/*
+ * A single round that measured where its buffers land: its probes' spread
+ * joins the drift floor, with the probes' degrees of freedom. Two one-graph
+ * processes 5% apart with 1% sample noise are a shift by samples alone and
+ * no verdict once each round says its placements scatter by 3%.
+ */
+static void test_placement_sd_widens_single_rounds(void **state)
+{
+	struct fixture *f = fx();
+	double b[N];
+	struct stats_sample_set a1, b1;
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp bare, probed;
+
+	for (int i = 0; i < N; i++)
+		b[i] = 1.05 * f->x[0][0][i];
+	a1 = f->set[0][0];
+	b1 = (struct stats_sample_set){ b, N, 0, 0, 0 };
+	assert_int_equal(stats_compare(&a1, 1, &b1, 1, &o, &bare), 0);
+	assert_true(bare.ok && bare.p < 1e-6 && bare.lo > 1.03);
+	assert_true(fabs(bare.drift_a - 0.003) < 1e-15 && isnan(bare.place_a));
+	assert_true(isinf(bare.df));
+
+	a1.place_sd = b1.place_sd = 0.03;
+	a1.place_df = b1.place_df = 3;
+	assert_int_equal(stats_compare(&a1, 1, &b1, 1, &o, &probed), 0);
+	assert_true(probed.ok && probed.p > 0.05 && probed.lo < 1.0);
+	assert_true(fabs(probed.ratio - bare.ratio) < 1e-15);
+	assert_true(fabs(probed.drift_a - sqrt(0.003 * 0.003 + 0.03 * 0.03)) < 1e-15);
+	assert_true(probed.place_a == 0.03 && probed.place_b == 0.03);
+	/* Satterthwaite over two sides of 3 probes each, mostly placement */
+	assert_true(probed.df > 5.5 && probed.df < 6.5);
+
+	/* rounds measure the drift themselves: the probes play no part */
+	assert_int_equal(stats_compare(f->set[0], 3, f->set[1], 3, &o, &bare), 0);
+	assert_true(isnan(bare.drift_a) && isnan(bare.place_a));
+}
+
+/* A round over P placements: the spread of their centres over P. */
+static void test_strata_spread_joins_a_single_round(void **state)
+{
+	double x[P * PER], c[P], m = 0, ss = 0;
+	struct stats_sample_set a = { 0 }, b = { 0 };
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp r;
+	struct stats_round round;
+
+	placements_fill(x, P * PER);
+	a.x = b.x = x;
+	a.n = b.n = P * PER;
+	a.strata = b.strata = P;
+	assert_int_equal(stats_round_init_strata(&round, x, P * PER, P), 0);
+	for (size_t k = 0; k < P; k++) {
+		c[k] = log(round.strata[k].centre);
+		m += c[k] / P;
+	}
+	for (size_t k = 0; k < P; k++)
+		ss += (c[k] - m) * (c[k] - m);
+	stats_round_release(&round);
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &r), 0);
+	assert_true(fabs(r.place_a - sqrt(ss / (P - 1) / P)) < 1e-12);
+	assert_true(fabs(r.drift_a * r.drift_a - 0.003 * 0.003 - ss / (P - 1) / P) < 1e-12);
+	assert_true(isfinite(r.df));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +354,8 @@ int main(void)
 		cmocka_unit_test(test_invalid_samples_are_dropped),
 		cmocka_unit_test(test_shift_is_found_and_mirrored),
 		cmocka_unit_test(test_placements_are_strata),
+		cmocka_unit_test(test_placement_sd_widens_single_rounds),
+		cmocka_unit_test(test_strata_spread_joins_a_single_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

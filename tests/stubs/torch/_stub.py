@@ -146,7 +146,7 @@ class gems:
 
 def make_op(name, cost_ns=None, capture_error=None, capture_invalidates=True,
             eager_error=None, eager_error_after=None, eager_error_on=None, body=None,
-            node="kernel"):
+            node="kernel", capture_cost_ns=None):
     """A stub op for tests: fn(*tensors) -> a tensor like the first.
 
     cost_ns: fixed base cost (default: the cost of the first tensor argument).
@@ -158,6 +158,10 @@ def make_op(name, cost_ns=None, capture_error=None, capture_invalidates=True,
       eager_error_on={i, ...}: only the i-th eager calls (1-based) raise.
     body(*args): called first on every call (to do more inside the op).
     node: the kind of graph node the op is when captured (see the node model).
+    capture_cost_ns(i): the cost of a call captured into the i-th graph
+      (0-based) this op was captured into, in place of cost_ns: where one
+      capture's buffers land against another's; it may raise (a capture
+      that fails there).
     The op counts its calls in .calls, .captured_calls and .eager_calls.
     """
     import torch
@@ -181,7 +185,12 @@ def make_op(name, cost_ns=None, capture_error=None, capture_invalidates=True,
                 elif eager_error_after is None or op.eager_calls > eager_error_after:
                     raise RuntimeError(eager_error)
         first = next((a for a in args if isinstance(a, torch.Tensor)), None)
-        charge(cost_ns if cost_ns is not None else
+        cost = cost_ns
+        if capture is not None and capture_cost_ns is not None:
+            if not op.graphs or op.graphs[-1] is not capture:
+                op.graphs.append(capture)
+            cost = capture_cost_ns(len(op.graphs) - 1)
+        charge(cost if cost is not None else
                (tensor_cost(first) if first is not None else 1000), node=node)
         if first is None:
             return torch.empty(1, device="cuda")
@@ -191,6 +200,7 @@ def make_op(name, cost_ns=None, capture_error=None, capture_invalidates=True,
     op.calls = 0
     op.captured_calls = 0
     op.eager_calls = 0
+    op.graphs = []
     return op
 
 

@@ -1,0 +1,117 @@
+"""The placement probes (ZLB_PLACEMENT_PROBES): after a one-graph
+measurement, more graphs of the same K calls on memory of their own, timed
+briefly; their spread is the row's placement_sd, which zlb compare takes as
+a single round's drift. They must leave the measured number alone.
+
+Placement is modelled by the stub op's capture_cost_ns: a call captured
+into the op's i-th graph costs what that graph's buffers would. The
+measurement captures graphs 0 and 1 (the 1- and 8-call estimates) and 2
+(K calls); the probes are graphs 3, 4, 5.
+"""
+
+import math
+
+import pytest
+
+from zlbench import _graph, _state, timing
+
+
+def measure(fn, rep=40):
+    value = timing.do_bench(fn, warmup=1, rep=rep, return_mode="median")
+    return value, _state.pending[-1]["record"]
+
+
+def by_graph(costs, base=5000):
+    return lambda i: costs[i - 3] if i >= 3 else base
+
+
+def test_probes_measure_the_spread_and_leave_the_number(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "3")
+    probes = [5100, 4900, 5300]
+    op = stub_torch._stub.make_op("op", capture_cost_ns=by_graph(probes))
+    launches = real.fake_cuda_launch_count()
+    value, rec = measure(op)
+    # The row is the measured graph's: 5 us, K = 512, as without probes.
+    assert value == pytest.approx(0.005, rel=1e-6)
+    assert rec["centre_ms"] == pytest.approx(0.005, rel=1e-6)
+    assert rec["calls_per_replay"] == 512 and rec["placements"] == 1
+    assert rec["placement_probes"] == 3 and rec["placement_probe_error"] is None
+    logs = [math.log(c) for c in [5000] + probes]
+    mean = sum(logs) / 4
+    want = math.sqrt(sum((x - mean) ** 2 for x in logs) / 3)
+    assert rec["placement_sd"] == pytest.approx(want, rel=1e-4)
+    # Three more graphs of K calls, each replayed 1 + 11 times (the untimed
+    # first replay, then PROBE_SAMPLES), after the measurement's own.
+    assert len(op.graphs) == 6
+    assert op.captured_calls == 1 + 8 + 4 * 512
+    assert real.fake_cuda_launch_count() - launches == 3 * (1 + 5) + (1 + 16) + 3 * (1 + 11)
+    assert stub_torch._stub.live_graphs == 0
+
+
+def test_no_probes_asked(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "0")
+    op = stub_torch._stub.make_op("op", capture_cost_ns=by_graph([9000, 9000, 9000]))
+    value, rec = measure(op)
+    assert value == pytest.approx(0.005, rel=1e-6)
+    assert (rec["placement_probes"], rec["placement_sd"]) == (0, None)
+    assert len(op.graphs) == 3
+
+
+def test_several_placements_are_not_probed(real, stub_torch, monkeypatch):
+    # Their own spread is in the samples (strata), which zlb compare reads.
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "3")
+    monkeypatch.setenv("ZLB_PLACEMENTS", "4")
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    _, rec = measure(op)
+    assert rec["placements"] == 4
+    assert (rec["placement_probes"], rec["placement_sd"]) == (0, None)
+
+
+def test_a_failing_probe_keeps_the_measurement(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "3")
+
+    def cost(i):
+        if i == 4:
+            raise stub_torch._stub.cuda_error("out of memory")
+        return 5000 if i < 3 else 5200
+    op = stub_torch._stub.make_op("op", capture_cost_ns=cost)
+    value, rec = measure(op)
+    assert value == pytest.approx(0.005, rel=1e-6)
+    assert rec["timer"] == "graph" and rec["markers"] == []
+    # Graph 3 was captured, graph 4 failed: nothing was timed.
+    assert rec["placement_probes"] == 0 and rec["placement_sd"] is None
+    assert rec["placement_probe_error"].startswith("capture: ")
+    assert "out of memory" in rec["placement_probe_error"]
+    assert stub_torch._stub.live_graphs == 0
+
+
+def test_probes_capped_by_their_memory(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "3")
+    stub = stub_torch._stub
+    monkeypatch.setattr(stub_torch.cuda, "memory_reserved",
+                        lambda *a: stub.live_graphs * (512 << 20), raising=False)
+    monkeypatch.setattr(stub_torch.cuda, "mem_get_info",
+                        lambda *a: (80 << 30, 141 << 30), raising=False)
+    op = stub.make_op("op", capture_cost_ns=by_graph([5100, 4900, 5300]))
+    _, rec = measure(op)
+    # 1 GiB for the probes' graphs: two of them.
+    assert rec["placement_probes"] == 2
+    assert rec["placement_probe_error"] == "memory: a graph reserves 512 MiB, room for 2 probes of 3"
+    assert rec["placement_sd"] == pytest.approx(_graph.log_sd([5000, 5100, 4900]), rel=1e-4)
+
+
+def test_cold_l2_probes_flush_too(real, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "2")
+    monkeypatch.setenv("ZLB_L2", "cold")
+    op = stub_torch._stub.make_op("op", capture_cost_ns=lambda i: 5000 if i == 0 else 6000)
+    value, rec = measure(op, rep=1)
+    # Cold: one graph of one call, no estimate; probes are graphs 1 and 2.
+    assert value == pytest.approx(0.005, rel=1e-6) and rec["l2"] == "cold"
+    assert rec["placement_probes"] == 2
+    assert rec["placement_sd"] == pytest.approx(_graph.log_sd([5000, 6000, 6000]), rel=1e-4)
+
+
+def test_log_sd():
+    assert _graph.log_sd([]) is None and _graph.log_sd([1.0]) is None
+    assert _graph.log_sd([2.0, 2.0]) == 0.0
+    assert _graph.log_sd([1.0, math.e]) == pytest.approx(math.sqrt(0.5))
