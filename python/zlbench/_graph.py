@@ -530,10 +530,11 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
                                           max_samples, float(rep_ms), max_wall,
                                           rule=rule if lib.v2 else None, more=graphs[1:])
-        probe = {"placement_probes": 0, "placement_sd": None, "placement_probe_error": None}
+        probe = dict.fromkeys(PROBE_KEYS)
+        probe["placement_probes"] = 0
         if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:
-            probe = _probe_placements(torch, lib, call, k, on_rng, graphs, stats["median_ms"],
-                                      rule, max_wall)
+            probe = _probe_placements(torch, lib, call, k, on_rng, graphs,
+                                      stats.get("clock_mhz"), rule, max_wall)
     finally:
         for g in graphs:
             release(g)
@@ -548,24 +549,29 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
             "nodes": counts["nodes"] if counts else None, "probe": probe}
 
 
+# What _probe_placements adds to a record.
+PROBE_KEYS = ("placement_probes", "placement_sd", "placement_probe_ms", "placement_probe_mhz",
+              "placement_probe_error")
 # Samples (replays) per placement probe: the median of a few 2 ms replays
 # is already far surer than the spread between placements it is there for.
 PROBE_SAMPLES = 11
 
 
-def _probe_placements(torch, lib, call, k, on_rng, graphs, measured_ms, rule, max_wall):
+def _probe_placements(torch, lib, call, k, on_rng, graphs, measured_mhz, rule, max_wall):
     """Steps 5b: time rule.placement_probes more graphs of the same k calls,
     each captured on memory of its own while the measured one (graphs[0])
-    is alive, PROBE_SAMPLES replays each in a block of its own. One graph
-    is one draw of where a small kernel's buffers land; these are more
-    draws, and their spread is what a second process could read.
+    is alive. One graph is one draw of where a small kernel's buffers land;
+    these are more draws, and their spread is what a second process could
+    read. Like is timed with like: the measured graph again, then each
+    probe, PROBE_SAMPLES replays a block.
 
-    Returns {"placement_probes": graphs timed, "placement_sd": the sample
-    sd of ln(median) over the measured graph and the probes (None with
-    none), "placement_probe_error": why probing stopped early, or None}.
-    A probe that fails leaves the measurement as it is. The graphs are
-    appended to graphs, which the caller releases."""
-    medians = [measured_ms]
+    Returns {"placement_probes": the probes kept (the spread's degrees of
+    freedom), "placement_sd": probe_spread's sd (None with no probe),
+    "placement_probe_ms" / "placement_probe_mhz": each block's median and
+    steady clock, the measured graph's first, "placement_probe_error": why
+    probes are missing, or None}. A probe that fails leaves the measurement
+    as it is. The graphs are appended to graphs, which the caller releases."""
+    blocks = []
     error = None
     want = 1 + rule.placement_probes
     try:
@@ -578,15 +584,46 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, measured_ms, rule, ma
                 pool / (1 << 20), want - 1, "" if want == 2 else "s", asked - 1))
         while len(graphs) < want:
             graphs.append(_capture_or_fail(torch, call, k, on_rng))
-        for g in graphs[1:want]:
-            st, _, _ = _replay(torch, lib, g, k, PROBE_SAMPLES, PROBE_SAMPLES, 0.0,
-                               max_wall, rule=rule)
-            if st["n"] > 0 and st["median_ms"] > 0:
-                medians.append(st["median_ms"])
+        if want > 1:
+            for g in graphs[:want]:
+                st, _, _ = _replay(torch, lib, g, k, PROBE_SAMPLES, PROBE_SAMPLES, 0.0,
+                                   max_wall, rule=rule)
+                blocks.append((st["median_ms"] if st["n"] > 0 else None,
+                               st.get("clock_mhz")))
     except CaptureFailure as cf:
         error = "%s: %s" % (cf.phase, _first_line(first_cause(cf.error)))
-    return {"placement_probes": len(medians) - 1, "placement_sd": log_sd(medians),
-            "placement_probe_error": error}
+        blocks = []
+    sd, kept, why = probe_spread(blocks, measured_mhz, rule.clock_floor)
+    return {"placement_probes": max(0, kept - 1), "placement_sd": sd,
+            "placement_probe_ms": [b[0] for b in blocks] or None,
+            "placement_probe_mhz": [b[1] for b in blocks] or None,
+            "placement_probe_error": error or why}
+
+
+def probe_spread(blocks, measured_mhz, clock_floor):
+    """(sd of ln(median) over the blocks kept, how many were kept, why some
+    were not or None). blocks: (median_ms, steady clock MHz or None), the
+    measured graph's first. A block whose steady clock is off the
+    measurement's own by more than 1 - clock_floor, either way, is left
+    out: a power-capped kernel's clock wanders between blocks (on an H200
+    a 4096x4096 mm measured at 1395 MHz had blocks at 1267-1395 MHz, a
+    2048x2048 one at 1515-1845), and that is not where its buffers land."""
+    kept, off = [], 0
+    band = 1.0 - clock_floor
+    for ms, mhz in blocks:
+        if ms is None or ms <= 0:
+            continue
+        if clock_floor > 0 and measured_mhz and mhz and abs(mhz / measured_mhz - 1) > band:
+            off += 1
+            continue
+        kept.append(ms)
+    why = None
+    if off:
+        why = "clock: %d of %d block%s off the measured %.0f MHz by more than %g%%, left out" % (
+            off, len(blocks), "" if len(blocks) == 1 else "s", measured_mhz, 100 * band)
+    if len(kept) < 2:
+        return None, len(kept), why
+    return log_sd(kept), len(kept), why
 
 
 def log_sd(values):

@@ -408,8 +408,7 @@ _STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "std
 _DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz", "l2",
                 "l2_flush_bytes", "graph", "min_samples", "min_time_ms", "noise_target",
                 "max_wall_ms", "clock_floor", "placements", "placement_spread",
-                "placement_noise", "replay_target_ms", "graph_shape", "placement_probes",
-                "placement_sd", "placement_probe_error")
+                "placement_noise", "replay_target_ms", "graph_shape") + _graph.PROBE_KEYS
 
 
 def _stat_fields(stats):

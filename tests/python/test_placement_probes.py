@@ -40,11 +40,13 @@ def test_probes_measure_the_spread_and_leave_the_number(real, stub_torch, monkey
     mean = sum(logs) / 4
     want = math.sqrt(sum((x - mean) ** 2 for x in logs) / 3)
     assert rec["placement_sd"] == pytest.approx(want, rel=1e-4)
-    # Three more graphs of K calls, each replayed 1 + 11 times (the untimed
-    # first replay, then PROBE_SAMPLES), after the measurement's own.
+    assert rec["placement_probe_ms"] == pytest.approx([c / 1e6 for c in [5000] + probes],
+                                                      rel=1e-5)
+    # Three more graphs of K calls; then the measured graph and each probe
+    # replayed 1 + 11 times (the untimed first replay, then PROBE_SAMPLES).
     assert len(op.graphs) == 6
     assert op.captured_calls == 1 + 8 + 4 * 512
-    assert real.fake_cuda_launch_count() - launches == 3 * (1 + 5) + (1 + 16) + 3 * (1 + 11)
+    assert real.fake_cuda_launch_count() - launches == 3 * (1 + 5) + (1 + 16) + 4 * (1 + 11)
     assert stub_torch._stub.live_graphs == 0
 
 
@@ -54,6 +56,7 @@ def test_no_probes_asked(real, stub_torch, monkeypatch):
     value, rec = measure(op)
     assert value == pytest.approx(0.005, rel=1e-6)
     assert (rec["placement_probes"], rec["placement_sd"]) == (0, None)
+    assert rec["placement_probe_ms"] is None and rec["placement_probe_error"] is None
     assert len(op.graphs) == 3
 
 
@@ -82,6 +85,7 @@ def test_a_failing_probe_keeps_the_measurement(real, stub_torch, monkeypatch):
     assert rec["placement_probes"] == 0 and rec["placement_sd"] is None
     assert rec["placement_probe_error"].startswith("capture: ")
     assert "out of memory" in rec["placement_probe_error"]
+    assert rec["placement_probe_ms"] is None
     assert stub_torch._stub.live_graphs == 0
 
 
@@ -115,3 +119,20 @@ def test_log_sd():
     assert _graph.log_sd([]) is None and _graph.log_sd([1.0]) is None
     assert _graph.log_sd([2.0, 2.0]) == 0.0
     assert _graph.log_sd([1.0, math.e]) == pytest.approx(math.sqrt(0.5))
+
+
+def test_a_block_at_another_clock_is_left_out():
+    # measured at 1545 MHz; the third block ran at 1480 (4% below), the
+    # fifth at 1845 (19% above): both left out
+    blocks = [(0.010, 1545.0), (0.0101, 1515.0), (0.0115, 1480.0), (0.0099, 1590.0),
+              (0.0120, 1845.0)]
+    sd, kept, why = _graph.probe_spread(blocks, 1545.0, 0.97)
+    assert kept == 3 and sd == pytest.approx(_graph.log_sd([0.010, 0.0101, 0.0099]))
+    assert why == "clock: 2 of 5 blocks off the measured 1545 MHz by more than 3%, left out"
+    # no clock check, or no clock known: every block counts
+    assert _graph.probe_spread(blocks, 1545.0, 0.0)[1] == 5
+    assert _graph.probe_spread(blocks, None, 0.97)[1] == 5
+    assert _graph.probe_spread([(0.01, None), (0.011, None)], 1980.0, 0.97)[1] == 2
+    # fewer than two left: no spread
+    assert _graph.probe_spread([(0.01, 1980.0), (0.02, 1000.0)], 1980.0, 0.97)[:2] == (None, 1)
+    assert _graph.probe_spread([(None, 1980.0), (0.01, 1980.0)], 1980.0, 0.97)[:2] == (None, 1)
