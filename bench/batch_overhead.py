@@ -17,7 +17,7 @@ time of the batch:
   harness      = (batch wall - sum pytest wall) / N  zlb batch + zlb run around pytest
 
 The Python probe (spawn the interpreter, import pytest: ~120 ms) runs once per
-batch: the children trust the batch's (ZLB_PYTHON_PROBED, core/preflight.h),
+batch: the children trust the batch's (ZLB_PYTHON_PROBED, run/preflight.h),
 which the script checks in each identity (provenance.python_check "batch").
 It is timed apart, for what one child would add if it probed again.
 

@@ -108,7 +108,7 @@ def timer_lib():
 
 
 # The settings below shape a measurement. Their defaults and ranges live in
-# zlb's option table (src/core/run_config.c); the ranges here are the same,
+# zlb's option table (src/run/run_config.c); the ranges here are the same,
 # and there is no default: a plugin run without zlb's values refuses.
 
 def direct_repeat():

@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 struct device_info {
 	int index;          /* ordinal as this process sees it */

@@ -1,6 +1,6 @@
 /*
  * zlb ab: one operator, build A against build B, in interleaved rounds
- * (src/core/ab.h for the scheme).
+ * (src/ab/ab.h for the scheme).
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,14 +12,14 @@
 
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "core/ab.h"
-#include "core/error.h"
-#include "core/options.h"
-#include "core/preflight.h"
-#include "core/run_config.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
-#include "core/term.h"
+#include "ab/ab.h"
+#include "lib/error.h"
+#include "lib/options.h"
+#include "run/preflight.h"
+#include "run/run_config.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+#include "lib/term.h"
 
 extern char **environ;
 

@@ -1,7 +1,7 @@
 /*
  * zlb batch: measure many operators, one `zlb run` child each, serial per
- * device and devices in parallel (core/batch.h has the directory layout,
- * core/batch_policy.h the retry rules, core/batch_status.h the tables).
+ * device and devices in parallel (batch/batch.h has the directory layout,
+ * batch/batch_policy.h the retry rules, batch/batch_status.h the tables).
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,15 +15,15 @@
 #include "backends/backend.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "core/batch.h"
-#include "core/inventory.h"
-#include "core/jsonfile.h"
-#include "core/opspec.h"
-#include "core/options.h"
-#include "core/paths.h"
-#include "core/preflight.h"
-#include "core/run_config.h"
-#include "core/term.h"
+#include "batch/batch.h"
+#include "batch/inventory.h"
+#include "lib/jsonfile.h"
+#include "batch/opspec.h"
+#include "lib/options.h"
+#include "lib/paths.h"
+#include "run/preflight.h"
+#include "run/run_config.h"
+#include "lib/term.h"
 #include "executors/executor.h"
 
 extern char **environ;
@@ -448,7 +448,7 @@ int cmd_batch(int argc, char **argv)
 	 * before any operator runs, with zlb run's own sentence. The probe
 	 * runs in exactly the children's environment and directory, and the
 	 * children trust it only while they are ours and the interpreter file
-	 * is unchanged (core/preflight.h); an inherited value vouches for
+	 * is unchanged (run/preflight.h); an inherited value vouches for
 	 * nothing and is removed first.
 	 */
 	env_unset(&env, PREFLIGHT_PROBED_ENV);

@@ -1,6 +1,6 @@
 /*
- * zlb compare: build B against build A, row by row (src/core/compare.h for
- * the flow, src/core/stats_compare.h for the statistics).
+ * zlb compare: build B against build A, row by row (src/compare/compare.h for
+ * the flow, src/compare/stats_compare.h for the statistics).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,15 +10,15 @@
 
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "core/compare.h"
-#include "core/compare_report.h"
-#include "core/error.h"
-#include "core/jsonfile.h"
-#include "core/options.h"
-#include "core/paths.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
-#include "core/term.h"
+#include "compare/compare.h"
+#include "compare/compare_report.h"
+#include "lib/error.h"
+#include "lib/jsonfile.h"
+#include "lib/options.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+#include "lib/term.h"
 
 static const char usage_text[] =
 	"usage: zlb compare [options] A B\n"

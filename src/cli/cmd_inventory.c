@@ -1,7 +1,7 @@
 /*
  * zlb inventory: every benchmark test function of the FlagGems checkouts
  * (main: flag_gems, vllm: flaggems_vllm) as CSV tables under an ops folder,
- * checked against pytest's own collection (src/core/inventory_build.h).
+ * checked against pytest's own collection (src/batch/inventory_build.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,12 +9,12 @@
 
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "core/dismiss.h"
-#include "core/inventory.h"
-#include "core/inventory_build.h"
-#include "core/options.h"
-#include "core/paths.h"
-#include "core/proc.h"
+#include "batch/dismiss.h"
+#include "batch/inventory.h"
+#include "batch/inventory_build.h"
+#include "lib/options.h"
+#include "lib/paths.h"
+#include "lib/proc.h"
 #include "providers/flaggems.h"
 
 extern char **environ;

@@ -10,10 +10,10 @@
 #include "backends/backend.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "core/preflight.h"
-#include "core/run_config.h"
-#include "core/runner.h"
-#include "core/term.h"
+#include "run/preflight.h"
+#include "run/run_config.h"
+#include "run/runner.h"
+#include "lib/term.h"
 
 extern char **environ;
 

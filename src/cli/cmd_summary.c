@@ -1,6 +1,6 @@
 /*
  * zlb summary BATCH: one CSV line per measurement of a batch, and a short
- * report (src/core/summary.h for what is read and how).
+ * report (src/batch/summary.h for what is read and how).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,13 +9,13 @@
 
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "core/error.h"
-#include "core/options.h"
-#include "core/paths.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
-#include "core/summary.h"
-#include "core/term.h"
+#include "lib/error.h"
+#include "lib/options.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+#include "batch/summary.h"
+#include "lib/term.h"
 
 extern char **environ;
 

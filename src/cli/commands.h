@@ -7,7 +7,7 @@
 #ifndef ZLB_CLI_COMMANDS_H
 #define ZLB_CLI_COMMANDS_H
 
-#include "core/exit_codes.h"
+#include "rundir/exit_codes.h"
 
 struct cmd_struct {
 	const char *name;

@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "core/exit_codes.h"
+#include "rundir/exit_codes.h"
 
 int usage_error(const char *cmd, const char *fmt, ...)
 {

@@ -5,7 +5,7 @@
 #ifndef ZLB_CLI_USAGE_H
 #define ZLB_CLI_USAGE_H
 
-#include "core/error.h"
+#include "lib/error.h"
 
 /*
  * "zlb CMD: <message>" and the pointer to `zlb CMD --help` on stderr.

@@ -2,7 +2,7 @@
  * Executors: where the jobs of a batch run (after fio's ioengine_ops). A
  * job is one attempt of one operator: an argv (zlb itself, `zlb run ...`),
  * its environment, a console file for its output, and a deadline. The
- * scheduler (core/batch.c) decides what runs and when; an executor starts
+ * scheduler (batch/batch.c) decides what runs and when; an executor starts
  * jobs, enforces their deadlines and says when each has ended.
  *
  * Executors are listed once in src/executors/registry.c. "local" runs jobs

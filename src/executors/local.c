@@ -1,6 +1,6 @@
 /*
  * The local executor: each job is a child process of zlb in its own
- * process group (core/proc.h: no shell, PR_SET_PDEATHSIG so a batch killed
+ * process group (lib/proc.h: no shell, PR_SET_PDEATHSIG so a batch killed
  * with SIGKILL takes its children along). Ends are seen through pidfds
  * (poll wakes the instant a child exits), with a short polling period as
  * the fallback on kernels without pidfd_open.
@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/proc.h"
-#include "core/strbuf.h"
+#include "lib/proc.h"
+#include "lib/strbuf.h"
 #include "executors/executor.h"
 
 #define MAX_JOBS 1024

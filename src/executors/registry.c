@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "core/strbuf.h"
+#include "lib/strbuf.h"
 #include "executors/executor.h"
 
 extern const struct executor_ops local_executor;

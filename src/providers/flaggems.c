@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/paths.h"
+#include "lib/paths.h"
 
 #define SOURCE_LIMIT (8u << 20)
 

@@ -7,8 +7,8 @@
 #ifndef ZLB_PROVIDER_FLAGGEMS_H
 #define ZLB_PROVIDER_FLAGGEMS_H
 
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 struct flaggems_target {
 	char *dir;          /* absolute checkout root (holds benchmark/) */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/paths.h"
-#include "core/strbuf.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
 #include "providers/flaggems.h"
 
 #define SOURCE_LIMIT (8u << 20)

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "core/strvec.h"
+#include "lib/strvec.h"
 
 struct scanned_test {
 	char *rel_path;   /* benchmark/test_x.py, relative to the checkout */

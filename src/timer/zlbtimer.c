@@ -45,7 +45,7 @@
 
 #include "backends/cuda_driver.h"
 #include "backends/nvml.h"
-#include "core/stats_dist.h"
+#include "lib/stats_dist.h"
 #include "timer/stats.h"
 
 /* Event pairs per batch: enough to keep the GPU busy between waits. */

@@ -9,6 +9,7 @@ local executor, deadlines through srun, and the refusals.
 """
 import json
 import math
+import sys
 
 import pytest
 
@@ -90,7 +91,13 @@ def test_usage(slurm, args, needle):
     assert not slurm.bdir.exists()
 
 
-def test_without_srun_nothing_starts(world):  # noqa: F811
+def test_without_srun_nothing_starts(world, tmp_path):  # noqa: F811
+    # A PATH of its own, holding the interpreter and nothing else: the
+    # machine's PATH may have a real srun (a Slurm host, CI's own).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    world.env["PATH"] = str(bin_dir)
     r = batch(world, "--executor", "slurm", "--devices", "0", "--ops", "b_pass")
     assert r.rc == 3, r
     assert "PREFLIGHT_FAILED check=executor" in r.err

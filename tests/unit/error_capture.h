@@ -5,7 +5,7 @@
  *
  * Like timer_fake.h this header defines rather than declares (every
  * tests/unit/test_*.c is a binary of its own): include it after <cmocka.h>
- * and "core/strbuf.h", then in setup
+ * and "lib/strbuf.h", then in setup
  *
  *     set_error_routine(capture_error);
  *     set_warning_routine(capture_warning);   (where warnings matter)

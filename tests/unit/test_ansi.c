@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/ansi.h"
-#include "core/strbuf.h"
-#include "core/term.h"
+#include "lib/ansi.h"
+#include "lib/strbuf.h"
+#include "lib/term.h"
 
 /* Strip a copy of in (len bytes) and compare with want (want_len bytes). */
 static void check_strip_n(const char *in, size_t len, const char *want, size_t want_len)

@@ -3,7 +3,7 @@
  * backend writes into a child's environment, the inherited-visibility
  * mapping, the per-vendor facts (FlagGems vendor, capabilities, fatal
  * capture texts), device listing against the fake driver; and
- * core/plugin_plan.c, which derives the plugin list and timer from them.
+ * run/plugin_plan.c, which derives the plugin list and timer from them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "backends/backend.h"
-#include "core/error.h"
-#include "core/plugin_plan.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/error.h"
+#include "run/plugin_plan.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 #include "error_capture.h"
 

@@ -1,4 +1,4 @@
-/* The retry / fallback rules of zlb batch (core/batch_policy.h) and its tables. */
+/* The retry / fallback rules of zlb batch (batch/batch_policy.h) and its tables. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,9 +6,9 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "core/batch.h"
-#include "core/batch_policy.h"
-#include "core/batch_status.h"
+#include "batch/batch.h"
+#include "batch/batch_policy.h"
+#include "batch/batch_status.h"
 
 static struct attempt_result res(int code)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/batch_progress.h"
+#include "batch/batch_progress.h"
 
 static size_t count(const char *hay, const char *needle)
 {

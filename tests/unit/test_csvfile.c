@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/csvfile.h"
-#include "core/error.h"
-#include "core/strbuf.h"
+#include "lib/csvfile.h"
+#include "lib/error.h"
+#include "lib/strbuf.h"
 
 #include "error_capture.h"
 

@@ -1,5 +1,5 @@
 /*
- * core/dismiss.c: the hand-written dismiss list. Every mistake a person can
+ * batch/dismiss.c: the hand-written dismiss list. Every mistake a person can
  * make in it must be refused with file:line and the fix, and matching must
  * honour repo prefixes and @op_file.
  */
@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/dismiss.h"
-#include "core/error.h"
-#include "core/paths.h"
-#include "core/strbuf.h"
+#include "batch/dismiss.h"
+#include "lib/error.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
 
 #include "error_capture.h"
 

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/paths.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/error.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 #include "providers/flaggems.h"
 
 #include "error_capture.h"

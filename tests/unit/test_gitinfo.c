@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/gitinfo.h"
-#include "core/paths.h"
-#include "core/strbuf.h"
+#include "lib/gitinfo.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
 
 #define C1 "0123456789abcdef0123456789abcdef01234567"
 #define C2 "fedcba9876543210fedcba9876543210fedcba98"

@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/identity.h"
-#include "core/jsonfile.h"
-#include "core/paths.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/error.h"
+#include "rundir/identity.h"
+#include "lib/jsonfile.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 #include "error_capture.h"
 

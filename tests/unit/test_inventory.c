@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/inventory.h"
-#include "core/inventory_build.h"
-#include "core/paths.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/error.h"
+#include "batch/inventory.h"
+#include "batch/inventory_build.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 #include "providers/flaggems_scan.h"
 
 #define FAKE_MAIN ZLB_TEST_DATA "/../fake_inventory/main"

@@ -21,13 +21,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/ir_diff.h"
-#include "core/ir_index.h"
-#include "core/ir_layout.h"
-#include "core/paths.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/error.h"
+#include "ir/ir_diff.h"
+#include "ir/ir_index.h"
+#include "ir/ir_layout.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 #define FIXTURE ZLB_TEST_DATA "/ir/mm_run"
 

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ir_naming.h"
-#include "core/paths.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "ir/ir_naming.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 /* Every byte in the set the tree allows, and not a name that escapes. */
 static void assert_safe(const char *name)

@@ -1,4 +1,4 @@
-/* Operator specs [repo:]op[@file] (core/opspec.h). */
+/* Operator specs [repo:]op[@file] (batch/opspec.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,8 +6,8 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/opspec.h"
+#include "lib/error.h"
+#include "batch/opspec.h"
 
 static void quiet(const char *p, const char *m) {}
 

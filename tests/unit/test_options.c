@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/options.h"
-#include "core/run_config.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/error.h"
+#include "lib/options.h"
+#include "run/run_config.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 /* --- error capture ------------------------------------------------------ */
 

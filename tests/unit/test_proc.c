@@ -25,11 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/paths.h"
-#include "core/proc.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/error.h"
+#include "lib/paths.h"
+#include "lib/proc.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 extern char **environ;
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/pyrepr.h"
-#include "core/strbuf.h"
+#include "lib/pyrepr.h"
+#include "lib/strbuf.h"
 
 /* Split s and check its kind and items (a NULL-terminated list). */
 static void check_split(const char *s, enum pyrepr_kind kind, ...)

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/paths.h"
-#include "core/run_tally.h"
-#include "core/strbuf.h"
-#include "core/tee.h"
+#include "lib/paths.h"
+#include "rundir/run_tally.h"
+#include "lib/strbuf.h"
+#include "run/tee.h"
 
 static char *scratch_dir(void)
 {

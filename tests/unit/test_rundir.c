@@ -19,11 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/paths.h"
-#include "core/rundir.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/error.h"
+#include "lib/paths.h"
+#include "rundir/rundir.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 #include "error_capture.h"
 

@@ -14,11 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/paths.h"
-#include "core/shapefile.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
+#include "lib/error.h"
+#include "lib/paths.h"
+#include "run/shapefile.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 #include "error_capture.h"
 

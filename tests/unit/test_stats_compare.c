@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stats_compare.h"
-#include "core/stats_dist.h"
-#include "core/stats_rng.h"
-#include "core/stats_tests.h"
+#include "compare/stats_compare.h"
+#include "lib/stats_dist.h"
+#include "lib/stats_rng.h"
+#include "compare/stats_tests.h"
 
 #define N 101
 #define K 5

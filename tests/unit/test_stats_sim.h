@@ -25,9 +25,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/stats_compare.h"
-#include "core/stats_rng.h"
-#include "core/stats_tests.h"
+#include "compare/stats_compare.h"
+#include "lib/stats_rng.h"
+#include "compare/stats_tests.h"
 
 #define ROWS 20
 #define MAX_ROUNDS 5

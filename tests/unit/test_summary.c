@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/jsonfile.h"
-#include "core/paths.h"
-#include "core/results_file.h"
-#include "core/strbuf.h"
-#include "core/summary.h"
+#include "lib/error.h"
+#include "lib/jsonfile.h"
+#include "lib/paths.h"
+#include "rundir/results_file.h"
+#include "lib/strbuf.h"
+#include "batch/summary.h"
 
 #define DATA ZLB_TEST_DATA "/summary"
 

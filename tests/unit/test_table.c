@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/strbuf.h"
-#include "core/strvec.h"
-#include "core/table.h"
+#include "lib/error.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+#include "run/table.h"
 
 #define CUDAGRAPH_LOG ZLB_SAMPLES_DIR "/flaggems-cudagraph-mode.log"
 #define KERNEL_LOG ZLB_SAMPLES_DIR "/flaggems-kernel-mode.log"

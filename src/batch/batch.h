@@ -1,0 +1,75 @@
+/*
+ * zlb batch: many operators, one `zlb run` child each, serial per device,
+ * devices in parallel (DESIGN §8). The layout of a batch directory:
+ *
+ *   batch.json           schema_version 1: args, options, devices, the
+ *                        operator list with each one's device, the tables'
+ *                        versions, status, started/ended (per session)
+ *   ops_status.csv       one row per operator (batch/batch_status.h)
+ *   <repo>/<key>/        the operator's run directory (a normal zlb run
+ *                        directory; key: batch/opspec.h), final attempt only
+ *   <repo>/<key>/.complete   PASS/SKIP marker: what --resume reuses
+ *   .logs/<repo>/<key>.log   the child's console output (stdout+stderr)
+ *   .attempts/<repo>/<key>.<n>/, <key>.<n>.log
+ *                        earlier attempts (retries, reruns on resume),
+ *                        moved aside whole: evidence kept, nothing doubled
+ *   .lock                flock'ed while a batch works on the directory
+ *
+ * Order of writes for one finished operator: the child exits (its run
+ * directory is final), .complete is written (PASS/SKIP), then ops_status.csv
+ * is rewritten. A batch killed at any instant therefore leaves every
+ * operator either complete (marker present) or not (rerun on --resume,
+ * its leftovers moved to .attempts first).
+ */
+#ifndef ZLB_CORE_BATCH_H
+#define ZLB_CORE_BATCH_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "batch/opspec.h"
+#include "lib/strvec.h"
+
+#define BATCH_SCHEMA_VERSION 1
+
+enum batch_progress { BATCH_PROGRESS_PLAIN, BATCH_PROGRESS_LIVE };
+
+struct batch_plan {
+	const char *exe;              /* zlb's own binary (absolute) */
+	char *const *envp;            /* children's environment (batch keys removed) */
+	const char *dir;              /* the batch directory, absolute */
+	const struct op_spec *specs;  /* the operators, in list order, no duplicates */
+	size_t nr;
+	const int *devices;           /* logical device indices (slots, for a remote executor) */
+	int ndevices;
+	const char *backend;          /* canonical backend name */
+	const struct strvec *run_args;/* zlb run options given to every child */
+	const struct strvec *dtypes;  /* --dtypes words; empty: the ops' own */
+	const char *shape_file;       /* absolute, or NULL */
+	const char *replay_root;      /* absolute, or NULL */
+	const char *main_dir;         /* --flaggems-dir, or NULL (zlb run discovers) */
+	const char *vllm_dir;         /* --vllm-dir, or NULL */
+	double op_timeout_s;          /* 0: none */
+	double grace_s;
+	int max_retries;
+	int resume;
+	enum batch_progress progress;
+	const char *executor;         /* "local", "slurm" (executors/registry.c) */
+	const struct strvec *executor_args; /* --slurm-args words, or NULL */
+	json_t *args;                 /* command line and options for batch.json (borrowed) */
+};
+
+/* The device slot (0..ndevices-1) of an operator: XXH3 of its spec, stable. */
+int batch_shard(const char *spec, int ndevices);
+
+/*
+ * Run the batch. Returns the batch's exit status: 0 every operator PASS or
+ * SKIP, 1 some FAIL or TIMEOUT, 2 the directory cannot be used (exists
+ * without --resume, nothing to resume, locked by another batch), 7 the
+ * state could not be written, 130 interrupted (children stopped, state
+ * kept, resumable). Messages go through error()/warning() and stdout.
+ */
+int batch_execute(const struct batch_plan *p);
+
+#endif

@@ -1,0 +1,165 @@
+#include "batch/batch_status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lib/csvfile.h"
+#include "rundir/identity.h"
+#include "lib/jsonfile.h"
+#include "lib/paths.h"
+#include "lib/strbuf.h"
+
+const char *const ops_status_columns[] = {
+	"repo", "op", "spec", "status", "seconds", "attempts", "rows", "remarks",
+	"backend", "device", "timer", "exit_code", "run_dir", NULL,
+};
+
+void op_row_init(struct op_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->status = OP_PENDING;
+	r->device = -1;
+	r->exit_code = -1;
+}
+
+void op_row_release(struct op_row *r)
+{
+	free(r->remarks);
+	free(r->backend);
+	free(r->timer);
+	free(r->run_dir);
+	op_row_init(r);
+}
+
+void op_row_set(char **field, const char *value)
+{
+	char *copy = value ? xstrdup(value) : NULL;
+	free(*field);
+	*field = copy;
+}
+
+void ops_status_render(const struct op_spec *specs, const struct op_row *rows, size_t n,
+		       struct strbuf *out)
+{
+	size_t ncols = 0;
+
+	while (ops_status_columns[ncols])
+		ncols++;
+	csv_add_row(out, ops_status_columns, ncols);
+	for (size_t i = 0; i < n; i++) {
+		const struct op_row *r = &rows[i];
+		char secs[32] = "", att[16] = "", nrows[24] = "", dev[16] = "", code[16] = "";
+		int started = r->attempts > 0;
+		const char *f[13];
+
+		if (started || r->seconds > 0)
+			snprintf(secs, sizeof(secs), "%.3f", r->seconds);
+		snprintf(att, sizeof(att), "%d", r->attempts);
+		if (started)
+			snprintf(nrows, sizeof(nrows), "%ld", r->rows);
+		if (r->device >= 0)
+			snprintf(dev, sizeof(dev), "%d", r->device);
+		if (r->exit_code >= 0)
+			snprintf(code, sizeof(code), "%d", r->exit_code);
+		f[0] = specs[i].repo;
+		f[1] = specs[i].op;
+		f[2] = specs[i].spec;
+		f[3] = op_status_name(r->status);
+		f[4] = secs;
+		f[5] = att;
+		f[6] = nrows;
+		f[7] = r->remarks;
+		f[8] = r->backend;
+		f[9] = dev;
+		f[10] = r->timer;
+		f[11] = code;
+		f[12] = r->run_dir;
+		csv_add_row(out, f, ncols);
+	}
+}
+
+int ops_status_write(const char *path, const struct op_spec *specs,
+		     const struct op_row *rows, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int r;
+
+	ops_status_render(specs, rows, n, &sb);
+	r = write_file_atomic(path, sb.buf, sb.len);
+	strbuf_release(&sb);
+	return r;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+int complete_write(const char *run_dir_abs, const struct op_spec *spec,
+		   const struct op_row *row)
+{
+	char *path = path_join(run_dir_abs, COMPLETE_MARKER);
+	json_t *o;
+	int r;
+
+	if (row->status != OP_PASS && row->status != OP_SKIP)
+		BUG(".complete for a %s operator", op_status_name(row->status));
+	o = json_object();
+	json_object_set_new(o, "schema_version", json_integer(COMPLETE_VERSION));
+	json_object_set_new(o, "spec", json_string(spec->spec));
+	json_object_set_new(o, "status", json_string(op_status_name(row->status)));
+	json_object_set_new(o, "seconds", json_real(row->seconds));
+	json_object_set_new(o, "attempts", json_integer(row->attempts));
+	json_object_set_new(o, "rows", json_integer(row->rows));
+	json_object_set_new(o, "remarks", str_or_null(row->remarks));
+	json_object_set_new(o, "backend", str_or_null(row->backend));
+	json_object_set_new(o, "device", json_integer(row->device));
+	json_object_set_new(o, "timer", str_or_null(row->timer));
+	json_object_set_new(o, "exit_code", json_integer(row->exit_code));
+	json_object_set_new(o, "finished_at", identity_now());
+	r = json_write_file(path, o);
+	json_decref(o);
+	free(path);
+	return r;
+}
+
+int complete_read(const char *run_dir_abs, const struct op_spec *spec, struct op_row *row)
+{
+	char *path = path_join(run_dir_abs, COMPLETE_MARKER);
+	json_t *o = NULL;
+	int r = json_read_file(path, &o), st;
+	const char *s;
+
+	if (r) {
+		if (r < 0)
+			error("cannot read %s", path);
+		free(path);
+		return r;
+	}
+	st = json_str(o, "status") ? op_status_parse(json_str(o, "status")) : -1;
+	if (json_integer_value(json_object_get(o, "schema_version")) != COMPLETE_VERSION ||
+	    !json_str(o, "spec") || strcmp(json_str(o, "spec"), spec->spec) ||
+	    (st != OP_PASS && st != OP_SKIP)) {
+		r = error("%s is not a version %d marker of %s: the operator runs again",
+			  path, COMPLETE_VERSION, spec->spec);
+		json_decref(o);
+		free(path);
+		return r;
+	}
+	row->status = (enum op_status)st;
+	row->seconds = json_num(o, "seconds", 0);
+	row->attempts = (int)json_integer_value(json_object_get(o, "attempts"));
+	row->rows = (long)json_integer_value(json_object_get(o, "rows"));
+	op_row_set(&row->remarks, json_str(o, "remarks"));
+	op_row_set(&row->backend, json_str(o, "backend"));
+	row->device = (int)json_integer_value(json_object_get(o, "device"));
+	op_row_set(&row->timer, json_str(o, "timer"));
+	row->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
+	s = NULL;
+	(void)s;
+	json_decref(o);
+	free(path);
+	return 0;
+}

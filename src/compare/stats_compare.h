@@ -1,0 +1,220 @@
+/*
+ * One row of `zlb compare`: is B's latency different from A's?
+ *
+ * Data. A row is measured by R_A runs (rounds) of build A and R_B rounds of
+ * build B; round r holds n_r raw per-call samples (results.jsonl
+ * samples_ms). bench/README.md measured on an H200 that the median of one
+ * round is known to ~0.01% from its samples, while the centre moves
+ * 0.05-0.3% between fresh processes (buffer placement). So the unit of
+ * replication is the round (process); samples only tell how well one
+ * round's centre is known. Everything below works on the log scale, where
+ * a ratio is a difference and relative noise is additive.
+ *
+ * Per round: centre c_r = median of the samples (robust to the odd slow
+ * replay, and what the engine reports as centre_ms for one placement);
+ * a round sampled on p > 1 placements (sample i ran placement i % p) has
+ * c_r = the mean of the p placements' medians, the engine's centre_ms,
+ * each placement a stratum with the law below and, on the log scale,
+ * w_r^2 = sum c_i^2 w_i^2 / (sum c_i)^2 (the delta method; a resample
+ * draws each stratum's median and averages them). y_r = ln c_r; w_r^2 =
+ * the variance of ln(median) under resampling of that round's samples,
+ * computed exactly from the order statistics rather than by Monte Carlo:
+ * the k-th order statistic of a resample is <= x_(j) with probability
+ * P(Binomial(n, j/n) >= k) (Maritz & Jarrett 1978). For even n the median
+ * averages order statistics n/2 and n/2+1, whose joint law has a closed
+ * form (stats_compare.c). Exact up to n = 400 (checked against all n^n
+ * resamples for n <= 7 in the tests); above, binomial tails by the normal
+ * approximation with continuity correction and, for even n, the two middle
+ * order statistics coupled through one uniform (variance within 0.5% of
+ * exact at n = 200, shrinking with n), far below the sampling noise.
+ *
+ * Per side, with k rounds: estimate ybar = mean of y_r (the geometric mean
+ * of the round centres; with k <= 2 also their median; a mean rather than a
+ * median of 3 because it is what the t test below describes, and a wild
+ * round should widen the interval, not vanish). Its variance v = t2 / k,
+ * where the per-round variance t2 is:
+ *   k >= 2: max(s^2, wbar^2), s^2 the sample variance of the y_r (df k-1)
+ *           and wbar^2 the mean w_r^2. The floor at wbar^2 is conservative
+ *           only: rounds cannot scatter less than their own medians do, and
+ *           three rounds that agree by chance must not claim more.
+ *   k == 1: w^2 + f^2, df infinite, where f is the *drift floor*
+ *           (--drift-floor, default 0.3%): an assumed standard deviation
+ *           of one process's centre around the build's true centre. One
+ *           process cannot see its own placement drift; without f a
+ *           single-round comparison judges a 0.3% process-to-process move
+ *           against a 0.01% sampling noise and flags most rows (the
+ *           failure of nvbench_compare, measurement.md section 2; the A/A
+ *           simulation in tests/unit/test_stats_sim_aa.c shows both).
+ *
+ * Estimate: D = ybar_B - ybar_A, ratio B/A = exp(D) (> 1: B is slower).
+ *
+ * Test (p-value for the FDR step):
+ *   both sides k >= 2, the same k ("student"): Student's t with the pooled
+ *     s^2 of both sides (df = 2k - 2), each side floored at its own wbar^2.
+ *     Placement drift is a property of the row on this GPU, not of the
+ *     compiler build, so one variance for both sides is the model; with
+ *     equal rounds the pooled test is robust to unequal variances, and its
+ *     4 df at 3+3 rounds beat Welch's 2.5-3.5 (simulated 2% power: 97% vs
+ *     94%, false flags unchanged);
+ *   both sides k >= 2, unequal k ("welch"): Welch's t, Welch-Satterthwaite
+ *     df (pooling is unsafe when unequal variances meet unequal sizes);
+ *   one side k == 1 ("welch+floor"): Welch's t with that side's assumed
+ *     variance (infinite df) and the other side's estimated one;
+ *   both sides k == 1 ("mwu+floor"): p = max(p_MWU, p_z). p_MWU is
+ *     Mann-Whitney U on the two rounds' samples (distribution-free, but
+ *     blind to process drift); p_z the z test of D against v_A + v_B (which
+ *     hold the drift floor). The maximum of two p-values is a valid p-value
+ *     whenever either one is (P(max <= a) <= P(p_i <= a)). Rank tests on
+ *     round centres are no use with rounds: 3 against 3 cannot go below
+ *     p = 0.1;
+ *   a single round with fewer than min_samples samples: no inference (one
+ *     or two direct do_bench values say nothing about noise).
+ *
+ * Interval (95% by default): the hull of
+ *   (1) the percentile interval of a hierarchical bootstrap of D, and
+ *   (2) the parametric interval D +- t_{df, 0.975} sqrt(v_A + v_B), df of
+ *       the test above (infinite: the normal).
+ * The bootstrap (nboot replicates from a seeded generator: identical
+ * output on every run) draws, per side, k rounds with replacement and, for
+ * each drawn round, the median of a resample of its samples (from the
+ * exact law above). Plain two-stage resampling is biased with few rounds:
+ * it counts the within-round noise twice and shrinks the between-round
+ * spread by (k-1)/k (Davison & Hinkley 1997, section 3.8). Each drawn
+ * round therefore contributes ybar + a (y_r - ybar) + (draw - its mean),
+ * with a^2 = k (t2 - wbar^2)+ / ((k - 1) s^2), which makes the bootstrap
+ * variance of ybar exactly v above; a single-round side adds f N(0,1) per
+ * replicate for its unseen drift. The bootstrap carries the shape (skewed
+ * sample distributions, lopsided rounds); the t interval carries the
+ * heavy tails that 2-5 rounds imply and no bootstrap of 3 values can
+ * show. Taking the hull keeps the coverage of the better one, and makes
+ * "the interval excludes 1" imply "p < 0.05" for the verdict.
+ */
+#ifndef ZLB_STATS_COMPARE_H
+#define ZLB_STATS_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/stats_rng.h"
+
+/* The exact-binomial limit of the centre law (normal approximation above). */
+#define STATS_EXACT_N_MAX 400
+
+/*
+ * One round's samples in milliseconds (non-positive or non-finite values
+ * are dropped). strata 0 or 1: one placement; p > 1: sample i ran
+ * placement i % p, and only whole rounds of p samples are used.
+ */
+struct stats_sample_set {
+	const double *x;
+	size_t n;
+	size_t strata;
+	/*
+	 * What the engine measured of where the work's buffers land, for one
+	 * graph: the sample sd of ln(median) over the measured graph and
+	 * place_df more placements (the row's placement_sd and
+	 * placement_probes); place_df 0: not measured.
+	 */
+	double place_sd;
+	size_t place_df;
+};
+
+struct stats_round {
+	double *x;		/* the valid samples, sorted (all strata) */
+	size_t n;
+	double centre;		/* median, or the mean of the strata's medians, ms */
+	double y;		/* ln(centre) */
+	/* law of ln(median of a resample): atoms val[i], cumulative cum[i] */
+	double *val, *cum;
+	size_t natoms;
+	size_t *guide;		/* draw accelerator, natoms entries */
+	double bmean, bvar;	/* its mean and variance (bvar is w_r^2) */
+	struct stats_round *strata;	/* p > 1 placements: one round each */
+	size_t nstrata;
+};
+
+/* Build a round from samples; -1 when no valid sample is left. */
+int stats_round_init(struct stats_round *r, const double *samples, size_t n);
+/*
+ * The same for samples taken round-robin on p placements (p <= 1: as
+ * stats_round_init). -1 when some placement has no valid sample.
+ */
+int stats_round_init_strata(struct stats_round *r, const double *samples, size_t n,
+			    size_t p);
+void stats_round_release(struct stats_round *r);
+/*
+ * P(k-th order statistic of a resample of n values <= the j-th smallest of
+ * them) = P(Bin(n, j/n) >= k): exact up to STATS_EXACT_N_MAX, normal
+ * approximation above. Exposed for the tests.
+ */
+double stats_order_stat_cdf(size_t k, size_t n, size_t j);
+
+/* One draw of ln(centre of a resample). */
+double stats_round_draw(const struct stats_round *r, struct stats_rng *rng);
+
+struct stats_cmp_opts {
+	double confidence;	/* 0.95 */
+	double drift_floor;	/* f: assumed sd of ln(centre) of one process; 0.003 */
+	unsigned nboot;		/* bootstrap replicates; 2000 */
+	size_t min_samples;	/* a single round needs this many samples; 5 */
+	uint64_t seed;		/* the bootstrap's seed for this row */
+};
+
+#define STATS_CMP_OPTS_INIT { 0.95, 0.003, 2000, 5, 1 }
+
+struct stats_cmp {
+	int ok;			/* 1: an interval and a p-value were computed */
+	const char *test;	/* "student", "welch", "welch+floor", "mwu+floor", "none" */
+	const char *why;	/* why not ok (static text), or NULL */
+	size_t ka, kb;		/* rounds used */
+	size_t na, nb;		/* samples used, all rounds */
+	double a_ms, b_ms;	/* exp(ybar): geometric mean of the round centres */
+	double ratio;		/* b_ms / a_ms */
+	double lo, hi;		/* interval of the ratio; NAN when !ok */
+	double diff;		/* ln ratio */
+	double se, df;		/* of diff; df INFINITY when all variances are assumed */
+	double p;		/* two-sided p-value (1 when !ok) */
+	double p_mwu;		/* Mann-Whitney's part (single rounds), else NAN */
+	double spread_a, spread_b;	/* sd of ln round-centres (k >= 2), else NAN */
+	int floor_a, floor_b;	/* the side's variance holds the drift floor */
+	/*
+	 * A single-round side's assumed drift, the sd of ln(centre) a second
+	 * process could read: sqrt(drift_floor^2 + placement variance) with
+	 * the placement variance measured by the round itself (its probes'
+	 * place_sd^2, or its strata's variance / strata); NAN for k >= 2.
+	 */
+	double drift_a, drift_b;
+	double place_a, place_b;	/* that placement part as an sd, NAN when none */
+};
+
+/*
+ * Compare B against A. a[0..ka-1] and b[0..kb-1] are the rounds of each
+ * side; rounds left empty by invalid samples are ignored. Always fills out
+ * (ok = 0 with a reason when nothing can be said); returns -1 only when a
+ * side has no usable round at all.
+ */
+int stats_compare(const struct stats_sample_set *a, size_t ka,
+		  const struct stats_sample_set *b, size_t kb,
+		  const struct stats_cmp_opts *o, struct stats_cmp *out);
+
+enum stats_verdict {
+	STATS_SAME,
+	STATS_FASTER,
+	STATS_SLOWER,
+	STATS_UNSURE,
+};
+
+/*
+ * The verdict of a row given its FDR-adjusted p-value q:
+ *   SLOWER: q <= fdr and lo > 1 + threshold   (B slower beyond the band)
+ *   FASTER: q <= fdr and hi < 1 / (1 + threshold)
+ *   SAME:   1 / (1 + threshold) <= lo and hi <= 1 + threshold
+ *   UNSURE: otherwise, and whenever !c->ok.
+ * The band is symmetric on the log scale, so A/B and B/A get mirrored
+ * verdicts. threshold is a fraction (0.01 = 1%).
+ */
+enum stats_verdict stats_verdict(const struct stats_cmp *c, double q, double fdr,
+				 double threshold);
+const char *stats_verdict_name(enum stats_verdict v);
+
+#endif

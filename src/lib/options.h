@@ -1,0 +1,84 @@
+/*
+ * Declarative options (after fio's and curl's tables): one struct opt_def
+ * per knob drives the command-line flag, the environment variable read as
+ * its default, validation, and the help text. A value outside its domain
+ * is refused with a sentence naming the option, where the value came from,
+ * and what would be accepted; it is never passed through.
+ */
+#ifndef ZLB_OPTIONS_H
+#define ZLB_OPTIONS_H
+
+#include <stdio.h>
+
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+
+enum opt_kind {
+	OPT_STRING,   /* any text (validate() may refine) */
+	OPT_INT,      /* integer in [min, max] */
+	OPT_REAL,     /* decimal number in [rmin, rmax] */
+	OPT_BOOL,     /* flag without value; env: 0/1/true/false/yes/no/on/off */
+	OPT_CHOICE,   /* one of choices[] */
+	OPT_LIST,     /* words separated by spaces or commas, each in choices[] if given */
+};
+
+enum opt_source { OPT_FROM_DEFAULT, OPT_FROM_ENV, OPT_FROM_FLAG };
+
+struct opt_def {
+	const char *name;            /* long flag without "--" */
+	const char *alias;           /* second long flag, or NULL */
+	const char *env;             /* environment variable used as default, or NULL */
+	const char *def;             /* default value, or NULL (unset) */
+	enum opt_kind kind;
+	const char *const *choices;  /* OPT_CHOICE / OPT_LIST */
+	long min, max;               /* OPT_INT */
+	const char *metavar;
+	const char *help;
+	/* Extra check: return 0, or -1 having written the reason into why. */
+	int (*validate)(const char *value, struct strbuf *why);
+	double rmin, rmax;           /* OPT_REAL */
+};
+
+struct opt_values {
+	size_t nr;
+	char **value;                /* per def: NULL when unset */
+	enum opt_source *source;
+	const char **origin;         /* "--level", "BENCH_LEVEL", "default" */
+};
+
+/*
+ * Parse argv (argv[0] is the command name) against defs (terminated by an
+ * entry with name NULL), reading env for defaults. Non-option arguments go
+ * to positional. "--" ends options. "--help"/"-h" sets *want_help.
+ * Returns 0, or -1 with error() explaining the first problem.
+ */
+int options_parse(const struct opt_def *defs, int argc, char **argv,
+		  char *const *envp, struct opt_values *out,
+		  struct strvec *positional, int *want_help);
+void opt_values_release(struct opt_values *v);
+
+/* Index of the def named name (BUG if absent: names are compile-time facts). */
+size_t opt_index(const struct opt_def *defs, const char *name);
+const char *opt_get(const struct opt_def *defs, const struct opt_values *v,
+		    const char *name);
+enum opt_source opt_source_of(const struct opt_def *defs, const struct opt_values *v,
+			      const char *name);
+
+/* The def that "--name" or "--name=value" names in defs (by name or alias), or NULL. */
+const struct opt_def *opt_find(const struct opt_def *defs, const char *arg);
+
+/*
+ * For commands that walk argv themselves (zlb ab, compare, ir pass options
+ * on to others): is argv[*i] the option name, as "NAME VALUE" or
+ * "NAME=VALUE"? 1 with *value set (and *i moved past a separate value), 0
+ * when it is another argument, -1 when the value is missing.
+ */
+int opt_take(int argc, char **argv, int *i, const char *name, const char **value);
+
+/* Parse an OPT_BOOL value ("1", "yes", ...): 1/0, or -1 if not a boolean. */
+int opt_parse_bool(const char *s);
+
+/* Help text: one block per option with its flag, env variable and default. */
+void options_usage(FILE *out, const struct opt_def *defs);
+
+#endif

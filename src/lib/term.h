@@ -1,0 +1,49 @@
+/*
+ * Terminal colour: whether to use it, and wrapping text in it.
+ *
+ * The decision follows the usual conventions: an explicit "always" or
+ * "never" wins; otherwise NO_COLOR (https://no-color.org) turns colour off,
+ * and it is on only for a terminal that is not TERM=dumb. Only the
+ * terminal stream is ever coloured; run.log never is.
+ */
+#ifndef ZLB_TERM_H
+#define ZLB_TERM_H
+
+#include <stddef.h>
+
+#include "lib/strbuf.h"
+
+/*
+ * Should output written to fd be coloured? flaggems_perf_color is the
+ * user's setting: "always" -> 1, "never" -> 0; "auto", NULL, "" and
+ * anything else -> decide from the environment and fd (the CLI rejects
+ * unknown values before this; see term_color_setting_valid()).
+ */
+int term_color_wanted(int fd, const char *flaggems_perf_color);
+
+/* Is value an accepted colour setting: NULL, "", "auto", "always", "never"? */
+int term_color_setting_valid(const char *value);
+
+enum term_color {
+	TERM_GREEN,
+	TERM_RED,
+	TERM_YELLOW,
+	TERM_BOLD,
+	TERM_DIM,
+};
+
+#define TERM_RESET "\033[0m"
+
+/* The SGR sequence that starts colour c ("\033[32m" for TERM_GREEN). */
+const char *term_color_code(enum term_color c);
+
+/*
+ * Append text (len bytes) to sb, wrapped in colour c and TERM_RESET when
+ * on is true; plainly otherwise. Empty text is appended without codes.
+ */
+void term_add_colored(struct strbuf *sb, int on, enum term_color c,
+		      const char *text, size_t len);
+void term_addstr_colored(struct strbuf *sb, int on, enum term_color c,
+			 const char *text);
+
+#endif

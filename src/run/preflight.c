@@ -1,0 +1,703 @@
+#include "run/preflight.h"
+#include "rundir/rundir.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "lib/jsonfile.h"
+#include "lib/paths.h"
+#include "run/plugin_plan.h"
+#include "lib/proc.h"
+#include "lib/term.h"
+
+#define PROBE_TIMEOUT_MS 60000
+
+static int fail(struct preflight *pf, const char *check, const char *fix_fmt, ...)
+	ZLB_PRINTF(3, 4);
+
+/* Record a failure: the sentence is the last error(); fix says what to do. */
+static int fail(struct preflight *pf, const char *check, const char *fix_fmt, ...)
+{
+	va_list ap;
+
+	pf->failed_check = check;
+	strbuf_reset(&pf->why);
+	strbuf_addstr(&pf->why, last_error());
+	va_start(ap, fix_fmt);
+	strbuf_vaddf(&pf->fix, fix_fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void preflight_init(struct preflight *pf)
+{
+	memset(pf, 0, sizeof(*pf));
+	strbuf_init(&pf->why, 0);
+	strbuf_init(&pf->fix, 0);
+	strvec_init(&pf->notes);
+}
+
+/* Where zlb's own pieces live: build tree or install prefix. */
+static void locate_own_files(struct preflight *pf, char *const *envp)
+{
+	char *exe = self_exe_dir();
+	const char *env_dir = getenv("ZLB_PYTHON_DIR");
+	const char *env_lib = getenv("ZLB_TIMER_LIB");
+
+	if (env_dir && *env_dir)
+		pf->python_dir = path_absolute(env_dir);
+	if (env_lib && *env_lib)
+		pf->timer_lib = path_absolute(env_lib);
+	if (!exe)
+		return;
+	const char *const py_cands[] = { "../python", "../share/zlbench/python", NULL };
+	for (int i = 0; py_cands[i] && !pf->python_dir; i++) {
+		char *d = path_join(exe, py_cands[i]);
+		char *init = path_join(d, "zlbench/__init__.py");
+		if (is_file(init))
+			pf->python_dir = path_absolute(d);
+		free(init);
+		free(d);
+	}
+	const char *const lib_cands[] = { "libzlbtimer.so", "../lib/zlbench/libzlbtimer.so", NULL };
+	for (int i = 0; lib_cands[i] && !pf->timer_lib; i++) {
+		char *l = path_join(exe, lib_cands[i]);
+		if (is_file(l))
+			pf->timer_lib = path_absolute(l);
+		free(l);
+	}
+	free(exe);
+}
+
+void preflight_python_env(const struct preflight *pf, char *const *envp,
+			  struct strvec *env)
+{
+	const char *old;
+
+	strvec_pushv(env, (const char *const *)envp);
+	env_unset(env, PREFLIGHT_PROBED_ENV);
+	old = env_get(env, "PYTHONPATH");
+	if (pf->python_dir) {
+		char *pp = old && *old ? xstrfmt("%s:%s", pf->python_dir, old)
+				       : xstrdup(pf->python_dir);
+		env_set(env, "PYTHONPATH", pp);
+		free(pp);
+	}
+}
+
+static const char probe_script[] =
+	"import json, sys, importlib.util as u\n"
+	"def spec(n):\n"
+	"    try:\n"
+	"        s = u.find_spec(n)\n"
+	"        return s.origin if s else None\n"
+	"    except Exception:\n"
+	"        return None\n"
+	"out = {'python': sys.version.split()[0], 'executable': sys.executable}\n"
+	"try:\n"
+	"    import pytest\n"
+	"    out['pytest'] = pytest.__version__\n"
+	"except Exception as e:\n"
+	"    out['pytest'] = None\n"
+	"    out['pytest_error'] = '%s: %s' % (type(e).__name__, e)\n"
+	"out['zlbench'] = spec('zlbench')\n"
+	"for n in ('flag_gems', 'flaggems_vllm'):\n"
+	"    out[n] = spec(n)\n"
+	"print('ZLB_PROBE ' + json.dumps(out))\n";
+
+/*
+ * What identifies the interpreter file: a replaced file has another inode,
+ * one rewritten in place another size, mtime or ctime (ctime cannot be set
+ * back by touch or cp -p). stat follows symbolic links: the file that is run.
+ */
+static char *file_identity(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return NULL;
+	return xstrfmt("%ju:%ju:%jd:%jd:%jd", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
+		       (intmax_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+		       (intmax_t)st.st_size,
+		       (intmax_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec);
+}
+
+/*
+ * A process's start time in clock ticks since boot (/proc/<pid>/stat field
+ * 22): with the pid it names one process, even after the pid is reused.
+ */
+static int process_start(pid_t pid, unsigned long long *ticks)
+{
+	char path[64], buf[1024], *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/*
+	 * The command name may hold spaces and parentheses: count from the last
+	 * ')'. Fields after it are single words; the start time is the 20th.
+	 */
+	rp = strrchr(buf, ')');
+	for (int field = 3; rp && field <= 22; field++) {
+		rp = strchr(rp, ' ');
+		if (rp)
+			rp++;
+	}
+	if (!rp || !isdigit((unsigned char)*rp))
+		return -1;
+	*ticks = strtoull(rp, NULL, 10);
+	return 0;
+}
+
+char *preflight_probed_value(const struct preflight *pf)
+{
+	unsigned long long start;
+
+	if (!pf->python || !pf->python_identity || !pf->python_facts ||
+	    strpbrk(pf->python, "\t\n") || strpbrk(pf->python_facts, "\t\n") ||
+	    process_start(getpid(), &start))
+		return NULL;
+	return xstrfmt("%s\t%s\t%ld:%llu\t%s", pf->python, pf->python_identity,
+		       (long)getpid(), start, pf->python_facts);
+}
+
+static const char *env_value(char *const *envp, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (; envp && *envp; envp++)
+		if (!strncmp(*envp, key, n) && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/*
+ * The facts handed down in PREFLIGHT_PROBED_ENV, when the value vouches for
+ * this interpreter to this process (preflight.h says when); else NULL, and
+ * the caller probes. Never an error: a stale value only costs a probe.
+ */
+static json_t *handed_down_facts(const struct preflight *pf, char *const *envp)
+{
+	const char *v = env_value(envp, PREFLIGHT_PROBED_ENV);
+	char *copy, *field[4], *p, *end;
+	unsigned long long start, want_start;
+	json_t *facts = NULL;
+	long pid;
+	int n = 0;
+
+	if (!v || !*v)
+		return NULL;
+	/* path, identity, pid:start, facts: the facts are last and hold no tab. */
+	copy = xstrdup(v);
+	for (p = copy; n < 4 && p; n++) {
+		field[n] = p;
+		if ((p = strchr(p, '\t')))
+			*p++ = '\0';
+	}
+	if (n != 4 || p || strcmp(field[0], pf->python) || strcmp(field[1], pf->python_identity))
+		goto out;
+	pid = strtol(field[2], &end, 10);
+	if (end == field[2] || *end != ':' || pid != (long)getppid())
+		goto out;
+	want_start = strtoull(end + 1, &end, 10);
+	if (*end || process_start((pid_t)pid, &start) || start != want_start)
+		goto out;
+	facts = json_loads(field[3], 0, NULL);
+	if (facts && !json_is_object(facts)) {
+		json_decref(facts);
+		facts = NULL;
+	}
+out:
+	free(copy);
+	return facts;
+}
+
+/* Spawn the probe of the interpreter in envp and parse its answer. */
+static int probe_python(struct preflight *pf, char *const *envp, json_t **facts)
+{
+	struct strvec env = STRVEC_INIT;
+	struct strbuf out = STRBUF_INIT;
+	json_error_t jerr;
+	const char *line;
+	int rc;
+
+	preflight_python_env(pf, envp, &env);
+	char *argv[] = { pf->python, "-c", (char *)probe_script, NULL };
+	rc = run_capture(argv, env.v, NULL, PROBE_TIMEOUT_MS, &out);
+	strvec_clear(&env);
+	line = strstr(out.buf, "ZLB_PROBE ");
+	if (rc != 0 || !line) {
+		strbuf_rtrim(&out);
+		error("%s could not be probed (exit %d)%s%s", pf->python, rc,
+		      out.len ? ": " : "", out.len > 300 ? out.buf + out.len - 300 : out.buf);
+		strbuf_release(&out);
+		return fail(pf, "python", "check that '%s -c pass' works", pf->python);
+	}
+	*facts = json_loads(line + 10, JSON_DISABLE_EOF_CHECK, &jerr);
+	strbuf_release(&out);
+	if (!*facts || !json_is_object(*facts)) {
+		error("the Python probe answered garbage: %s", *facts ? "not an object" : jerr.text);
+		json_decref(*facts);
+		*facts = NULL;
+		return fail(pf, "python", "check the interpreter given by --python");
+	}
+	return 0;
+}
+
+/* trust: whether a value of PREFLIGHT_PROBED_ENV in envp may stand for the probe. */
+static int check_python(struct preflight *pf, const struct run_config *cfg,
+			char *const *envp, int trust, json_t **facts)
+{
+	pf->python = find_program(cfg->python);
+	if (!pf->python) {
+		error("Python interpreter '%s' was not found%s", cfg->python,
+		      strchr(cfg->python, '/') ? "" : " on PATH");
+		return fail(pf, "python", "point --python (ZLB_PYTHON) at the python that "
+			    "has torch, triton and pytest");
+	}
+	if (!pf->python_dir) {
+		error("zlb's Python package (zlbench) was not found beside the zlb binary");
+		return fail(pf, "python", "run zlb from its build tree (build/zlb) or an "
+			    "install, or set ZLB_PYTHON_DIR to the folder holding zlbench/");
+	}
+	/* Before the probe: a file changed while it runs must not match later. */
+	pf->python_identity = file_identity(pf->python);
+	if (trust && pf->python_identity && (*facts = handed_down_facts(pf, envp))) {
+		pf->python_check = "batch";
+	} else {
+		if (probe_python(pf, envp, facts))
+			return -1;
+		pf->python_check = "probed";
+	}
+	pf->python_facts = json_dumps(*facts, JSON_COMPACT);
+	pf->python_version = xstrdup(json_string_value(json_object_get(*facts, "python"))
+				     ? json_string_value(json_object_get(*facts, "python")) : "?");
+	if (!json_string_value(json_object_get(*facts, "pytest"))) {
+		const char *e = json_string_value(json_object_get(*facts, "pytest_error"));
+		error("%s cannot import pytest (%s)", pf->python, e ? e : "unknown error");
+		return fail(pf, "python", "install pytest for that interpreter, or choose "
+			    "another with --python (ZLB_PYTHON)");
+	}
+	pf->pytest_version = xstrdup(json_string_value(json_object_get(*facts, "pytest")));
+	if (!json_string_value(json_object_get(*facts, "zlbench"))) {
+		error("%s cannot import zlbench from %s", pf->python, pf->python_dir);
+		return fail(pf, "python", "set ZLB_PYTHON_DIR to the folder holding zlbench/");
+	}
+	return 0;
+}
+
+static int check_checkout(struct preflight *pf, const struct run_config *cfg,
+			  json_t *facts)
+{
+	struct strbuf looked = STRBUF_INIT;
+	const char *importable = json_string_value(json_object_get(facts, "flag_gems"));
+	char *dir = NULL;
+
+	if (cfg->test_node && !cfg->flaggems_dir) {
+		/* The node names its own checkout. */
+		if (flaggems_resolve(&pf->target, NULL, NULL, NULL, cfg->test_node))
+			return fail(pf, "benchmark_file", "give a node like "
+				    "/path/FlagGems/benchmark/test_softmax.py::test_softmax");
+		pf->looked = xstrfmt("the checkout of test node %s", cfg->test_node);
+		return 0;
+	}
+	if (flaggems_find_checkout(cfg->flaggems_dir, importable, &looked, &dir)) {
+		pf->looked = strbuf_detach(&looked, NULL);
+		error("%s (looked in: %s)", last_error(), pf->looked);
+		return fail(pf, "flaggems_dir", "set FLAGGEMS_DIR or --flaggems-dir to a "
+			    "FlagGems checkout (the folder holding benchmark/ and src/)");
+	}
+	pf->looked = strbuf_detach(&looked, NULL);
+	if (flaggems_resolve(&pf->target, dir, cfg->op, cfg->op_file, cfg->test_node)) {
+		free(dir);
+		return fail(pf, "benchmark_file", "name the operator as its test function "
+			    "without 'test_' (zlb run softmax), add --op-file when "
+			    "several files define it, or pass --test-node");
+	}
+	free(dir);
+	return 0;
+}
+
+static void chain_text(const struct flaggems_target *t, struct strbuf *sb)
+{
+	for (size_t i = 0; i < t->chain.nr; i++)
+		strbuf_addf(sb, "%s%s", i ? " -> " : "", t->chain.v[i]);
+}
+
+static int check_shapes(struct preflight *pf, const struct run_config *cfg)
+{
+	const struct flaggems_target *t = &pf->target;
+	const char *lookup_name = t->op_name ? t->op_name : t->op;
+	const char *mode = cfg->shape_mode;
+	struct strbuf chain = STRBUF_INIT;
+
+	pf->builtin = builtin_shapes_find(t->op);
+	if (!mode) {
+		if (cfg->shape_file)
+			mode = "file";
+		else if (cfg->test_node)
+			mode = "upstream";
+		else if (pf->builtin)
+			mode = "inline";
+		else
+			mode = "upstream";
+	}
+	pf->shape_mode = mode;
+	if (!strcmp(mode, "file") && !cfg->shape_file) {
+		error("shape mode 'file' needs a shape file");
+		return fail(pf, "shape_file", "pass --shapes FILE (SHAPE_FILE)");
+	}
+	if (!strcmp(mode, "inline") && !pf->builtin) {
+		error("zlb has no built-in shapes for '%s'", t->op);
+		return fail(pf, "shape_file", "pass --shapes FILE, or --shape-mode upstream "
+			    "for FlagGems' own core_shapes.yaml");
+	}
+	if (!strcmp(mode, "upstream")) {
+		if (cfg->shape_file) {
+			error("shape mode 'upstream' ignores shape files, but %s was given",
+			      cfg->shape_file);
+			return fail(pf, "shape_file", "drop --shapes or use --shape-mode file");
+		}
+		if (!pf->builtin || cfg->test_node || cfg->shape_mode)
+			strvec_pushf(&pf->notes, "shapes: FlagGems' own benchmark/core_shapes.yaml"
+				     " (upstream mode)");
+		else
+			strvec_pushf(&pf->notes, "shapes: upstream");
+		return 0;
+	}
+	if (!strcmp(mode, "file")) {
+		char *abs = path_absolute(cfg->shape_file);
+		if (is_dir(abs)) {
+			error("shape file '%s' is a directory", abs);
+			free(abs);
+			return fail(pf, "shape_file", "pass the YAML file itself");
+		}
+		if (!is_file(abs)) {
+			error(access(abs, F_OK) ? "shape file '%s' does not exist"
+						: "shape file '%s' is not a regular file", abs);
+			free(abs);
+			return fail(pf, "shape_file", "check the path given by --shapes (SHAPE_FILE)");
+		}
+		if (shape_file_load(&pf->shapes, abs, NULL)) {
+			free(abs);
+			return fail(pf, "shape_file", "fix the YAML: a mapping of op or class "
+				    "names to {shapes: [[...], ...]}");
+		}
+		free(abs);
+	} else if (shape_file_load(&pf->shapes, "<built-in>", pf->builtin->yaml)) {
+		BUG("built-in shapes for %s do not parse", t->op);
+	}
+
+	/*
+	 * A class that hard-codes its shapes only takes keys from its own part
+	 * of the chain (the shapes plugin's rule): a base key such as
+	 * core_shapes.yaml's 'Benchmark' holds another layout and would crash it.
+	 */
+	if (t->hardcoding_class) {
+		int at = strvec_find(&t->chain, t->hardcoding_class);
+		while (at >= 0 && t->chain.nr > (size_t)at + 1)
+			strvec_pop((struct strvec *)&t->chain);
+	}
+	shape_file_lookup(&pf->shapes, lookup_name,
+			  (const char *const *)(t->chain.nr ? t->chain.v : NULL), &pf->lookup);
+	chain_text(t, &chain);
+	if (pf->lookup.problem) {
+		error("shape file %s: %s", pf->shapes.path, pf->lookup.problem);
+		strbuf_release(&chain);
+		return fail(pf, "shape_file", "give '%s' a list of shapes, e.g. "
+			    "'%s: {shapes: [[1024, 1024]]}'", pf->lookup.key, pf->lookup.key);
+	}
+	if (!pf->lookup.key && t->hardcoding_class) {
+		strvec_pushf(&pf->notes, "warning: %s hard-codes its shapes and the shape "
+			     "file has no key for it (%s): its own shapes will be measured",
+			     t->hardcoding_class, chain.buf);
+		strbuf_release(&chain);
+		return 0;
+	}
+	if (!pf->lookup.key) {
+		struct strvec keys = STRVEC_INIT;
+		struct strbuf wrong = STRBUF_INIT;
+		shape_file_keys(&pf->shapes, &keys);
+		for (size_t i = 0; i < keys.nr; i++)
+			if (ends_with(keys.v[i], "Benchmark"))
+				strbuf_addf(&wrong, "%s'%s'", wrong.len ? ", " : "", keys.v[i]);
+		if (!t->chain.nr) {
+			/* The chain is unknown: FlagGems might still find a class key. */
+			strvec_pushf(&pf->notes, "warning: shape file has no '%s' key and "
+				     "zlb could not read the benchmark's class chain; FlagGems "
+				     "may fall back to a class key or to DEFAULT_SHAPES",
+				     lookup_name);
+			strvec_clear(&keys);
+			strbuf_release(&wrong);
+			strbuf_release(&chain);
+			return 0;
+		}
+		if (wrong.len)
+			error("shape file %s has no '%s' key, and its class key(s) %s are not "
+			      "in %s's class chain (%s), so none applies; FlagGems would "
+			      "fall back to DEFAULT_SHAPES (which include a 2**30-element tensor)",
+			      pf->shapes.path, lookup_name, wrong.buf, lookup_name, chain.buf);
+		else
+			error("shape file %s has neither '%s' nor any class of its chain (%s); "
+			      "FlagGems would fall back to DEFAULT_SHAPES (which include a "
+			      "2**30-element tensor)", pf->shapes.path, lookup_name, chain.buf);
+		strvec_clear(&keys);
+		strbuf_release(&wrong);
+		strbuf_release(&chain);
+		return fail(pf, "shape_file", "add a '%s:' entry with 'shapes: [[...]]'",
+			    lookup_name);
+	}
+	if (pf->lookup.via_class)
+		strvec_pushf(&pf->notes, "shapes: no '%s' key; FlagGems will use the class "
+			     "entry '%s' (%zu shapes) along %s", lookup_name, pf->lookup.key,
+			     pf->lookup.count, chain.buf);
+	else
+		strvec_pushf(&pf->notes, "shapes: %zu under '%s' (%s)", pf->lookup.count,
+			     pf->lookup.key, !strcmp(mode, "inline") ? pf->builtin->about
+								     : pf->shapes.path);
+	if (t->hardcoding_class)
+		strvec_pushf(&pf->notes, "note: %s hard-codes its shapes; zlb's shape "
+			     "plugin makes the file win", t->hardcoding_class);
+	strbuf_release(&chain);
+	return 0;
+}
+
+/*
+ * What B replays must be a recording made under the same terms: a replay
+ * run has no records (chained replays drift from A), another backend's
+ * configs do not exist here, and USE_FLAGTUNE chooses the config space.
+ */
+static int check_records(struct preflight *pf, const struct run_config *cfg)
+{
+	char *meta_path = xstrfmt("%s/autotune_records/meta.json", pf->replay_from);
+	char *records = NULL;
+	json_t *meta = NULL;
+	const char *backend;
+	int rc, ret = -1;
+
+	rc = json_read_file(meta_path, &meta);
+	if (rc) {
+		if (rc > 0)
+			error("REPLAY_FROM %s has no autotune_records/meta.json: it is not a "
+			      "recording run (a replay run records nothing)", pf->replay_from);
+		ret = fail(pf, "replay_dir", "point --replay-from at the run directory of "
+			   "the recording side (A), never at a replay of it");
+		goto out;
+	}
+	backend = json_str(meta, "backend");
+	if (!backend || strcmp(backend, pf->backend->name)) {
+		error("REPLAY_FROM %s was recorded on backend '%s', this run is on '%s'",
+		      pf->replay_from, backend ? backend : "?", pf->backend->name);
+		ret = fail(pf, "replay_dir", "replay records of the same backend only");
+		goto out;
+	}
+	if (json_is_boolean(json_object_get(meta, "use_flagtune")) &&
+	    json_is_true(json_object_get(meta, "use_flagtune")) != !!cfg->use_flagtune) {
+		error("REPLAY_FROM %s was recorded with USE_FLAGTUNE=%d, this run has %d: "
+		      "the config spaces differ", pf->replay_from,
+		      json_is_true(json_object_get(meta, "use_flagtune")), cfg->use_flagtune);
+		ret = fail(pf, "replay_dir", "set USE_FLAGTUNE (--use-flagtune) as the "
+			   "recording side had it");
+		goto out;
+	}
+	records = xstrfmt("%s/autotune_records/%s.json", pf->replay_from, pf->target.op);
+	if (!is_file(records)) {
+		error("REPLAY_FROM %s holds no records for %s (recorded op: %s)",
+		      pf->replay_from, pf->target.op,
+		      json_str(meta, "op") ? json_str(meta, "op") : "?");
+		ret = fail(pf, "replay_dir", "replay the recording run of the same operator");
+		goto out;
+	}
+	ret = 0;
+out:
+	json_decref(meta);
+	free(meta_path);
+	free(records);
+	return ret;
+}
+
+static int check_replay(struct preflight *pf, const struct run_config *cfg)
+{
+	char *abs;
+
+	if (!cfg->replay_from)
+		return 0;
+	abs = path_absolute(cfg->replay_from);
+	if (!is_dir(abs)) {
+		error(is_file(abs) ? "REPLAY_FROM %s is a file, not a run directory"
+				   : "REPLAY_FROM %s does not exist", abs);
+		free(abs);
+		return fail(pf, "replay_dir", "point --replay-from (REPLAY_FROM) at the run "
+			    "directory of the recording side, e.g. runs/softmax_20260101-120000");
+	}
+	pf->replay_from = abs;
+	return check_records(pf, cfg);
+}
+
+static int check_device(struct preflight *pf, const struct run_config *cfg,
+			char *const *envp)
+{
+	struct strbuf why = STRBUF_INIT;
+	struct strvec env = STRVEC_INIT;
+	int rc = pf->backend->list_devices(&pf->devices, &why);
+
+	if (rc) {
+		if (rc > 0)
+			error("no %s device is visible: %s", pf->backend->name, why.buf);
+		strbuf_release(&why);
+		return fail(pf, "device", "run on a machine with a %s device, check the "
+			    "driver and the visibility variables, or pick another "
+			    "--backend (ZL_BACKEND)", pf->backend->name);
+	}
+	strbuf_release(&why);
+	if (!pf->devices.nr) {
+		error("no %s device is visible", pf->backend->name);
+		return fail(pf, "device", "check the driver and %s",
+			    pf->backend->visibility_keys[0]);
+	}
+	if (cfg->device >= pf->devices.nr) {
+		error("device %d was asked for, but only %d %s device(s) are visible",
+		      cfg->device, pf->devices.nr, pf->backend->name);
+		return fail(pf, "device", "pick --device 0..%d (ZL_DEVICE)", pf->devices.nr - 1);
+	}
+	strvec_pushv(&env, (const char *const *)envp);
+	pf->physical_device = backend_physical_device(pf->backend, &env, cfg->device);
+	strvec_clear(&env);
+	if (!pf->physical_device)
+		return fail(pf, "device", "pick a device index among those %s leaves visible",
+			    pf->backend->visibility_keys[0]);
+	return 0;
+}
+
+static int check_runs_dir(struct preflight *pf, const struct run_config *cfg)
+{
+	char *abs = path_absolute(cfg->run_dir ? cfg->run_dir : cfg->runs_dir);
+	char *probe = abs;
+
+	/* --run-dir names one directory: it must be new or empty. */
+	if (cfg->run_dir && (is_dir(abs) ? !dir_is_empty(abs) : access(abs, F_OK) == 0)) {
+		error("run directory %s already exists and is not empty", abs);
+		free(abs);
+		return fail(pf, "run_dir", "give --run-dir a path that does not exist yet "
+			    "(or an empty directory)");
+	}
+
+	/* The nearest existing ancestor must be writable. */
+	while (!is_dir(probe)) {
+		char *up = path_dirname(probe);
+		if (probe != abs)
+			free(probe);
+		probe = up;
+	}
+	if (access(probe, W_OK)) {
+		error_errno("cannot create run directories under %s (%s is not writable)",
+			    abs, probe);
+		if (probe != abs)
+			free(probe);
+		free(abs);
+		return fail(pf, cfg->run_dir ? "run_dir" : "runs_dir", cfg->run_dir ?
+			    "choose a writable --run-dir" :
+			    "choose a writable --runs-dir (ZLB_RUNS_DIR)");
+	}
+	if (probe != abs)
+		free(probe);
+	free(abs);
+	return 0;
+}
+
+int preflight_run(struct preflight *pf, const struct run_config *cfg,
+		  char *const *envp)
+{
+	json_t *facts = NULL;
+	int ret = -1;
+
+	preflight_init(pf);
+	pf->backend = backend_find(cfg->backend);
+	if (!pf->backend) {
+		char *names = backend_names_help();
+		error("unknown backend '%s'", cfg->backend);
+		fail(pf, "backend", "use one of: %s", names);
+		free(names);
+		return -1;
+	}
+	pf->timer = plan_timer(pf->backend, cfg->timer);
+	if (!pf->timer)
+		return fail(pf, "timer", "use --timer auto or direct");
+	locate_own_files(pf, envp);
+	if (!strcmp(pf->timer, "graph") && !pf->timer_lib) {
+		error("libzlbtimer.so was not found beside the zlb binary");
+		return fail(pf, "timer", "build it (make) or set ZLB_TIMER_LIB");
+	}
+	if (check_python(pf, cfg, envp, 1, &facts))
+		goto out;
+	if (check_checkout(pf, cfg, facts))
+		goto out;
+	if (check_shapes(pf, cfg))
+		goto out;
+	if (check_replay(pf, cfg))
+		goto out;
+	if (check_device(pf, cfg, envp))
+		goto out;
+	if (check_runs_dir(pf, cfg))
+		goto out;
+	ret = 0;
+out:
+	json_decref(facts);
+	return ret;
+}
+
+int preflight_python(struct preflight *pf, const struct run_config *cfg,
+		     char *const *envp)
+{
+	json_t *facts = NULL;
+	int r;
+
+	preflight_init(pf);
+	locate_own_files(pf, envp);
+	r = check_python(pf, cfg, envp, 0, &facts);
+	json_decref(facts);
+	return r;
+}
+
+void preflight_print_failure(const struct preflight *pf, FILE *out, int color)
+{
+	fprintf(out, "%sPREFLIGHT_FAILED check=%s%s\n  %s\n  fix: %s\n",
+		color ? term_color_code(TERM_RED) : "", pf->failed_check,
+		color ? TERM_RESET : "", pf->why.buf, pf->fix.buf);
+}
+
+void preflight_release(struct preflight *pf)
+{
+	free(pf->python);
+	free(pf->python_version);
+	free(pf->pytest_version);
+	free(pf->python_identity);
+	free(pf->python_facts);
+	free(pf->python_dir);
+	free(pf->timer_lib);
+	flaggems_target_release(&pf->target);
+	if (pf->shapes.path)
+		shape_file_release(&pf->shapes);
+	free(pf->lookup.problem);
+	device_list_release(&pf->devices);
+	free(pf->physical_device);
+	free(pf->replay_from);
+	free(pf->looked);
+	strvec_clear(&pf->notes);
+	strbuf_release(&pf->why);
+	strbuf_release(&pf->fix);
+}

@@ -1,0 +1,129 @@
+/*
+ * Preflight: everything `zlb run` can check before it starts anything.
+ * A wrong path must fail as a wrong path: without these checks a missing
+ * benchmark directory surfaces as pytest's "unrecognized arguments: --level"
+ * several layers away. On failure the caller prints
+ * "PREFLIGHT_FAILED check=<name>", the sentence and the fix, and exits 3.
+ */
+#ifndef ZLB_PREFLIGHT_H
+#define ZLB_PREFLIGHT_H
+
+#include <stdio.h>
+
+#include "backends/backend.h"
+#include "providers/builtin_shapes.h"
+#include "providers/flaggems.h"
+#include "run/run_config.h"
+#include "run/shapefile.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+
+struct preflight {
+	/* What was established (valid after success). */
+	const struct backend_ops *backend;
+	char *python;                 /* absolute interpreter path */
+	char *python_version;
+	char *pytest_version;
+	/*
+	 * How the python check passed: "probed" (this process spawned the
+	 * probe) or "batch" (the zlb batch that started this process probed
+	 * this very file and handed its answer down, see PREFLIGHT_PROBED_ENV).
+	 */
+	const char *python_check;
+	char *python_identity;        /* dev:ino:mtime_ns:size:ctime_ns of the file */
+	char *python_facts;           /* the probe's answer, compact JSON */
+	char *python_dir;             /* directory holding the zlbench package */
+	char *timer_lib;              /* libzlbtimer.so (graph timer), or NULL */
+	struct flaggems_target target;
+	const char *shape_mode;       /* inline | file | upstream */
+	const struct builtin_shapes *builtin;
+	struct shape_file shapes;     /* loaded unless upstream */
+	struct shape_lookup lookup;
+	struct device_list devices;
+	char *physical_device;        /* value for the visibility variables */
+	const char *timer;            /* graph | direct */
+	char *replay_from;            /* absolute, or NULL */
+	char *looked;                 /* where the checkout was searched */
+	struct strvec notes;          /* lines worth showing in the run header */
+
+	/* Why it failed. */
+	const char *failed_check;
+	struct strbuf why;
+	struct strbuf fix;
+};
+
+/*
+ * Run the checks in order: backend, python, flaggems_dir, benchmark_file,
+ * shape_file, replay_dir, device, runs_dir. Returns 0, or -1 with
+ * failed_check/why/fix filled. envp is the environment the child would
+ * inherit (the probe of the Python side runs with it).
+ */
+int preflight_run(struct preflight *pf, const struct run_config *cfg,
+		  char *const *envp);
+void preflight_release(struct preflight *pf);
+
+/*
+ * The environment of the child: envp with the zlbench package on PYTHONPATH
+ * and without PREFLIGHT_PROBED_ENV (it vouches to one process, never to
+ * what that process starts).
+ */
+void preflight_python_env(const struct preflight *pf, char *const *envp,
+			  struct strvec *env);
+
+/*
+ * One probe of the interpreter for many runs (zlb batch).
+ *
+ * Every `zlb run` probes its Python (spawn, import pytest: ~120 ms, more
+ * than the whole harness budget of a batch operator). A batch runs the
+ * same interpreter in the same environment for every operator, so it
+ * probes once with preflight_python() and gives its children
+ *
+ *   ZLB_PYTHON_PROBED=<python>\t<identity>\t<pid>:<start>\t<facts>
+ *
+ * python: the absolute path preflight resolved; identity:
+ * st_dev:st_ino:st_mtime_ns:st_size:st_ctime_ns of the file it names
+ * (stat'ed before the probe ran); pid:start: the batch's process id and
+ * its start time in clock ticks since boot (/proc/<pid>/stat field 22);
+ * facts: the probe's answer (compact JSON, never holding a tab).
+ *
+ * A zlb run honours the value only when all of these hold, and otherwise
+ * ignores it and probes as before (never an error):
+ *   - its parent process is the one named, same pid and start time: a value
+ *     exported in a shell, copied from a log or inherited by a grandchild
+ *     is not its parent's, and a reused pid has another start time (a
+ *     child of another executor than the local one probes for itself);
+ *   - the interpreter it resolved is the same path, and that file still
+ *     has the same identity (a python replaced, rebuilt or touched since
+ *     the probe is probed again);
+ *   - the facts parse as a JSON object.
+ * The facts then pass the same checks as a fresh probe's (pytest, zlbench).
+ * The producer must probe in exactly the environment and directory the
+ * children get (minus this variable): the facts depend on both. zlb batch
+ * removes an inherited value before it probes.
+ */
+#define PREFLIGHT_PROBED_ENV "ZLB_PYTHON_PROBED"
+
+/*
+ * The python check of preflight_run alone: resolve cfg->python, find the
+ * zlbench package beside the binary, probe the interpreter in envp (never
+ * trusting PREFLIGHT_PROBED_ENV: this is the probe others trust). Returns
+ * 0, or -1 with failed_check/why/fix filled as preflight_run fills them.
+ * Release pf with preflight_release() either way.
+ */
+int preflight_python(struct preflight *pf, const struct run_config *cfg,
+		     char *const *envp);
+
+/*
+ * The PREFLIGHT_PROBED_ENV value that vouches for pf's probe to the
+ * direct children of this process. NULL when none can be made (a path
+ * holding a tab or newline, no /proc): children then probe themselves.
+ */
+char *preflight_probed_value(const struct preflight *pf);
+
+/*
+ * Print "PREFLIGHT_FAILED check=<name>", the sentence and the fix, as every
+ * command does after a failed preflight (color: the check name in red).
+ */
+void preflight_print_failure(const struct preflight *pf, FILE *out, int color);
+
+#endif

@@ -1,0 +1,391 @@
+#include "run/run_config.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backend.h"
+
+const char *const flaggems_dtypes[] = {
+	"float16", "float32", "bfloat16", "int16", "int32", "bool", "complex64", NULL,
+};
+static const char *const levels[] = { "core", "comprehensive", NULL };
+static const char *const shape_modes[] = { "inline", "file", "upstream", NULL };
+static const char *const colors[] = { "auto", "always", "never", NULL };
+static const char *const timers[] = { "auto", "graph", "direct", NULL };
+static const char *const l2_modes[] = { "hot", "cold", NULL };
+static const char *const on_off[] = { "on", "off", NULL };
+
+static int valid_backend(const char *v, struct strbuf *why)
+{
+	char *names;
+
+	if (backend_find(v))
+		return 0;
+	names = backend_names_help();
+	strbuf_addf(why, "unknown backend '%s'; known: %s", v, names);
+	free(names);
+	return -1;
+}
+
+/* Plugin names become `-p <name>` for pytest: dotted Python identifiers only. */
+static int valid_plugins(const char *v, struct strbuf *why)
+{
+	struct strvec items = STRVEC_INIT;
+	int ret = 0;
+
+	strvec_split(&items, v, " ,\t");
+	for (size_t i = 0; i < items.nr && !ret; i++) {
+		const char *p = items.v[i];
+		int ok = isalpha((unsigned char)*p) || *p == '_';
+		for (; *p && ok; p++)
+			ok = isalnum((unsigned char)*p) || *p == '_' ||
+			     (*p == '.' && p[1] && p[1] != '.');
+		if (!ok) {
+			strbuf_addf(why, "'%s' is not a Python module name", items.v[i]);
+			ret = -1;
+		}
+	}
+	strvec_clear(&items);
+	return ret;
+}
+
+static int valid_op(const char *v, struct strbuf *why)
+{
+	for (const char *p = v; *p; p++) {
+		if (isalnum((unsigned char)*p) || *p == '_')
+			continue;
+		strbuf_addf(why, "'%s' is not an operator name: use the test function "
+			    "name without 'test_' (letters, digits and '_' only)", v);
+		return -1;
+	}
+	return *v ? 0 : (strbuf_addstr(why, "empty operator name"), -1);
+}
+
+/* "stem" or "folder/stem": a file under benchmark/, never a path out of it. */
+static int valid_op_file(const char *v, struct strbuf *why)
+{
+	const char *slash = strchr(v, '/');
+	int ok = *v && !strstr(v, "..") && v[0] != '/' && !strchr(v, '\\') &&
+		 (!slash || (slash[1] && !strchr(slash + 1, '/')));
+
+	for (const char *p = v; ok && *p; p++)
+		ok = isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '/';
+	if (!ok) {
+		strbuf_addf(why, "'%s' must name benchmark/test_<OP_FILE>.py: a file "
+			    "stem, or folder/stem for benchmark/folder/test_stem.py", v);
+		return -1;
+	}
+	return 0;
+}
+
+const struct opt_def run_option_defs[] = {
+	{ "op", NULL, "OP", NULL, OPT_STRING, NULL, 0, 0, "NAME",
+	  "operator: the benchmark test function name without 'test_' "
+	  "(default softmax; also the first positional argument)", valid_op },
+	{ "op-file", NULL, "OP_FILE", NULL, OPT_STRING, NULL, 0, 0, "STEM",
+	  "benchmark file: benchmark/test_<STEM>.py (default: the one file that "
+	  "defines test_<op>)", valid_op_file },
+	{ "shapes", "shape-file", "SHAPE_FILE", NULL, OPT_STRING, NULL, 0, 0, "FILE",
+	  "shape YAML (top-level key: op name or Benchmark class name)", NULL },
+	{ "flaggems-dir", NULL, "FLAGGEMS_DIR", NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "FlagGems checkout (flag_gems or flaggems_vllm); default: the repo of an "
+	  "importable flag_gems, else ./FlagGems", NULL },
+	{ "test-node", NULL, "TEST_NODE", NULL, OPT_STRING, NULL, 0, 0, "NODE",
+	  "pytest node path/benchmark/test_x.py::test_op instead of --op/--op-file "
+	  "(shape mode defaults to upstream)", NULL },
+	{ "shape-mode", NULL, "SHAPE_MODE", NULL, OPT_CHOICE, shape_modes, 0, 0, "MODE",
+	  "inline: built-in shapes; file: --shapes; upstream: FlagGems' "
+	  "core_shapes.yaml (default: derived from what is given)", NULL },
+	{ "dtypes", NULL, "DTYPES", NULL, OPT_LIST, flaggems_dtypes, 0, 0, "\"T T\"",
+	  "dtypes to measure, space separated (default: the operator's own list)", NULL },
+	{ "level", NULL, "BENCH_LEVEL", "core", OPT_CHOICE, levels, 0, 0, "LEVEL",
+	  "FlagGems bench level; comprehensive adds each class's set_more_shapes()", NULL },
+	{ "use-flagtune", NULL, "USE_FLAGTUNE", "0", OPT_BOOL, NULL, 0, 0, NULL,
+	  "tune in FlagTune's expanded config spaces (slow first run); A and B "
+	  "must agree", NULL },
+	{ "color", NULL, "FLAGGEMS_PERF_COLOR", "auto", OPT_CHOICE, colors, 0, 0, "WHEN",
+	  "terminal colours (NO_COLOR is honoured in auto); run.log never has any", NULL },
+	{ "backend", NULL, "ZL_BACKEND", NULL, OPT_STRING, NULL, 0, 0, "NAME",
+	  "accelerator backend, a name or alias listed under 'backends' below "
+	  "(default: the first)", valid_backend },
+	{ "direct-repeat", NULL, "ZL_DIRECT_REPEAT", "1", OPT_INT, NULL, 1, 1000, "N",
+	  "direct-timed rows: median of N upstream do_bench calls", NULL },
+	{ "extra-plugins", NULL, "ZL_EXTRA_PLUGINS", NULL, OPT_LIST, NULL, 0, 0, "\"M M\"",
+	  "more pytest plugin modules to load with -p", valid_plugins },
+	{ "replay-from", NULL, "REPLAY_FROM", NULL, OPT_STRING, NULL, 0, 0, "RUN_DIR",
+	  "replay the autotune configs recorded in an earlier run directory", NULL },
+	{ "isolate-tuner-cache", NULL, "ZL_ISOLATE_TUNER_CACHE", "0", OPT_BOOL, NULL, 0, 0,
+	  NULL, "give the run its own FlagGems tuner cache, dropped afterwards", NULL },
+	{ "parallel-warmup-gpus", NULL, "PARALLEL_WARMUP_GPUS", "0", OPT_INT, NULL, 0, 1024, "N",
+	  "shard the autotune sweep over N GPUs (measurement stays serial); "
+	  "below 2 means serial", NULL },
+	{ "device", NULL, "ZL_DEVICE", "0", OPT_INT, NULL, 0, 1023, "N",
+	  "device index among those visible (an inherited visibility list, "
+	  "e.g. 6,7, is honoured: 1 means 7)", NULL },
+	{ "timer", NULL, "ZL_TIMER", "auto", OPT_CHOICE, timers, 0, 0, "KIND",
+	  "graph: graph replay timed by libzlbtimer (per-row fallback to direct); "
+	  "direct: upstream do_bench; auto: graph where the backend supports it", NULL },
+	{ "warmup", NULL, "ZL_WARMUP_MS", "1000", OPT_INT, NULL, 0, 600000, "MS",
+	  "warm-up budget per measurement before capture (ms; at most "
+	  "--warmup-max-calls calls)", NULL },
+	/* The stopping rule of a graph-timed measurement: all four are caliber. */
+	{ "min-samples", NULL, "ZL_MIN_SAMPLES", "10", OPT_INT, NULL, 1, 100000, "N",
+	  "stopping rule: at least N samples (replays) per measurement", NULL },
+	{ "iter", "min-time", "ZL_ITER_MS", "100", OPT_INT, NULL, 1, 600000, "MS",
+	  "stopping rule: at least MS of GPU time sampled per measurement "
+	  "(FlagGems' --iter)", NULL },
+	{ "noise-target", NULL, "ZL_NOISE_TARGET", "0.001", OPT_REAL, NULL, 0, 0, "R",
+	  "stopping rule: then sample until the relative noise of the median (half "
+	  "its 95% interval / median) is at most R; 0 turns it off", NULL, 0.0, 0.5 },
+	{ "max-wall", NULL, "ZL_MAX_WALL_MS", "2000", OPT_INT, NULL, 1, 600000, "MS",
+	  "stopping rule: but never sample one measurement longer than MS of wall time",
+	  NULL },
+	{ "l2", NULL, "ZL_L2", "hot", OPT_CHOICE, l2_modes, 0, 0, "MODE",
+	  "hot: L2 as the workload leaves it; cold: flush the device's L2 before "
+	  "each sample (one call per replay)", NULL },
+	{ "clock-floor", NULL, "ZL_CLOCK_FLOOR", "0.97", OPT_REAL, NULL, 0, 0, "F",
+	  "discard samples taken while the SM clock sat below F x the measurement's "
+	  "steady clock; 0 turns the check off", NULL, 0.0, 1.0 },
+	/*
+	 * One graph by default: on an H200, 8 placements alternated every
+	 * replay read L2-sized kernels up to 8% slow, and replayed in blocks
+	 * (libzlbtimer now does) they still read torch.fmin on 50000 elements
+	 * 12.5% above one graph and do_bench_cudagraph, which agree: where a
+	 * tiny kernel's buffers land moves it by that much (issue 12,
+	 * bench/placement_mechanism.py). N > 1 is another caliber.
+	 */
+	{ "placements", NULL, "ZL_PLACEMENTS", "1", OPT_INT, NULL, 1, 64, "N",
+	  "capture each measured graph N times, each on memory of its own, and "
+	  "average their medians, each graph's replays in blocks (another "
+	  "caliber: it averages where a small kernel's buffers land); 1: one graph",
+	  NULL },
+	/*
+	 * Not caliber: the probes are timed after the measured graph and
+	 * leave its number alone. They are there for zlb compare: one graph
+	 * is one draw of where a small kernel's buffers land (on an H200 a
+	 * 1024x1024 softmax read 7.6% apart in two processes, one graph
+	 * each), and a single round can only be judged with that spread.
+	 */
+	{ "placement-probes", NULL, "ZL_PLACEMENT_PROBES", "3", OPT_INT, NULL, 0, 16, "N",
+	  "after a one-graph measurement, time N more graphs of the same work on "
+	  "memory of their own, briefly: the row's placement_sd, which zlb compare "
+	  "takes as a single round's drift; 0: none", NULL },
+	/* What a sample is: both are caliber, and the child has no default of its own. */
+	{ "replay-target", NULL, "ZL_REPLAY_TARGET_MS", "2", OPT_REAL, NULL, 0, 0, "MS",
+	  "calls captured per replay: enough for one replay to take MS of GPU time "
+	  "(rounded up to a power of two, at most 4096)", NULL, 0.01, 1000.0 },
+	{ "warmup-max-calls", NULL, "ZL_WARMUP_MAX_CALLS", "200", OPT_INT, NULL, 1, 1000000,
+	  "N", "the warm-up budget (--warmup) runs at most N calls before capture", NULL },
+	{ "seed", NULL, "ZL_SEED", "0", OPT_INT, NULL, 0, 2147483647L, "N",
+	  "seed for random, numpy, torch and the device's generator", NULL },
+	{ "ir", NULL, "ZL_IR", "on", OPT_CHOICE, on_off, 0, 0, "WHEN",
+	  "keep the IR of every kernel variant each shape ran (ttgir/ of the run "
+	  "directory); off skips the compile listener", NULL },
+	{ "keep-compile-cache", NULL, "ZL_KEEP_COMPILE_CACHE", "0", OPT_BOOL, NULL, 0, 0, NULL,
+	  "keep the run's own Triton cache (<run dir>/triton_cache) instead of "
+	  "dropping it at the end", NULL },
+	{ "print-engine-env", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "print the engine's settings as the child would get them (ZLB_*=value "
+	  "lines, after every option and variable) and exit", NULL },
+	{ "python", NULL, "ZLB_PYTHON", "python3", OPT_STRING, NULL, 0, 0, "PROG",
+	  "Python interpreter that has torch, triton and pytest", NULL },
+	{ "runs-dir", NULL, "ZLB_RUNS_DIR", "runs", OPT_STRING, NULL, 0, 0, "DIR",
+	  "where run directories are created", NULL },
+	{ "run-dir", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "PATH",
+	  "this exact run directory instead of <runs-dir>/<op>_<time> (zlb batch "
+	  "uses it); its parent is created, PATH must not exist or be empty", NULL },
+	{ "interrupt-grace", NULL, "ZLB_INTERRUPT_GRACE_MS", "5000", OPT_INT, NULL, 0, 600000,
+	  "MS", "after Ctrl-C/SIGTERM, how long pytest gets before SIGTERM, and again "
+	  "before SIGKILL, to its whole process group", NULL },
+	{ NULL },
+};
+
+static char *dup_opt(const struct opt_values *v, const char *name)
+{
+	const char *s = opt_get(run_option_defs, v, name);
+	return s && *s ? xstrdup(s) : NULL;
+}
+
+static int int_opt(const struct opt_values *v, const char *name)
+{
+	const char *s = opt_get(run_option_defs, v, name);
+	return s ? (int)strtol(s, NULL, 10) : 0;
+}
+
+static int bool_opt(const struct opt_values *v, const char *name)
+{
+	const char *s = opt_get(run_option_defs, v, name);
+	return s ? opt_parse_bool(s) == 1 : 0;
+}
+
+int run_config_parse(struct run_config *cfg, int argc, char **argv,
+		     char *const *envp, struct opt_values *raw)
+{
+	struct strvec pos = STRVEC_INIT;
+	int help = 0, op_from_flag = 0;
+	const char *s;
+
+	memset(cfg, 0, sizeof(*cfg));
+	strvec_init(&cfg->dtypes);
+	strvec_init(&cfg->extra_plugins);
+	if (options_parse(run_option_defs, argc, argv, envp, raw, &pos, &help)) {
+		strvec_clear(&pos);
+		return -1;
+	}
+	if (help) {
+		strvec_clear(&pos);
+		return 1;
+	}
+	if (pos.nr > 1) {
+		int r = error("one operator per run (got '%s' and '%s'); "
+			      "zlb batch measures several", pos.v[0], pos.v[1]);
+		strvec_clear(&pos);
+		return r;
+	}
+	if (pos.nr == 1) {
+		struct strbuf why = STRBUF_INIT;
+		if (valid_op(pos.v[0], &why)) {
+			int r = error("%s", why.buf);
+			strbuf_release(&why);
+			strvec_clear(&pos);
+			return r;
+		}
+		if (opt_source_of(run_option_defs, raw, "op") == OPT_FROM_FLAG &&
+		    strcmp(opt_get(run_option_defs, raw, "op"), pos.v[0])) {
+			int r = error("operator given twice: '%s' and --op %s", pos.v[0],
+				      opt_get(run_option_defs, raw, "op"));
+			strvec_clear(&pos);
+			return r;
+		}
+		cfg->op = xstrdup(pos.v[0]);
+		cfg->op_given = 1;
+		op_from_flag = 1;
+	} else {
+		cfg->op = dup_opt(raw, "op");
+		cfg->op_given = cfg->op != NULL;
+		op_from_flag = opt_source_of(run_option_defs, raw, "op") == OPT_FROM_FLAG;
+	}
+	strvec_clear(&pos);
+
+	cfg->op_file = dup_opt(raw, "op-file");
+	cfg->shape_file = dup_opt(raw, "shapes");
+	cfg->flaggems_dir = dup_opt(raw, "flaggems-dir");
+	cfg->test_node = dup_opt(raw, "test-node");
+	cfg->shape_mode = dup_opt(raw, "shape-mode");
+	if ((s = opt_get(run_option_defs, raw, "dtypes")))
+		strvec_split(&cfg->dtypes, s, " ,\t");
+	cfg->bench_level = dup_opt(raw, "level");
+	cfg->use_flagtune = bool_opt(raw, "use-flagtune");
+	cfg->color = dup_opt(raw, "color");
+	cfg->backend = dup_opt(raw, "backend");
+	if (!cfg->backend)
+		cfg->backend = xstrdup(backend_all()[0]->name);
+	cfg->direct_repeat = int_opt(raw, "direct-repeat");
+	if ((s = opt_get(run_option_defs, raw, "extra-plugins")))
+		strvec_split(&cfg->extra_plugins, s, " ,\t");
+	cfg->replay_from = dup_opt(raw, "replay-from");
+	cfg->isolate_tuner_cache = bool_opt(raw, "isolate-tuner-cache");
+	cfg->parallel_warmup_gpus = int_opt(raw, "parallel-warmup-gpus");
+	cfg->device = int_opt(raw, "device");
+	cfg->timer = dup_opt(raw, "timer");
+	cfg->warmup_ms = int_opt(raw, "warmup");
+	cfg->rep_ms = int_opt(raw, "iter");
+	cfg->min_samples = int_opt(raw, "min-samples");
+	cfg->max_wall_ms = int_opt(raw, "max-wall");
+	cfg->noise_target = xstrdup(opt_get(run_option_defs, raw, "noise-target"));
+	cfg->clock_floor = xstrdup(opt_get(run_option_defs, raw, "clock-floor"));
+	cfg->placements = int_opt(raw, "placements");
+	cfg->placement_probes = int_opt(raw, "placement-probes");
+	cfg->replay_target_ms = xstrdup(opt_get(run_option_defs, raw, "replay-target"));
+	cfg->warmup_max_calls = int_opt(raw, "warmup-max-calls");
+	cfg->l2_mode = dup_opt(raw, "l2");
+	cfg->ir = !strcmp(opt_get(run_option_defs, raw, "ir"), "on");
+	cfg->seed = int_opt(raw, "seed");
+	cfg->python = dup_opt(raw, "python");
+	cfg->runs_dir = dup_opt(raw, "runs-dir");
+	cfg->run_dir = dup_opt(raw, "run-dir");
+	cfg->interrupt_grace_ms = int_opt(raw, "interrupt-grace");
+	cfg->print_engine_env = bool_opt(raw, "print-engine-env");
+	cfg->keep_compile_cache = bool_opt(raw, "keep-compile-cache");
+
+	/*
+	 * An operator and a test node both say what to run. A flag beats an
+	 * environment variable (OP=x in the shell, --test-node on the line is
+	 * clear); two of the same kind are a contradiction.
+	 */
+	if (cfg->test_node && cfg->op) {
+		enum opt_source node_src = opt_source_of(run_option_defs, raw, "test-node");
+		enum opt_source op_src = op_from_flag ? OPT_FROM_FLAG : OPT_FROM_ENV;
+		if (node_src == op_src)
+			return error("give either an operator (%s) or a test node (%s), not both",
+				     op_src == OPT_FROM_FLAG ? "argument or --op" : "OP",
+				     node_src == OPT_FROM_FLAG ? "--test-node" : "TEST_NODE");
+		if (node_src == OPT_FROM_FLAG) {
+			free(cfg->op);
+			cfg->op = NULL;
+			cfg->op_given = 0;
+		} else {
+			free(cfg->test_node);
+			cfg->test_node = NULL;
+		}
+	}
+	if (cfg->test_node && cfg->op_file &&
+	    opt_source_of(run_option_defs, raw, "op-file") == OPT_FROM_FLAG)
+		return error("--op-file (OP_FILE) and --test-node (TEST_NODE) both name "
+			     "the benchmark file; give one");
+	if (cfg->test_node && cfg->op_file) {
+		/* OP_FILE left in the shell belongs to the OP habit, not to this node. */
+		free(cfg->op_file);
+		cfg->op_file = NULL;
+	}
+	if (!cfg->test_node && !cfg->op)
+		cfg->op = xstrdup("softmax");
+	return 0;
+}
+
+static void env_set_int(struct strvec *env, const char *key, int value)
+{
+	char *v = xstrfmt("%d", value);
+	env_set(env, key, v);
+	free(v);
+}
+
+void run_config_engine_env(const struct run_config *cfg, struct strvec *env)
+{
+	env_set_int(env, "ZLB_DIRECT_REPEAT", cfg->direct_repeat);
+	env_set_int(env, "ZLB_MIN_SAMPLES", cfg->min_samples);
+	env_set_int(env, "ZLB_MAX_WALL_MS", cfg->max_wall_ms);
+	env_set(env, "ZLB_NOISE_TARGET", cfg->noise_target);
+	env_set(env, "ZLB_L2", cfg->l2_mode);
+	env_set(env, "ZLB_CLOCK_FLOOR", cfg->clock_floor);
+	env_set_int(env, "ZLB_PLACEMENTS", cfg->placements);
+	env_set_int(env, "ZLB_PLACEMENT_PROBES", cfg->placement_probes);
+	env_set(env, "ZLB_REPLAY_TARGET_MS", cfg->replay_target_ms);
+	env_set_int(env, "ZLB_WARMUP_MAX_CALLS", cfg->warmup_max_calls);
+}
+
+void run_config_release(struct run_config *cfg)
+{
+	free(cfg->op);
+	free(cfg->op_file);
+	free(cfg->shape_file);
+	free(cfg->flaggems_dir);
+	free(cfg->test_node);
+	free(cfg->shape_mode);
+	strvec_clear(&cfg->dtypes);
+	free(cfg->bench_level);
+	free(cfg->color);
+	free(cfg->backend);
+	strvec_clear(&cfg->extra_plugins);
+	free(cfg->replay_from);
+	free(cfg->timer);
+	free(cfg->noise_target);
+	free(cfg->clock_floor);
+	free(cfg->replay_target_ms);
+	free(cfg->l2_mode);
+	free(cfg->python);
+	free(cfg->runs_dir);
+	free(cfg->run_dir);
+	memset(cfg, 0, sizeof(*cfg));
+}

@@ -1,0 +1,681 @@
+#include "run/runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rundir/exit_codes.h"
+#include "lib/fingerprint.h"
+#include "lib/gitinfo.h"
+#include "run/graph_plan.h"
+#include "rundir/identity.h"
+#include "ir/ir_layout.h"
+#include "lib/jsonfile.h"
+#include "lib/paths.h"
+#include "run/plugin_plan.h"
+#include "lib/proc.h"
+#include "rundir/run_tally.h"
+#include "rundir/rundir.h"
+#include "run/tee.h"
+#include "lib/term.h"
+
+/* Monotonic seconds: the wall time of pytest, as the batch overhead bench reads it. */
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --- the child ---------------------------------------------------------- */
+
+static char *tuner_cache_caliber(const struct run_config *cfg, const struct strvec *env,
+				 const char *isolated_dir)
+{
+	const char *url = env_get(env, "FLAGGEMS_DB_URL");
+	const char *dir = env_get(env, "FLAGGEMS_CACHE_DIR");
+	const char *home = env_get(env, "HOME");
+
+	if (isolated_dir)
+		return xstrdup("isolated");
+	if (url && *url)
+		return xstrfmt("shared(%s)", url);
+	if (dir && *dir)
+		return xstrfmt("shared(%s)", dir);
+	return xstrfmt("shared(%s/.flaggems)", home && *home ? home : "~");
+}
+
+/* Where the child's own files go: its Triton cache, and a replay's graph plan (or NULL). */
+struct child_files {
+	const char *compile_cache;
+	const char *graph_plan;
+};
+
+static void build_env(const struct run_config *cfg, const struct preflight *pf,
+		      char *const *envp, const char *run_dir, const char *shape_archive,
+		      const char *isolated_cache, const struct child_files *files,
+		      struct strvec *env)
+{
+	struct strbuf fatal = STRBUF_INIT;
+
+	preflight_python_env(pf, envp, env);
+	backend_apply_visibility(pf->backend, env, pf->physical_device);
+	/* flag_gems reads this first and skips its device probe (a subprocess per vendor). */
+	env_set(env, "GEMS_VENDOR", pf->backend->flaggems_vendor);
+	env_set(env, "USE_FLAGTUNE", cfg->use_flagtune ? "1" : "0");
+	env_set(env, "PYTHONUNBUFFERED", "1");
+	env_set(env, "ZLB_RUN_DIR", run_dir);
+	env_set(env, "ZLB_OP", pf->target.op);
+	env_set(env, "ZLB_SHAPE_MODE", pf->shape_mode);
+	if (strcmp(pf->shape_mode, "upstream"))
+		env_set(env, "ZLB_SHAPE_FILE", shape_archive);
+	else
+		env_unset(env, "ZLB_SHAPE_FILE");
+	{
+		char *v = xstrfmt("%d", cfg->seed);
+		env_set(env, "ZLB_SEED", v);
+		free(v);
+	}
+	env_set(env, "ZLB_TIMER", pf->timer);
+	run_config_engine_env(cfg, env);
+	env_set(env, "ZLB_IR", cfg->ir ? "1" : "0");
+	env_set(env, "ZLB_BACKEND", pf->backend->name);
+	env_set(env, "ZLB_USE_FLAGTUNE", cfg->use_flagtune ? "1" : "0");
+	env_set(env, "ZLB_AUTOTUNE_MODE", pf->replay_from ? "replay" : "record");
+	if (pf->replay_from)
+		env_set(env, "ZLB_REPLAY_FROM", pf->replay_from);
+	else
+		env_unset(env, "ZLB_REPLAY_FROM");
+	if (pf->timer_lib)
+		env_set(env, "ZLB_TIMER_LIB", pf->timer_lib);
+	for (const char *const *f = pf->backend->capture_fatal_texts; f && *f; f++)
+		strbuf_addf(&fatal, "%s%s", fatal.len ? "\n" : "", *f);
+	env_set(env, "ZLB_CAPTURE_FATAL", fatal.buf);
+	if (pf->target.package)
+		env_set(env, "ZLB_PACKAGE", pf->target.package);
+	env_set(env, "TRITON_CACHE_DIR", files->compile_cache);
+	if (files->graph_plan)
+		env_set(env, "ZLB_GRAPH_PLAN", files->graph_plan);
+	else
+		env_unset(env, "ZLB_GRAPH_PLAN");
+	if (isolated_cache) {
+		env_set(env, "FLAGGEMS_CACHE_DIR", isolated_cache);
+		env_unset(env, "FLAGGEMS_DB_URL");
+	}
+	strbuf_release(&fatal);
+}
+
+static void build_argv(const struct run_config *cfg, const struct preflight *pf,
+		       const char *shape_archive, const struct strvec *plugins,
+		       struct strvec *argv)
+{
+	strvec_pushl(argv, pf->python, "-m", "pytest", pf->target.node,
+		     "-p", "no:cacheprovider", "-s", "-v", "-rfEsx", NULL);
+	for (size_t i = 0; i < plugins->nr; i++)
+		strvec_pushl(argv, "-p", plugins->v[i], NULL);
+	strvec_pushl(argv, "--level", cfg->bench_level, "--mode", "kernel", NULL);
+	strvec_pushf(argv, "--warmup");
+	strvec_pushf(argv, "%d", cfg->warmup_ms);
+	strvec_pushf(argv, "--iter");
+	strvec_pushf(argv, "%d", cfg->rep_ms);
+	if (strcmp(pf->shape_mode, "upstream"))
+		strvec_pushl(argv, "--shape_file", shape_archive, NULL);
+	for (size_t i = 0; i < cfg->dtypes.nr; i++)
+		strvec_pushl(argv, "--dtypes", cfg->dtypes.v[i], NULL);
+}
+
+/* --- identity ----------------------------------------------------------- */
+
+static json_t *strvec_json(const struct strvec *sv)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < sv->nr; i++)
+		json_array_append_new(a, json_string(sv->v[i]));
+	return a;
+}
+
+static json_t *initial_identity(const struct run_config *cfg, const struct preflight *pf,
+				const char *run_dir, const char *tuner_cache,
+				const struct strvec *plugins, const struct strvec *child_argv,
+				int argc, char **argv)
+{
+	json_t *id = identity_new(pf->target.op, run_dir);
+	json_t *cal = identity_section(id, "caliber");
+	json_t *prov = identity_section(id, "provenance");
+	const struct device_info *dev = &pf->devices.v[cfg->device];
+	char host[256] = "";
+	char *commit = git_head_commit(pf->target.dir);
+	struct strvec cmd = STRVEC_INIT;
+
+	json_object_set_new(cal, "backend", json_string(pf->backend->name));
+	json_object_set_new(cal, "device", json_string(dev->name ? dev->name : "unknown"));
+	json_object_set_new(cal, "timer", json_string(pf->timer));
+	json_object_set_new(cal, "mode", json_string("kernel"));
+	json_object_set_new(cal, "bench_level", json_string(cfg->bench_level));
+	json_object_set_new(cal, "shape_mode", json_string(pf->shape_mode));
+	json_object_set_new(cal, "tuner_cache", json_string(tuner_cache));
+	json_object_set_new(cal, "direct_repeat", json_integer(cfg->direct_repeat));
+	json_object_set_new(cal, "autotune_mode", json_string(cfg->replay_from ? "replay" : "record"));
+	json_object_set_new(cal, "use_flagtune", json_boolean(cfg->use_flagtune));
+	json_object_set_new(cal, "dtypes", cfg->dtypes.nr ? strvec_json(&cfg->dtypes)
+							  : json_string("upstream"));
+	json_object_set_new(cal, "seed", json_integer(cfg->seed));
+	json_object_set_new(cal, "warmup_ms", json_integer(cfg->warmup_ms));
+	json_object_set_new(cal, "min_samples", json_integer(cfg->min_samples));
+	json_object_set_new(cal, "min_time_ms", json_integer(cfg->rep_ms));
+	json_object_set_new(cal, "noise_target", json_real(strtod(cfg->noise_target, NULL)));
+	json_object_set_new(cal, "max_wall_ms", json_integer(cfg->max_wall_ms));
+	json_object_set_new(cal, "l2_mode", json_string(cfg->l2_mode));
+	json_object_set_new(cal, "clock_floor", json_real(strtod(cfg->clock_floor, NULL)));
+	json_object_set_new(cal, "placements", json_integer(cfg->placements));
+	json_object_set_new(cal, "placement_order", json_string("blocked"));
+	json_object_set_new(cal, "replay_target_ms", json_real(strtod(cfg->replay_target_ms, NULL)));
+	json_object_set_new(cal, "warmup_max_calls", json_integer(cfg->warmup_max_calls));
+	/* Every run compiles into a cache of its own (runner_run). */
+	json_object_set_new(cal, "compile_cache", json_string("own"));
+	/* What the reported latency is (docs/protocol.md section 5). */
+	json_object_set_new(cal, "centre", json_string(TIMER_CENTRE));
+
+	gethostname(host, sizeof(host) - 1);
+	strvec_pushv(&cmd, (const char *const *)argv);
+	(void)argc;
+	json_object_set_new(prov, "zlb_version", json_string(ZLB_VERSION));
+	json_object_set_new(prov, "command_line", strvec_json(&cmd));
+	json_object_set_new(prov, "host", json_string(host));
+	json_object_set_new(prov, "started_at", identity_now());
+	json_object_set_new(prov, "op_file", json_string(pf->target.op_file));
+	json_object_set_new(prov, "op_name", pf->target.op_name ? json_string(pf->target.op_name)
+								: json_null());
+	json_object_set_new(prov, "test_node", json_string(pf->target.node));
+	json_object_set_new(prov, "flaggems_dir", json_string(pf->target.dir));
+	json_object_set_new(prov, "flaggems_package", pf->target.package ?
+			    json_string(pf->target.package) : json_null());
+	json_object_set_new(prov, "flaggems_commit", commit ? json_string(commit) : json_null());
+	json_object_set_new(prov, "python", json_string(pf->python));
+	json_object_set_new(prov, "python_version", json_string(pf->python_version));
+	json_object_set_new(prov, "pytest_version", json_string(pf->pytest_version));
+	/* "batch": the probe was the batch's, handed down (preflight.h). */
+	json_object_set_new(prov, "python_check", json_string(pf->python_check));
+	json_object_set_new(prov, "device_index", json_integer(cfg->device));
+	json_object_set_new(prov, "device_visible_as", json_string(pf->physical_device));
+	json_object_set_new(prov, "gpu_name", json_string(dev->name ? dev->name : "unknown"));
+	json_object_set_new(prov, "gpu_uuid", dev->uuid ? json_string(dev->uuid) : json_null());
+	json_object_set_new(prov, "gpu_total_mem", json_integer((json_int_t)dev->total_mem));
+	json_object_set_new(prov, "driver_version", pf->devices.driver_version ?
+			    json_string(pf->devices.driver_version) : json_null());
+	/* Not caliber: probes are timed after the measured graph (run_config.c). */
+	json_object_set_new(prov, "placement_probes", json_integer(cfg->placement_probes));
+	json_object_set_new(prov, "replay_from", pf->replay_from ? json_string(pf->replay_from)
+								 : json_null());
+	json_object_set_new(prov, "shape_source", json_string(
+		!strcmp(pf->shape_mode, "file") ? pf->shapes.path :
+		!strcmp(pf->shape_mode, "inline") ? "built-in" : "upstream core_shapes.yaml"));
+	json_object_set_new(prov, "plugins", strvec_json(plugins));
+	json_object_set_new(prov, "timer_lib", pf->timer_lib ? json_string(pf->timer_lib)
+							     : json_null());
+	json_object_set_new(prov, "pytest_command", strvec_json(child_argv));
+	strvec_clear(&cmd);
+	free(commit);
+	return id;
+}
+
+/* --- exit status -------------------------------------------------------- */
+
+static int map_exit(const struct child *c, int interrupted)
+{
+	int code = child_exit_code(c);
+
+	if (interrupted)
+		return ZLB_EXIT_INTERRUPTED;
+	if (code >= 128)
+		return code;              /* killed by a signal: 128+N */
+	switch (code) {
+	case 0: return ZLB_EXIT_OK;
+	case 1: return ZLB_EXIT_TESTS_FAILED;
+	case 5: return ZLB_EXIT_NO_TESTS;
+	default: return ZLB_EXIT_PYTEST_ERROR;  /* 2 interrupted, 3 internal, 4 usage */
+	}
+}
+
+static const char *status_word(int exit_code)
+{
+	switch (exit_code) {
+	case ZLB_EXIT_OK: return "completed";
+	case ZLB_EXIT_INTERRUPTED: return "interrupted";
+	default: return exit_code >= 128 ? "crashed" : "failed";
+	}
+}
+
+/* --- the device, before and after ------------------------------------- */
+
+/* The device's state as identity JSON, or null where it cannot be read. */
+static json_t *device_snapshot(const struct preflight *pf, int index,
+			       struct device_state *st)
+{
+	struct strbuf why = STRBUF_INIT;
+	json_t *o, *pids;
+
+	memset(st, 0, sizeof(*st));
+	if (!pf->backend->device_state ||
+	    pf->backend->device_state(&pf->devices.v[index], st, &why)) {
+		o = json_pack("{s:s}", "unavailable", why.len ? why.buf : "not supported");
+		strbuf_release(&why);
+		return o;
+	}
+	strbuf_release(&why);
+	o = json_object();
+	json_object_set_new(o, "at", identity_now());
+	json_object_set_new(o, "sm_clock_mhz", json_integer(st->sm_clock_mhz));
+	json_object_set_new(o, "mem_clock_mhz", json_integer(st->mem_clock_mhz));
+	json_object_set_new(o, "sm_max_mhz", json_integer(st->sm_max_mhz));
+	json_object_set_new(o, "clock_limit_reasons",
+			    st->reasons_known ? json_string(st->reasons) : json_null());
+	json_object_set_new(o, "clocks_locked", st->clocks_locked < 0 ? json_null()
+						: json_boolean(st->clocks_locked));
+	json_object_set_new(o, "temperature_c", json_integer(st->temperature_c));
+	json_object_set_new(o, "power_w", json_real(st->power_mw / 1000.0));
+	pids = st->procs_known ? json_array() : json_null();
+	for (unsigned i = 0; st->procs_known && i < st->nprocs && i < 16; i++)
+		json_array_append_new(pids, json_integer(st->pids[i]));
+	json_object_set_new(o, "processes", pids);
+	return o;
+}
+
+/*
+ * Another process on the card slows A and B alike: the run stays
+ * self-consistent and is wrong. Said loudly, not refused (it may be the
+ * only card there is).
+ */
+static void warn_shared(struct tee *t, const struct device_state *st)
+{
+	struct strbuf pids = STRBUF_INIT;
+
+	if (!st->procs_known || !st->nprocs)
+		return;
+	for (unsigned i = 0; i < st->nprocs && i < 16; i++)
+		strbuf_addf(&pids, "%s%u", i ? ", " : "", st->pids[i]);
+	tee_say(t, TERM_YELLOW, "  warning: %u other process(es) use this device (pid %s): "
+		"a shared card slows every side alike and gives self-consistent, wrong "
+		"numbers; pick an idle one", st->nprocs, pids.buf);
+	strbuf_release(&pids);
+}
+
+/* --- IR ----------------------------------------------------------------- */
+
+/*
+ * Turn the plugin's staging (ir/) into ttgir/<shape>/<kernel>/<variant>.*
+ * with its index and legend. A run that compiled nothing (a timer-only
+ * run, a crash before the first compile) says so; it is not an error.
+ */
+static void lay_out_ir(struct tee *t, const char *run_dir, json_t *outcome)
+{
+	struct ir_layout_report rep;
+	int r = ir_layout_build(run_dir, &rep);
+
+	if (r < 0) {
+		tee_say(t, TERM_YELLOW, "zlb: warning: the IR could not be laid out: %s",
+			last_error());
+		json_object_set_new(outcome, "ir", json_pack("{s:s}", "error", last_error()));
+		return;
+	}
+	if (r > 0) {
+		tee_say(t, TEE_PLAIN, "zlb: no IR captured: %s", rep.why);
+		json_object_set_new(outcome, "ir", json_pack("{s:b,s:s}", "captured", 0,
+							      "why", rep.why));
+		return;
+	}
+	tee_say(t, TEE_PLAIN, "zlb: IR: %zu variant(s) of %zu kernel(s) over %zu shape(s), "
+		"%zu file(s) in ttgir/; %zu autotune sweep loser(s) and %zu other unlaunched "
+		"variant(s) indexed, not kept (ttgir/index.tsv, ttgir/naming.md)", rep.variants,
+		rep.kernels, rep.shapes, rep.files, rep.sweep_losers, rep.unlaunched);
+	json_object_set_new(outcome, "ir", json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"captured", 1, "variants", (json_int_t)rep.variants,
+		"kernels", (json_int_t)rep.kernels, "shapes", (json_int_t)rep.shapes,
+		"files", (json_int_t)rep.files, "sweep_losers", (json_int_t)rep.sweep_losers,
+		"unlaunched", (json_int_t)rep.unlaunched));
+}
+
+/* --- the run ------------------------------------------------------------ */
+
+static int archive_shapes(const struct run_config *cfg, const struct preflight *pf,
+			  const char *dest)
+{
+	char *header;
+	int r;
+
+	if (!strcmp(pf->shape_mode, "upstream")) {
+		/* Not passed to pytest; kept so the run says what FlagGems read. */
+		struct shape_file up;
+		char *core = path_join(pf->target.dir, "benchmark/core_shapes.yaml");
+		header = xstrfmt("zlbench: op=%s bench_level=%s shape_mode=upstream\n"
+				 "copy of %s: FlagGems read its own file", pf->target.op,
+				 cfg->bench_level, core);
+		if (shape_file_load(&up, core, NULL)) {
+			r = error("cannot archive FlagGems' %s", core);
+		} else {
+			r = shape_file_archive(&up, dest, header);
+		}
+		shape_file_release(&up);
+		free(core);
+		free(header);
+		return r;
+	}
+	header = xstrfmt("zlbench: op=%s bench_level=%s shape_mode=%s\nsource: %s",
+			 pf->target.op, cfg->bench_level, pf->shape_mode,
+			 !strcmp(pf->shape_mode, "inline") ? pf->builtin->about : pf->shapes.path);
+	r = shape_file_archive(&pf->shapes, dest, header);
+	free(header);
+	return r;
+}
+
+static void print_header(struct tee *t, const struct run_config *cfg,
+			 const struct preflight *pf, const char *run_dir,
+			 const json_t *id, const struct strvec *plugins)
+{
+	const json_t *cal = json_object_get(id, "caliber");
+	const json_t *prov = json_object_get(id, "provenance");
+	const char *commit = json_str(prov, "flaggems_commit");
+	const struct device_info *dev = &pf->devices.v[cfg->device];
+	struct strbuf sb = STRBUF_INIT;
+	const char *key;
+	json_t *v;
+
+	tee_say(t, TERM_BOLD, "zlb %s: run %s -> %s", ZLB_VERSION, pf->target.op, run_dir);
+	tee_say(t, TEE_PLAIN, "  flaggems: %s (%s%s%.12s) node %s", pf->target.dir,
+	    pf->target.package ? pf->target.package : "package unknown",
+	    commit ? " @ " : "", commit ? commit : "", pf->target.node);
+	tee_say(t, TEE_PLAIN, "  device:   %s %d -> %s=%s, %s%s%s, driver %s", pf->backend->name,
+	    cfg->device, pf->backend->visibility_keys[0], pf->physical_device,
+	    dev->name ? dev->name : "?", dev->uuid ? " " : "", dev->uuid ? dev->uuid : "",
+	    pf->devices.driver_version ? pf->devices.driver_version : "?");
+	tee_say(t, TEE_PLAIN, "  python:   %s (Python %s, pytest %s): ok (%s)", pf->python,
+	    pf->python_version, pf->pytest_version,
+	    !strcmp(pf->python_check, "batch") ? "checked by the batch" : "probed");
+	json_object_foreach((json_t *)cal, key, v) {
+		char *txt = json_is_string(v) ? xstrdup(json_string_value(v))
+					      : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		strbuf_addf(&sb, "%s%s=%s", sb.len ? " " : "", key, txt);
+		free(txt);
+	}
+	tee_say(t, TEE_PLAIN, "  caliber:  %s", sb.buf);
+	for (size_t i = 0; i < pf->notes.nr; i++)
+		tee_say(t, starts_with(pf->notes.v[i], "warning") ? TERM_YELLOW : TEE_PLAIN,
+		    "  %s", pf->notes.v[i]);
+	strbuf_reset(&sb);
+	for (size_t i = 0; i < plugins->nr; i++)
+		strbuf_addf(&sb, "%s%s", i ? " " : "", plugins->v[i]);
+	tee_say(t, TEE_PLAIN, "  plugins:  %s", sb.buf);
+	strbuf_release(&sb);
+}
+
+static void print_summary(struct tee *t, const struct run_outcome *o,
+			  const struct run_tally *ta, const struct child *c)
+{
+	struct strbuf sb = STRBUF_INIT, end = STRBUF_INIT;
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	child_describe_end(c, &end);
+	tee_say(t, TEE_PLAIN, "%s", "");
+	tee_say(t, ta->rows ? TERM_BOLD : TERM_YELLOW,
+	    "zlb: %ld row(s): %ld graph-timed, %ld direct-timed%s; tests: %ld passed, "
+	    "%ld failed, %ld skipped; pytest %s", ta->rows, ta->rows_graph, ta->rows_direct,
+	    ta->rows_failed ? " (some FAILED)" : "", ta->passed, ta->failed, ta->skipped,
+	    end.buf);
+	json_object_foreach(ta->markers, key, v)
+		strbuf_addf(&sb, "%s%s x%lld", sb.len ? ", " : "", key,
+			    (long long)json_integer_value(v));
+	if (sb.len)
+		tee_say(t, TERM_YELLOW, "zlb: markers: %s (see events.jsonl)", sb.buf);
+	json_array_foreach(ta->fallbacks, i, v)
+		tee_say(t, TERM_YELLOW, "zlb:   not graph-timed: %s", json_string_value(v));
+	json_array_foreach(ta->copy_rows, i, v)
+		tee_say(t, TERM_YELLOW, "zlb:   copy-engine nodes in the graph (another "
+			"caliber than eager): %s", json_string_value(v));
+	json_array_foreach(ta->skips, i, v)
+		tee_say(t, TERM_YELLOW, "zlb:   skipped: %s", json_string_value(v));
+	json_array_foreach(ta->warnings, i, v)
+		tee_say(t, TERM_YELLOW, "zlb:   warning from the plugins: %s", json_string_value(v));
+	if (ta->tuning_fallbacks)
+		tee_say(t, TEE_PLAIN, "zlb:   %ld autotune timing call(s) could not be captured and "
+		    "were timed directly (config choice only; no row affected)",
+		    ta->tuning_fallbacks);
+	tee_say(t, o->exit_code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
+	    "zlb: %s, exit %d; run directory %s", status_word(o->exit_code),
+	    o->exit_code, o->run_dir);
+	strbuf_release(&sb);
+	strbuf_release(&end);
+}
+
+/*
+ * The compiler under test, by content: version strings of FlagTree builds
+ * can be equal while their compiled libtriton differs.
+ */
+static json_t *triton_build(const json_t *runtime)
+{
+	const char *dir = json_str(runtime, "triton_path");
+	uint64_t hash, size;
+	char *lib;
+	json_t *res;
+
+	if (!dir)
+		return json_null();
+	lib = xstrfmt("%s/_C/libtriton.so", dir);
+	if (file_xxh3(lib, &hash, &size)) {
+		free(lib);
+		return json_null();
+	}
+	res = json_object();
+	json_object_set_new(res, "file", json_string(lib));
+	json_object_set_new(res, "xxh3", json_sprintf("%016llx", (unsigned long long)hash));
+	json_object_set_new(res, "bytes", json_integer((json_int_t)size));
+	free(lib);
+	return res;
+}
+
+static void finalize_identity(json_t *id, const struct run_outcome *o,
+			      const struct run_tally *ta, const struct child *c,
+			      const char *planned_timer)
+{
+	json_t *cal = identity_section(id, "caliber");
+	json_t *prov = identity_section(id, "provenance");
+	json_t *out = identity_section(id, "outcome");
+	struct strbuf end = STRBUF_INIT;
+
+	/* The timer actually used: a row that fell back changes the caliber. */
+	json_object_set_new(cal, "timer", json_string(run_tally_timer(ta, planned_timer)));
+
+	json_object_set_new(prov, "finished_at", identity_now());
+	json_object_set_new(prov, "runtime", json_deep_copy(ta->runtime));
+	json_object_set_new(prov, "triton_build", triton_build(ta->runtime));
+
+	child_describe_end(c, &end);
+	json_object_set_new(id, "status", json_string(status_word(o->exit_code)));
+	json_object_set_new(out, "exit_code", json_integer(o->exit_code));
+	json_object_set_new(out, "pytest_exit", json_integer(o->pytest_rc));
+	json_object_set_new(out, "pytest_end", json_string(end.buf));
+	/* Wall time of the pytest process (spawn to reap), seconds. */
+	json_object_set_new(out, "pytest_wall_s", o->pytest_rc < 0 ? json_null()
+			    : json_real(o->pytest_wall_s));
+	json_object_set_new(out, "interrupted", json_boolean(o->interrupted));
+	json_object_set_new(out, "timer_planned", json_string(planned_timer));
+	json_object_set_new(out, "rows", json_integer(ta->rows));
+	json_object_set_new(out, "rows_graph", json_integer(ta->rows_graph));
+	json_object_set_new(out, "rows_direct", json_integer(ta->rows_direct));
+	json_object_set_new(out, "rows_failed", json_integer(ta->rows_failed));
+	json_object_set_new(out, "rows_copy_engine", json_integer(ta->rows_copy_engine));
+	json_object_set_new(out, "tests", json_pack("{s:I,s:I,s:I}",
+		"passed", (json_int_t)ta->passed, "failed", (json_int_t)ta->failed,
+		"skipped", (json_int_t)ta->skipped));
+	json_object_set_new(out, "markers", json_deep_copy(ta->markers));
+	json_object_set_new(out, "tuning_fallbacks", json_integer(ta->tuning_fallbacks));
+	json_object_set_new(out, "autotune", json_deep_copy(ta->autotune));
+	strbuf_release(&end);
+}
+
+int runner_run(const struct run_config *cfg, struct preflight *pf,
+	       char *const *envp, int argc, char **argv, int out_fd,
+	       struct run_outcome *out)
+{
+	struct tee tee = { .log_fd = -1, .term_fd = out_fd };
+	struct strvec env = STRVEC_INIT, child_argv = STRVEC_INIT, plugins = STRVEC_INIT;
+	struct plugin_plan_input plan = { pf->backend, pf->shape_mode, &cfg->extra_plugins,
+					  cfg->ir };
+	struct child c = { 0 };
+	struct run_tally ta;
+	char *shape_archive = NULL, *log_path = NULL, *isolated = NULL, *tuner = NULL;
+	char *compile_cache = NULL, *graph_plan = NULL;
+	size_t planned = 0;
+	json_t *id = NULL;
+	double pytest_start;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->pytest_rc = -1;
+	out->exit_code = ZLB_EXIT_IO;
+
+	if (cfg->parallel_warmup_gpus >= 2) {
+		out->exit_code = ZLB_EXIT_USAGE;
+		return error("PARALLEL_WARMUP_GPUS=%d: sharding the autotune sweep over "
+			     "GPUs is not available in this zlb yet; unset it (or set it "
+			     "below 2) for the serial sweep; nothing was started",
+			     cfg->parallel_warmup_gpus);
+	}
+	if (interrupts_install())
+		return -1;
+	if (cfg->run_dir ? rundir_claim_exact(cfg->run_dir, &out->run_dir) :
+	    rundir_claim(cfg->runs_dir, pf->target.op, time(NULL), &out->run_dir))
+		goto done;
+
+	shape_archive = path_join(out->run_dir, "shapes.yaml");
+	if (archive_shapes(cfg, pf, shape_archive))
+		goto done;
+	if (cfg->isolate_tuner_cache) {
+		isolated = path_join(out->run_dir, "tuner_cache");
+		if (mkdir_p(isolated, 0755))
+			goto done;
+	}
+	/*
+	 * Triton compiles into the run's own cache: a compiler switch outside
+	 * Triton's cache key must not let B load A's binaries (seeds' README).
+	 */
+	compile_cache = path_join(out->run_dir, COMPILE_CACHE_DIR);
+	if (mkdir_p(compile_cache, 0755))
+		goto done;
+	if (pf->replay_from && graph_plan_write(pf->replay_from, out->run_dir, &graph_plan,
+						&planned))
+		goto done;
+	plan_plugins(&plan, &plugins);
+	{
+		struct child_files files = { compile_cache, graph_plan };
+		build_env(cfg, pf, envp, out->run_dir, shape_archive, isolated, &files, &env);
+	}
+	build_argv(cfg, pf, shape_archive, &plugins, &child_argv);
+	tuner = tuner_cache_caliber(cfg, &env, isolated);
+	id = initial_identity(cfg, pf, out->run_dir, tuner, &plugins, &child_argv, argc, argv);
+	{
+		json_t *prov = identity_section(id, "provenance");
+		json_object_set_new(prov, "compile_cache_dir", json_string(compile_cache));
+		json_object_set_new(prov, "compile_cache_kept",
+				    json_boolean(cfg->keep_compile_cache));
+		json_object_set_new(prov, "graph_plan", graph_plan ? json_integer((json_int_t)planned)
+								   : json_null());
+	}
+	if (identity_write(out->run_dir, id))
+		goto done;
+
+	log_path = path_join(out->run_dir, "run.log");
+	if (tee_open(&tee, log_path, out_fd, term_color_wanted(out_fd, cfg->color)))
+		goto done;
+	print_header(&tee, cfg, pf, out->run_dir, id, &plugins);
+	{
+		struct device_state st;
+		json_t *prov = identity_section(id, "provenance");
+		json_object_set_new(prov, "device_start", device_snapshot(pf, cfg->device, &st));
+		json_object_set_new(prov, "device_shared_at_start",
+				    json_boolean(st.procs_known && st.nprocs));
+		warn_shared(&tee, &st);
+		if (identity_write(out->run_dir, id))
+			goto done;
+	}
+	{
+		struct strbuf cmd = STRBUF_INIT;
+		for (size_t i = 0; i < child_argv.nr; i++)
+			strbuf_addf(&cmd, "%s%s", i ? " " : "", child_argv.v[i]);
+		tee_say(&tee, TERM_DIM, "  command:  (cd %s && %s)", pf->target.dir, cmd.buf);
+		strbuf_release(&cmd);
+	}
+
+	if (interrupt_pending()) {
+		out->interrupted = interrupt_pending();
+	} else {
+		c.argv = child_argv.v;
+		c.envp = env.v;
+		c.dir = pf->target.dir;
+		c.new_pgroup = 1;
+		c.capture = 1;
+		if (child_start(&c))
+			goto done;
+		pytest_start = mono_s();
+		if (child_pump(&c, &tee_pump_ops, &tee, cfg->interrupt_grace_ms))
+			goto done;
+		out->pytest_wall_s = mono_s() - pytest_start;
+		tee_flush(&tee);
+		out->interrupted = interrupt_pending();
+		out->pytest_rc = child_exit_code(&c);
+	}
+	out->exit_code = c.pid > 0 ? map_exit(&c, out->interrupted) : ZLB_EXIT_INTERRUPTED;
+
+	if (run_tally_read(out->run_dir, &ta) || ta.bad_lines)
+		tee_say(&tee, TERM_YELLOW, "zlb: warning: %zu unreadable line(s) in "
+			"results.jsonl/events.jsonl", ta.bad_lines);
+	out->rows = ta.rows;
+	out->rows_graph = ta.rows_graph;
+	out->rows_direct = ta.rows_direct;
+	out->tests_passed = ta.passed;
+	out->tests_failed = ta.failed;
+	out->tests_skipped = ta.skipped;
+	{
+		struct device_state st;
+		json_object_set_new(identity_section(id, "provenance"), "device_end",
+				    device_snapshot(pf, cfg->device, &st));
+	}
+	if (cfg->ir)
+		lay_out_ir(&tee, out->run_dir, identity_section(id, "outcome"));
+	finalize_identity(id, out, &ta, &c, pf->timer);
+	print_summary(&tee, out, &ta, &c);
+	run_tally_release(&ta);
+	if (identity_write(out->run_dir, id)) {
+		out->exit_code = ZLB_EXIT_IO;
+		goto done;
+	}
+	ret = 0;
+done:
+	if (isolated && remove_tree(isolated))
+		warning("could not remove the isolated tuner cache %s", isolated);
+	if (compile_cache && !cfg->keep_compile_cache && remove_tree(compile_cache))
+		warning("could not remove the run's Triton cache %s", compile_cache);
+	tee_close(&tee);
+	interrupts_restore();
+	json_decref(id);
+	strvec_clear(&env);
+	strvec_clear(&child_argv);
+	strvec_clear(&plugins);
+	free(shape_archive);
+	free(log_path);
+	free(isolated);
+	free(compile_cache);
+	free(graph_plan);
+	free(tuner);
+	return ret;
+}
+
+void run_outcome_release(struct run_outcome *out)
+{
+	free(out->run_dir);
+	memset(out, 0, sizeof(*out));
+}

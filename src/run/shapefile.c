@@ -1,0 +1,202 @@
+#include "run/shapefile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/paths.h"
+
+#define SHAPE_FILE_LIMIT (64u << 20)
+
+int shape_file_load(struct shape_file *sf, const char *path, const char *text)
+{
+	yaml_parser_t parser;
+	yaml_node_t *root;
+	struct strbuf sb = STRBUF_INIT;
+
+	memset(sf, 0, sizeof(*sf));
+	sf->path = xstrdup(path);
+	if (text) {
+		strbuf_addstr(&sb, text);
+	} else if (strbuf_read_file(&sb, path, SHAPE_FILE_LIMIT)) {
+		strbuf_release(&sb);
+		return error_errno("cannot read shape file '%s'", path);
+	}
+	sf->text = strbuf_detach(&sb, NULL);
+
+	if (!yaml_parser_initialize(&parser))
+		return error("cannot initialise the YAML parser");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)sf->text,
+				     strlen(sf->text));
+	if (!yaml_parser_load(&parser, &sf->doc)) {
+		int r = error("shape file '%s' is not valid YAML: %s at line %zu, column %zu",
+			      path, parser.problem ? parser.problem : "syntax error",
+			      parser.problem_mark.line + 1, parser.problem_mark.column + 1);
+		yaml_parser_delete(&parser);
+		return r;
+	}
+	yaml_parser_delete(&parser);
+	sf->loaded = 1;
+	root = yaml_document_get_root_node(&sf->doc);
+	if (!root)
+		return error("shape file '%s' is empty", path);
+	if (root->type != YAML_MAPPING_NODE)
+		return error("shape file '%s' must be a mapping of op or class names "
+			     "to {shapes: [...]}, but its top level is a %s", path,
+			     root->type == YAML_SEQUENCE_NODE ? "list" : "scalar");
+	return 0;
+}
+
+void shape_file_release(struct shape_file *sf)
+{
+	if (sf->loaded)
+		yaml_document_delete(&sf->doc);
+	free(sf->path);
+	free(sf->text);
+	memset(sf, 0, sizeof(*sf));
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static yaml_node_t *node(const struct shape_file *sf, int id)
+{
+	return yaml_document_get_node((yaml_document_t *)&sf->doc, id);
+}
+
+void shape_file_keys(const struct shape_file *sf, struct strvec *keys)
+{
+	yaml_node_t *root = yaml_document_get_root_node((yaml_document_t *)&sf->doc);
+	yaml_node_pair_t *p;
+
+	if (!root || root->type != YAML_MAPPING_NODE)
+		return;
+	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+		const char *k = scalar(node(sf, p->key));
+		if (k && strcmp(k, "<<"))
+			strvec_push(keys, k);
+	}
+}
+
+/*
+ * Value of key in a mapping, following YAML 1.1 merge keys ("<<: *anchor"),
+ * which FlagGems' core_shapes.yaml uses and PyYAML honours.
+ */
+static yaml_node_t *map_get(const struct shape_file *sf, yaml_node_t *map,
+			    const char *key, int depth)
+{
+	yaml_node_pair_t *p;
+
+	if (!map || map->type != YAML_MAPPING_NODE || depth > 8)
+		return NULL;
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		const char *k = scalar(node(sf, p->key));
+		if (k && !strcmp(k, key))
+			return node(sf, p->value);
+	}
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		const char *k = scalar(node(sf, p->key));
+		yaml_node_t *v;
+		if (!k || strcmp(k, "<<"))
+			continue;
+		v = node(sf, p->value);
+		if (v && v->type == YAML_SEQUENCE_NODE) {
+			for (yaml_node_item_t *i = v->data.sequence.items.start;
+			     i < v->data.sequence.items.top; i++) {
+				yaml_node_t *r = map_get(sf, node(sf, *i), key, depth + 1);
+				if (r)
+					return r;
+			}
+		} else {
+			yaml_node_t *r = map_get(sf, v, key, depth + 1);
+			if (r)
+				return r;
+		}
+	}
+	return NULL;
+}
+
+static char *check_entry(const struct shape_file *sf, const char *key,
+			 yaml_node_t *entry, size_t *count)
+{
+	yaml_node_t *shapes;
+	size_t i = 0;
+
+	*count = 0;
+	if (!entry || entry->type != YAML_MAPPING_NODE)
+		return xstrfmt("'%s' must map to {shapes: [[...], ...]}", key);
+	shapes = map_get(sf, entry, "shapes", 0);
+	if (!shapes)
+		return xstrfmt("'%s' has no 'shapes:' list (FlagGems would use its "
+			       "DEFAULT_SHAPES instead)", key);
+	if (shapes->type != YAML_SEQUENCE_NODE)
+		return xstrfmt("'%s: shapes:' must be a list of shapes", key);
+	for (yaml_node_item_t *it = shapes->data.sequence.items.start;
+	     it < shapes->data.sequence.items.top; it++, i++) {
+		yaml_node_t *s = node(sf, *it);
+		if (!s || s->type != YAML_SEQUENCE_NODE ||
+		    s->data.sequence.items.start == s->data.sequence.items.top)
+			return xstrfmt("'%s: shapes:' item %zu is not a non-empty list "
+				       "like [1024, 1024]", key, i + 1);
+		for (yaml_node_item_t *d = s->data.sequence.items.start;
+		     d < s->data.sequence.items.top; d++)
+			if (!scalar(node(sf, *d)))
+				return xstrfmt("'%s: shapes:' item %zu holds a nested "
+					       "structure; each dimension must be a "
+					       "number or a word", key, i + 1);
+	}
+	if (!i)
+		return xstrfmt("'%s: shapes:' is empty", key);
+	*count = i;
+	return NULL;
+}
+
+void shape_file_lookup(const struct shape_file *sf, const char *op_name,
+		       const char *const *chain, struct shape_lookup *out)
+{
+	yaml_node_t *root = yaml_document_get_root_node((yaml_document_t *)&sf->doc);
+	yaml_node_pair_t *p;
+
+	memset(out, 0, sizeof(*out));
+	if (!root || root->type != YAML_MAPPING_NODE)
+		return;
+	/* op_name first, then the chain in MRO order: FlagGems' own order. */
+	for (int pass = -1; ; pass++) {
+		const char *want = pass < 0 ? op_name : (chain ? chain[pass] : NULL);
+		if (!want)
+			break;
+		for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+			const char *k = scalar(node(sf, p->key));
+			if (!k || strcmp(k, want))
+				continue;
+			out->key = k;
+			out->via_class = pass >= 0;
+			out->problem = check_entry(sf, k, node(sf, p->value), &out->count);
+			return;
+		}
+	}
+}
+
+int shape_file_archive(const struct shape_file *sf, const char *dest,
+		       const char *header_comment)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *line = header_comment;
+	int r;
+
+	while (line && *line) {
+		size_t n = strcspn(line, "\n");
+		strbuf_addstr(&sb, "# ");
+		strbuf_add(&sb, line, n);
+		strbuf_addch(&sb, '\n');
+		line += n + (line[n] == '\n');
+	}
+	strbuf_addstr(&sb, sf->text);
+	if (sb.len && sb.buf[sb.len - 1] != '\n')
+		strbuf_addch(&sb, '\n');
+	r = write_file_atomic(dest, sb.buf, sb.len);
+	strbuf_release(&sb);
+	return r;
+}

@@ -1,0 +1,60 @@
+/*
+ * Shape files: FlagGems' YAML of `<key>: {shapes: [[...], ...], shape_desc: ...}`
+ * where <key> is an op_name or a Benchmark class name.
+ *
+ * FlagGems looks up the op_name, then each class along the benchmark's MRO,
+ * and otherwise silently uses DEFAULT_SHAPES (which include a 2**30-element
+ * tensor). zlb checks the same chain before a run so that a missing key is
+ * a sentence at preflight, not a surprise in the numbers.
+ */
+#ifndef ZLB_SHAPEFILE_H
+#define ZLB_SHAPEFILE_H
+
+#include <stddef.h>
+#include <yaml.h>
+
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+
+struct shape_file {
+	char *path;         /* where it came from (or "<built-in>") */
+	char *text;         /* the exact bytes parsed */
+	yaml_document_t doc;
+	int loaded;
+};
+
+/*
+ * Parse text (or, when text is NULL, the file at path). Returns 0, or -1
+ * with an error() naming the line and column of a YAML syntax error, or
+ * saying the top level is not a mapping.
+ */
+int shape_file_load(struct shape_file *sf, const char *path, const char *text);
+void shape_file_release(struct shape_file *sf);
+
+/* Top-level keys, in file order. */
+void shape_file_keys(const struct shape_file *sf, struct strvec *keys);
+
+struct shape_lookup {
+	const char *key;    /* the key FlagGems will use, or NULL */
+	int via_class;      /* 1 when key is a class of the chain, not the op */
+	size_t count;       /* number of shapes under it */
+	char *problem;      /* malformed entry: a sentence, else NULL */
+};
+
+/*
+ * Resolve the entry for op_name along chain (class names, most derived
+ * first; may be NULL). The result points into sf (problem is owned by the
+ * caller: free it).
+ */
+void shape_file_lookup(const struct shape_file *sf, const char *op_name,
+		       const char *const *chain, struct shape_lookup *out);
+
+/*
+ * Write the archived copy: a comment header (source, op, level, mode)
+ * followed by the exact text parsed, so the file a run used can be read
+ * back and passed to FlagGems again unchanged.
+ */
+int shape_file_archive(const struct shape_file *sf, const char *dest,
+		       const char *header_comment);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * Reading a run's results.jsonl and events.jsonl (docs/protocol.md §3-4)
+ * the way every reader of rows needs them: the row's fields with the
+ * protocol's defaults, the markers that weaken a measurement, and a line
+ * walker fast enough for a batch of thousands of runs.
+ *
+ * Speed. A graph-timed row carries its raw samples (samples_ms, hundreds
+ * of numbers per side): about 90% of the bytes of results.jsonl, and most
+ * of jansson's work, since every number becomes an allocated json_t.
+ * Readers that need only the statistics (summary) pass
+ * RESULTS_SKIP_SAMPLES: each samples_ms array is cut out of the line's
+ * text before parsing (it becomes null). The cut is made only where the
+ * bytes are unambiguous (a key "samples_ms" outside any string, its array
+ * holding no string and no nested array); otherwise the line is parsed
+ * whole, so the result never depends on the shortcut.
+ *
+ * Bad lines. A line that is not a JSON object (a crash can cut the last
+ * line short) is skipped with a warning() naming file:line, and counted.
+ */
+#ifndef ZLB_RESULTS_FILE_H
+#define ZLB_RESULTS_FILE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "lib/strvec.h"
+
+#define RESULTS_FILE "results.jsonl"
+#define EVENTS_FILE "events.jsonl"
+
+/* One results.jsonl row; strings point into obj. */
+struct results_row {
+	const json_t *obj;
+	const char *op;
+	const char *op_name;	/* "" when absent */
+	const char *dtype;	/* "" when absent */
+	const char *shape;	/* shape_detail; "N/A" when absent, as upstream prints it */
+	const char *status;	/* NULL when absent */
+	const char *nodeid;	/* NULL when absent */
+	double latency_base_ms;	/* torch; NAN when null or absent */
+	double latency_ms;	/* gems; NAN when null or absent */
+	double speedup;		/* NAN when null or absent */
+	const json_t *torch;	/* measurement objects; NULL when that side was not measured */
+	const json_t *gems;
+};
+
+/*
+ * Fill r from a parsed line. Returns 0 for a row, 1 for an object that is
+ * not one (kind other than "row", or no op): readers skip those.
+ */
+int results_row_get(const json_t *obj, struct results_row *r);
+
+/*
+ * Push onto out (without duplicates) the markers of one measurement: its
+ * markers array, and BENCHMARK_DIRECT_NO_CUDAGRAPH when it has a fallback
+ * object (a graph-planned measurement that fell back to direct timing).
+ * meas may be NULL.
+ */
+void results_meas_markers(const json_t *meas, struct strvec *out);
+
+/* Drop samples_ms arrays before parsing (see above). */
+#define RESULTS_SKIP_SAMPLES 0x1
+
+/* Called for each row; a non-zero return stops the walk (negative: error). */
+typedef int (*results_row_fn)(void *ctx, const struct results_row *row, size_t lineno);
+
+/*
+ * Walk the rows of the results.jsonl at path. Returns 0, 1 when the file
+ * does not exist, -1 (error()) when it cannot be read or fn failed.
+ * *bad_lines (may be NULL) gets the number of lines skipped.
+ */
+int results_each(const char *path, unsigned flags, results_row_fn fn, void *ctx,
+		 size_t *bad_lines);
+
+/* Called for each event object; a non-zero return stops the walk. */
+typedef int (*results_event_fn)(void *ctx, const json_t *event, size_t lineno);
+
+/*
+ * Walk the events named name in the events.jsonl at path. Lines whose text
+ * does not mention name are not parsed (nor checked), so a reader of one
+ * rare event costs a memory scan. Returns as results_each().
+ */
+int results_events_each(const char *path, const char *name, results_event_fn fn, void *ctx,
+			size_t *bad_lines);
+
+#endif

@@ -1,0 +1,171 @@
+#include "rundir/run_tally.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/jsonfile.h"
+#include "lib/paths.h"
+
+static int measurement_timer(const json_t *m, const char **timer)
+{
+	*timer = json_is_object(m) ? json_str(m, "timer") : NULL;
+	return *timer != NULL;
+}
+
+static int has_marker(const json_t *m, const char *name)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(json_object_get(m, "markers"), i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), name))
+			return 1;
+	return 0;
+}
+
+static json_t *row_label(const json_t *row)
+{
+	return json_sprintf("%s %s %s",
+		json_str(row, "op_name") ? json_str(row, "op_name") : "?",
+		json_str(row, "dtype") ? json_str(row, "dtype") : "?",
+		json_str(row, "shape_detail") ? json_str(row, "shape_detail") : "?");
+}
+
+static int tally_row(void *ctx, json_t *row, size_t lineno)
+{
+	struct run_tally *t = ctx;
+	const char *kind = json_str(row, "kind"), *tt, *gt;
+	int has_t, has_g, direct;
+	json_t *torch = json_object_get(row, "torch"), *gems = json_object_get(row, "gems");
+
+	if (kind && strcmp(kind, "row"))
+		return 0;
+	t->rows++;
+	if (json_str(row, "status") && strcmp(json_str(row, "status"), "SUCCESS"))
+		t->rows_failed++;
+	has_t = measurement_timer(torch, &tt);
+	has_g = measurement_timer(gems, &gt);
+	direct = (has_t && !strcmp(tt, "direct")) || (has_g && !strcmp(gt, "direct"));
+	if (direct) {
+		t->rows_direct++;
+		json_array_append_new(t->fallbacks, row_label(row));
+	} else if (has_t || has_g) {
+		t->rows_graph++;
+	}
+	/* A graph replaying copy-engine nodes times a different machine than eager. */
+	if (has_marker(torch, "GRAPH_MEMCPY_NODES") || has_marker(gems, "GRAPH_MEMCPY_NODES")) {
+		t->rows_copy_engine++;
+		json_array_append_new(t->copy_rows, row_label(row));
+	}
+	/* A graph without a kernel node (a view, a plain copy) measured no kernel. */
+	if (has_marker(torch, "GRAPH_NO_KERNELS") || has_marker(gems, "GRAPH_NO_KERNELS")) {
+		t->rows_no_kernels++;
+		json_array_append_new(t->no_kernel_rows, row_label(row));
+	}
+	return 0;
+}
+
+static int tally_event(void *ctx, json_t *ev, size_t lineno)
+{
+	struct run_tally *t = ctx;
+	const char *name = json_str(ev, "event");
+
+	if (!name)
+		return 0;
+	if (!strcmp(name, "PROVENANCE")) {
+		json_object_update(t->runtime, ev);
+		json_object_del(t->runtime, "event");
+		json_object_del(t->runtime, "ts");
+		json_object_del(t->runtime, "schema_version");
+		return 0;
+	}
+	if (!strcmp(name, "TEST_OUTCOME")) {
+		const char *when = json_str(ev, "when"), *outcome = json_str(ev, "outcome");
+		if (!when || !outcome)
+			return 0;
+		if (!strcmp(outcome, "skipped") && strcmp(when, "teardown")) {
+			t->skipped++;
+			if (json_is_true(json_object_get(ev, "xfail")))
+				t->xfailed++;
+			if (json_str(ev, "reason"))
+				json_array_append_new(t->skips, json_string(json_str(ev, "reason")));
+		} else if (!strcmp(outcome, "failed")) {
+			t->failed++;
+		} else if (!strcmp(when, "call") && !strcmp(outcome, "passed")) {
+			t->passed++;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "PLUGIN") || !strcmp(name, "SHAPES_INJECTED"))
+		return 0;
+	if (!strcmp(name, "AUTOTUNE_RECORDED") || !strcmp(name, "AUTOTUNE_REPLAYED")) {
+		json_t *copy = json_deep_copy(ev);
+		json_object_del(copy, "schema_version");
+		json_object_del(copy, "ts");
+		json_object_del(copy, "event");
+		json_object_set_new(t->autotune, !strcmp(name, "AUTOTUNE_RECORDED") ?
+				    "recorded" : "replayed", copy);
+		return 0;
+	}
+	if (!strcmp(name, "BENCHMARK_DIRECT_NO_CUDAGRAPH") && json_str(ev, "role") &&
+	    !strcmp(json_str(ev, "role"), "tune")) {
+		t->tuning_fallbacks++;
+		return 0;
+	}
+	if (!strcmp(name, "WARNING") && json_str(ev, "message"))
+		json_array_append_new(t->warnings, json_string(json_str(ev, "message")));
+	json_object_set_new(t->markers, name,
+			    json_integer(json_integer_value(json_object_get(t->markers, name)) + 1));
+	return 0;
+}
+
+int run_tally_read(const char *run_dir, struct run_tally *t)
+{
+	char *results = path_join(run_dir, "results.jsonl");
+	char *events = path_join(run_dir, "events.jsonl");
+	size_t bad = 0;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->markers = json_object();
+	t->runtime = json_object();
+	t->skips = json_array();
+	t->fallbacks = json_array();
+	t->warnings = json_array();
+	t->copy_rows = json_array();
+	t->no_kernel_rows = json_array();
+	t->autotune = json_object();
+	if (jsonl_each(results, tally_row, t, &bad) < 0)
+		ret = -1;
+	t->bad_lines += bad;
+	if (jsonl_each(events, tally_event, t, &bad) < 0)
+		ret = -1;
+	t->bad_lines += bad;
+	free(results);
+	free(events);
+	return ret;
+}
+
+void run_tally_release(struct run_tally *t)
+{
+	json_decref(t->markers);
+	json_decref(t->runtime);
+	json_decref(t->skips);
+	json_decref(t->fallbacks);
+	json_decref(t->warnings);
+	json_decref(t->copy_rows);
+	json_decref(t->no_kernel_rows);
+	json_decref(t->autotune);
+	memset(t, 0, sizeof(*t));
+}
+
+const char *run_tally_timer(const struct run_tally *t, const char *planned)
+{
+	if (t->rows_direct && t->rows_graph)
+		return "graph+direct";
+	if (t->rows_direct)
+		return "direct";
+	if (t->rows_graph)
+		return "graph";
+	return planned;
+}

@@ -1,0 +1,102 @@
+#include "rundir/rundir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "rundir/identity.h"
+#include "lib/paths.h"
+#include "rundir/results_file.h"
+
+#define MAX_SUFFIX 1000
+
+int rundir_claim(const char *runs_dir, const char *op, time_t when, char **out)
+{
+	struct tm tm;
+	char stamp[32];
+	char *base, *abs_runs;
+
+	*out = NULL;
+	if (!name_is_safe(op))
+		return error("'%s' cannot name a run directory: it must be letters, "
+			     "digits, '_', '-' or '.', with no '/' and no '..'", op);
+	abs_runs = path_absolute(runs_dir);
+	if (mkdir_p(abs_runs, 0755)) {
+		free(abs_runs);
+		return -1;
+	}
+	localtime_r(&when, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	base = xstrfmt("%s/%s_%s", abs_runs, op, stamp);
+	free(abs_runs);
+	for (int n = 1; n <= MAX_SUFFIX; n++) {
+		char *cand = n == 1 ? xstrdup(base) : xstrfmt("%s-%d", base, n);
+		if (!mkdir(cand, 0755)) {
+			*out = cand;
+			free(base);
+			return 0;
+		}
+		if (errno != EEXIST) {
+			int r = error_errno("cannot create run directory '%s'", cand);
+			free(cand);
+			free(base);
+			return r;
+		}
+		free(cand);
+	}
+	{
+		int r = error("more than %d run directories named %s-N exist", MAX_SUFFIX, base);
+		free(base);
+		return r;
+	}
+}
+
+int rundir_is_run(const char *dir)
+{
+	char *id = path_join(dir, IDENTITY_FILE), *res = path_join(dir, RESULTS_FILE);
+	int yes = is_file(id) || is_file(res);
+
+	free(id);
+	free(res);
+	return yes;
+}
+
+int dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = 1;
+
+	if (!d)
+		return 0;
+	while (empty && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+int rundir_claim_exact(const char *path, char **out)
+{
+	char *abs = path_absolute(path), *parent = path_dirname(abs);
+
+	*out = NULL;
+	if (mkdir_p(parent, 0755)) {
+		free(abs);
+		free(parent);
+		return -1;
+	}
+	free(parent);
+	if (mkdir(abs, 0755) && (errno != EEXIST || !dir_is_empty(abs))) {
+		int r = errno == EEXIST ?
+			error("run directory '%s' already exists and is not empty; give "
+			      "--run-dir a new path or empty it", abs) :
+			error_errno("cannot create run directory '%s'", abs);
+		free(abs);
+		return r;
+	}
+	*out = abs;
+	return 0;
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""The include-direction check: every zlb header a file includes must come
+from its own room or a room below it (docs/architecture.md). Arrows only go
+down; a wrong include fails CI with the file, the line and the rule.
+
+    tools/check_layers.py [SRC_DIR]      exit 0: clean, 1: violations, 2: usage
+
+Rooms not in RULES (a new folder) are a violation until given a rule here,
+so the layering is decided when a room is made, not found out later.
+"""
+
+import os
+import re
+import sys
+
+# room -> the rooms its files may include (besides their own). Top to bottom.
+RULES = {
+    "cli":       {"ab", "batch", "compare", "run", "ir", "rundir", "providers", "backends",
+                  "executors", "lib"},
+    "ab":        {"compare", "run", "ir", "rundir", "lib"},
+    "batch":     {"rundir", "providers", "executors", "lib"},
+    "compare":   {"rundir", "lib"},
+    "run":       {"ir", "rundir", "providers", "backends", "lib"},
+    "ir":        {"rundir", "lib"},
+    "rundir":    {"lib"},
+    "providers": {"lib"},
+    "backends":  {"lib"},
+    "executors": {"lib"},
+    "lib":       set(),
+    # The engine is loaded into the measured process: it takes only the
+    # driver tables and one pure-math leaf, named one by one.
+    "timer":     set(),
+}
+# Headers a room may include one by one, outside its rules.
+LEAVES = {
+    "timer": {"backends/cuda_driver.h", "backends/nvml.h", "backends/dlload.h",
+              "lib/stats_dist.h"},
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def check(src):
+    problems = []
+    for room in sorted(os.listdir(src)):
+        top = os.path.join(src, room)
+        if not os.path.isdir(top):
+            continue
+        if room not in RULES:
+            problems.append("%s/: a room with no rule in tools/check_layers.py RULES" % top)
+            continue
+        for dp, _, files in os.walk(top):
+            for f in sorted(files):
+                if not f.endswith((".c", ".h")):
+                    continue
+                path = os.path.join(dp, f)
+                with open(path, encoding="utf-8") as fh:
+                    for lineno, line in enumerate(fh, 1):
+                        m = INCLUDE.match(line)
+                        if not m:
+                            continue
+                        target = m.group(1)
+                        if "/" not in target:
+                            problems.append("%s:%d: #include \"%s\" does not name its room "
+                                            "(write \"<room>/%s\")" % (path, lineno, target,
+                                                                       target))
+                            continue
+                        to = target.split("/", 1)[0]
+                        if to == room or to in RULES[room] or target in LEAVES.get(room, ()):
+                            continue
+                        allowed = sorted(RULES[room] | {room}) + sorted(LEAVES.get(room, ()))
+                        problems.append("%s:%d: %s/ may not include \"%s\" (%s/ may include: "
+                                        "%s)" % (path, lineno, room, target, room,
+                                                 ", ".join(allowed)))
+    return problems
+
+
+def main(argv):
+    if len(argv) > 2:
+        sys.stderr.write("usage: check_layers.py [SRC_DIR]\n")
+        return 2
+    src = argv[1] if len(argv) == 2 else os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    if not os.path.isdir(src):
+        sys.stderr.write("check_layers.py: %s is not a directory\n" % src)
+        return 2
+    problems = check(src)
+    for p in problems:
+        print(p)
+    if problems:
+        print("check_layers: %d include%s against the layering (docs/architecture.md)" % (
+            len(problems), "" if len(problems) == 1 else "s"))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
