@@ -251,27 +251,23 @@ static json_t *strvec_to_json(const struct strvec *v)
 	return a;
 }
 
-/* Every caliber key: the known list first, then any other key, sorted. */
+/*
+ * Every caliber key any compared run recorded, in the order the runs wrote
+ * them (A's first): the runs say what their caliber is (zlb run's is
+ * run/run_caliber.c), and a key one run has and another lacks is a
+ * difference like any other.
+ */
 static void caliber_keys(const struct compare *c, struct strvec *keys)
 {
-	struct strvec extra = STRVEC_INIT;
-
-	for (const char *const *f = identity_caliber_fields; *f; f++)
-		strvec_push(keys, *f);
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < c->side[s].nr; i++) {
 			const char *k;
 			json_t *v;
 
 			json_object_foreach((json_t *)caliber_of(&c->side[s].runs[i]), k, v)
-				if (strvec_find(keys, k) < 0 && strvec_find(&extra, k) < 0)
-					strvec_push(&extra, k);
+				if (strvec_find(keys, k) < 0)
+					strvec_push(keys, k);
 		}
-	if (extra.nr > 1)
-		strvec_sort(&extra);
-	for (size_t i = 0; i < extra.nr; i++)
-		strvec_push(keys, extra.v[i]);
-	strvec_clear(&extra);
 }
 
 static void problem(struct compare *c, const char *field, const struct strvec *a,

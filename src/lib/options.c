@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 size_t opt_index(const struct opt_def *defs, const char *name)
 {
 	for (size_t i = 0; defs[i].name; i++)
@@ -297,5 +299,103 @@ const struct opt_def *opt_find(const struct opt_def *defs, const char *arg)
 		if ((strlen(d->name) == n && !strncmp(d->name, name, n)) ||
 		    (d->alias && strlen(d->alias) == n && !strncmp(d->alias, name, n)))
 			return d;
+	return NULL;
+}
+
+/* ---- bindings ----------------------------------------------------------------- */
+
+#define FIELD(obj, d, type) ((type *)((char *)(obj) + (d)->offset))
+
+void opt_bind(const struct opt_def *defs, const struct opt_values *v, void *obj)
+{
+	for (size_t i = 0; defs[i].name; i++) {
+		const struct opt_def *d = &defs[i];
+		const char *s = i < v->nr ? v->value[i] : NULL;
+
+		switch (d->store) {
+		case OPT_NO_STORE:
+			break;
+		case OPT_STORE_INT:
+			*FIELD(obj, d, int) = s ? (int)strtol(s, NULL, 10) : 0;
+			break;
+		case OPT_STORE_BOOL:
+			*FIELD(obj, d, int) = s ? opt_parse_bool(s) == 1 : 0;
+			break;
+		case OPT_STORE_STR:
+			*FIELD(obj, d, char *) = s && *s ? xstrdup(s) : NULL;
+			break;
+		case OPT_STORE_LIST:
+			if (s)
+				strvec_split(FIELD(obj, d, struct strvec), s, " ,\t");
+			break;
+		}
+	}
+}
+
+void opt_unbind(const struct opt_def *defs, void *obj)
+{
+	for (size_t i = 0; defs[i].name; i++) {
+		const struct opt_def *d = &defs[i];
+
+		if (d->store == OPT_STORE_STR) {
+			free(*FIELD(obj, d, char *));
+			*FIELD(obj, d, char *) = NULL;
+		} else if (d->store == OPT_STORE_LIST) {
+			strvec_clear(FIELD(obj, d, struct strvec));
+		}
+	}
+}
+
+char *opt_format(const struct opt_def *d, const void *obj)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const struct strvec *list;
+	const char *s;
+
+	switch (d->store) {
+	case OPT_STORE_INT:
+	case OPT_STORE_BOOL:
+		return xstrfmt("%d", *FIELD(obj, d, const int));
+	case OPT_STORE_STR:
+		s = *FIELD(obj, d, char *const);
+		return s ? xstrdup(s) : NULL;
+	case OPT_STORE_LIST:
+		list = FIELD(obj, d, const struct strvec);
+		for (size_t i = 0; i < list->nr; i++)
+			strbuf_addf(&sb, "%s%s", i ? " " : "", list->v[i]);
+		return strbuf_detach(&sb, NULL);
+	case OPT_NO_STORE:
+		break;
+	}
+	BUG("option --%s has no binding to format", d->name);
+	return NULL;
+}
+
+json_t *opt_record_json(const struct opt_def *d, const void *obj)
+{
+	const struct strvec *list;
+	const char *s;
+	json_t *a;
+
+	switch (d->store) {
+	case OPT_STORE_INT:
+		return json_integer(*FIELD(obj, d, const int));
+	case OPT_STORE_BOOL:
+		return json_boolean(*FIELD(obj, d, const int));
+	case OPT_STORE_STR:
+		s = *FIELD(obj, d, char *const);
+		if (!s)
+			return json_null();
+		return d->kind == OPT_REAL ? json_real(strtod(s, NULL)) : json_string(s);
+	case OPT_STORE_LIST:
+		list = FIELD(obj, d, const struct strvec);
+		a = json_array();
+		for (size_t i = 0; i < list->nr; i++)
+			json_array_append_new(a, json_string(list->v[i]));
+		return a;
+	case OPT_NO_STORE:
+		break;
+	}
+	BUG("option --%s has no binding to record", d->name);
 	return NULL;
 }

@@ -24,6 +24,15 @@ enum opt_kind {
 
 enum opt_source { OPT_FROM_DEFAULT, OPT_FROM_ENV, OPT_FROM_FLAG };
 
+/* How opt_bind stores a value in the caller's struct (at opt_def.offset). */
+enum opt_store {
+	OPT_NO_STORE = 0,  /* the caller reads it with opt_get */
+	OPT_STORE_INT,     /* int; 0 when unset */
+	OPT_STORE_BOOL,    /* int 0/1 */
+	OPT_STORE_STR,     /* char *, owned; NULL when unset or empty */
+	OPT_STORE_LIST,    /* struct strvec, split on spaces, commas and tabs */
+};
+
 struct opt_def {
 	const char *name;            /* long flag without "--" */
 	const char *alias;           /* second long flag, or NULL */
@@ -37,6 +46,15 @@ struct opt_def {
 	/* Extra check: return 0, or -1 having written the reason into why. */
 	int (*validate)(const char *value, struct strbuf *why);
 	double rmin, rmax;           /* OPT_REAL */
+	/*
+	 * The binding (fio's offsetof style): one entry says where the value
+	 * lives, which variable a child process gets it as, and under which
+	 * key it is recorded, so no second list of knobs has to be kept.
+	 */
+	enum opt_store store;
+	size_t offset;               /* offsetof(struct <the caller's config>, field) */
+	const char *export_env;      /* passed to a child as this variable, or NULL */
+	const char *record;          /* recorded under this key (opt_record_json), or NULL */
 };
 
 struct opt_values {
@@ -74,6 +92,29 @@ const struct opt_def *opt_find(const struct opt_def *defs, const char *arg);
  * when it is another argument, -1 when the value is missing.
  */
 int opt_take(int argc, char **argv, int *i, const char *name, const char **value);
+
+/*
+ * Store every bound value of v (defs with a store) into obj, the struct
+ * the offsets are of. Strings and lists are copies the caller frees.
+ */
+void opt_bind(const struct opt_def *defs, const struct opt_values *v, void *obj);
+
+/* Free what opt_bind stored in obj (strings, lists) and zero those fields. */
+void opt_unbind(const struct opt_def *defs, void *obj);
+
+/*
+ * The bound value of d in obj as text (a child's environment): an integer
+ * in decimal, a boolean as 0/1, a string as it is, a list joined by
+ * spaces. NULL for an unset string.
+ */
+char *opt_format(const struct opt_def *d, const void *obj);
+
+/*
+ * The bound value of d in obj as JSON (a recorded setting): OPT_REAL as a
+ * number, OPT_INT an integer, OPT_BOOL a boolean, a list an array, other
+ * text a string; null for an unset string. A new reference.
+ */
+struct json_t *opt_record_json(const struct opt_def *d, const void *obj);
 
 /* Parse an OPT_BOOL value ("1", "yes", ...): 1/0, or -1 if not a boolean. */
 int opt_parse_bool(const char *s);

@@ -79,74 +79,105 @@ static int valid_op_file(const char *v, struct strbuf *why)
 	return 0;
 }
 
+/*
+ * Where each knob lands in struct run_config. A .export_env knob goes to the
+ * measured process's environment (run_config_engine_env); a .record knob is
+ * caliber, recorded under that key in run_identity.json (run_caliber.c).
+ */
+#define BIND(kind, field) .store = OPT_STORE_##kind, .offset = offsetof(struct run_config, field)
+
 const struct opt_def run_option_defs[] = {
 	{ "op", NULL, "OP", NULL, OPT_STRING, NULL, 0, 0, "NAME",
 	  "operator: the benchmark test function name without 'test_' "
 	  "(default softmax; also the first positional argument)", valid_op },
 	{ "op-file", NULL, "OP_FILE", NULL, OPT_STRING, NULL, 0, 0, "STEM",
 	  "benchmark file: benchmark/test_<STEM>.py (default: the one file that "
-	  "defines test_<op>)", valid_op_file },
+	  "defines test_<op>)", valid_op_file,
+	  BIND(STR, op_file) },
 	{ "shapes", "shape-file", "SHAPE_FILE", NULL, OPT_STRING, NULL, 0, 0, "FILE",
-	  "shape YAML (top-level key: op name or Benchmark class name)", NULL },
+	  "shape YAML (top-level key: op name or Benchmark class name)", NULL,
+	  BIND(STR, shape_file) },
 	{ "flaggems-dir", NULL, "FLAGGEMS_DIR", NULL, OPT_STRING, NULL, 0, 0, "DIR",
 	  "FlagGems checkout (flag_gems or flaggems_vllm); default: the repo of an "
-	  "importable flag_gems, else ./FlagGems", NULL },
+	  "importable flag_gems, else ./FlagGems", NULL,
+	  BIND(STR, flaggems_dir) },
 	{ "test-node", NULL, "TEST_NODE", NULL, OPT_STRING, NULL, 0, 0, "NODE",
 	  "pytest node path/benchmark/test_x.py::test_op instead of --op/--op-file "
-	  "(shape mode defaults to upstream)", NULL },
+	  "(shape mode defaults to upstream)", NULL,
+	  BIND(STR, test_node) },
 	{ "shape-mode", NULL, "SHAPE_MODE", NULL, OPT_CHOICE, shape_modes, 0, 0, "MODE",
 	  "inline: built-in shapes; file: --shapes; upstream: FlagGems' "
-	  "core_shapes.yaml (default: derived from what is given)", NULL },
+	  "core_shapes.yaml (default: derived from what is given)", NULL,
+	  BIND(STR, shape_mode) },
 	{ "dtypes", NULL, "DTYPES", NULL, OPT_LIST, flaggems_dtypes, 0, 0, "\"T T\"",
-	  "dtypes to measure, space separated (default: the operator's own list)", NULL },
+	  "dtypes to measure, space separated (default: the operator's own list)", NULL,
+	  BIND(LIST, dtypes) },
 	{ "level", NULL, "BENCH_LEVEL", "core", OPT_CHOICE, levels, 0, 0, "LEVEL",
-	  "FlagGems bench level; comprehensive adds each class's set_more_shapes()", NULL },
+	  "FlagGems bench level; comprehensive adds each class's set_more_shapes()", NULL,
+	  BIND(STR, bench_level), .record = "bench_level" },
 	{ "use-flagtune", NULL, "USE_FLAGTUNE", "0", OPT_BOOL, NULL, 0, 0, NULL,
 	  "tune in FlagTune's expanded config spaces (slow first run); A and B "
-	  "must agree", NULL },
+	  "must agree", NULL,
+	  BIND(BOOL, use_flagtune), .record = "use_flagtune" },
 	{ "color", NULL, "FLAGGEMS_PERF_COLOR", "auto", OPT_CHOICE, colors, 0, 0, "WHEN",
-	  "terminal colours (NO_COLOR is honoured in auto); run.log never has any", NULL },
+	  "terminal colours (NO_COLOR is honoured in auto); run.log never has any", NULL,
+	  BIND(STR, color) },
 	{ "backend", NULL, "ZL_BACKEND", NULL, OPT_STRING, NULL, 0, 0, "NAME",
 	  "accelerator backend, a name or alias listed under 'backends' below "
-	  "(default: the first)", valid_backend },
+	  "(default: the first)", valid_backend,
+	  BIND(STR, backend) },
 	{ "direct-repeat", NULL, "ZL_DIRECT_REPEAT", "1", OPT_INT, NULL, 1, 1000, "N",
-	  "direct-timed rows: median of N upstream do_bench calls", NULL },
+	  "direct-timed rows: median of N upstream do_bench calls", NULL,
+	  BIND(INT, direct_repeat), .export_env = "ZLB_DIRECT_REPEAT", .record = "direct_repeat" },
 	{ "extra-plugins", NULL, "ZL_EXTRA_PLUGINS", NULL, OPT_LIST, NULL, 0, 0, "\"M M\"",
-	  "more pytest plugin modules to load with -p", valid_plugins },
+	  "more pytest plugin modules to load with -p", valid_plugins,
+	  BIND(LIST, extra_plugins) },
 	{ "replay-from", NULL, "REPLAY_FROM", NULL, OPT_STRING, NULL, 0, 0, "RUN_DIR",
-	  "replay the autotune configs recorded in an earlier run directory", NULL },
+	  "replay the autotune configs recorded in an earlier run directory", NULL,
+	  BIND(STR, replay_from) },
 	{ "isolate-tuner-cache", NULL, "ZL_ISOLATE_TUNER_CACHE", "0", OPT_BOOL, NULL, 0, 0,
-	  NULL, "give the run its own FlagGems tuner cache, dropped afterwards", NULL },
+	  NULL, "give the run its own FlagGems tuner cache, dropped afterwards", NULL,
+	  BIND(BOOL, isolate_tuner_cache) },
 	{ "parallel-warmup-gpus", NULL, "PARALLEL_WARMUP_GPUS", "0", OPT_INT, NULL, 0, 1024, "N",
 	  "shard the autotune sweep over N GPUs (measurement stays serial); "
-	  "below 2 means serial", NULL },
+	  "below 2 means serial", NULL,
+	  BIND(INT, parallel_warmup_gpus) },
 	{ "device", NULL, "ZL_DEVICE", "0", OPT_INT, NULL, 0, 1023, "N",
 	  "device index among those visible (an inherited visibility list, "
-	  "e.g. 6,7, is honoured: 1 means 7)", NULL },
+	  "e.g. 6,7, is honoured: 1 means 7)", NULL,
+	  BIND(INT, device) },
 	{ "timer", NULL, "ZL_TIMER", "auto", OPT_CHOICE, timers, 0, 0, "KIND",
 	  "graph: graph replay timed by libzlbtimer (per-row fallback to direct); "
-	  "direct: upstream do_bench; auto: graph where the backend supports it", NULL },
+	  "direct: upstream do_bench; auto: graph where the backend supports it", NULL,
+	  BIND(STR, timer) },
 	{ "warmup", NULL, "ZL_WARMUP_MS", "1000", OPT_INT, NULL, 0, 600000, "MS",
 	  "warm-up budget per measurement before capture (ms; at most "
-	  "--warmup-max-calls calls)", NULL },
+	  "--warmup-max-calls calls)", NULL,
+	  BIND(INT, warmup_ms), .record = "warmup_ms" },
 	/* The stopping rule of a graph-timed measurement: all four are caliber. */
 	{ "min-samples", NULL, "ZL_MIN_SAMPLES", "10", OPT_INT, NULL, 1, 100000, "N",
-	  "stopping rule: at least N samples (replays) per measurement", NULL },
+	  "stopping rule: at least N samples (replays) per measurement", NULL,
+	  BIND(INT, min_samples), .export_env = "ZLB_MIN_SAMPLES", .record = "min_samples" },
 	{ "iter", "min-time", "ZL_ITER_MS", "100", OPT_INT, NULL, 1, 600000, "MS",
 	  "stopping rule: at least MS of GPU time sampled per measurement "
-	  "(FlagGems' --iter)", NULL },
+	  "(FlagGems' --iter)", NULL,
+	  BIND(INT, rep_ms), .record = "min_time_ms" },
 	{ "noise-target", NULL, "ZL_NOISE_TARGET", "0.001", OPT_REAL, NULL, 0, 0, "R",
 	  "stopping rule: then sample until the relative noise of the median (half "
-	  "its 95% interval / median) is at most R; 0 turns it off", NULL, 0.0, 0.5 },
+	  "its 95% interval / median) is at most R; 0 turns it off", NULL, 0.0, 0.5,
+	  BIND(STR, noise_target), .export_env = "ZLB_NOISE_TARGET", .record = "noise_target" },
 	{ "max-wall", NULL, "ZL_MAX_WALL_MS", "2000", OPT_INT, NULL, 1, 600000, "MS",
 	  "stopping rule: but never sample one measurement longer than MS of wall time",
-	  NULL },
+	  NULL,
+	  BIND(INT, max_wall_ms), .export_env = "ZLB_MAX_WALL_MS", .record = "max_wall_ms" },
 	{ "l2", NULL, "ZL_L2", "hot", OPT_CHOICE, l2_modes, 0, 0, "MODE",
 	  "hot: L2 as the workload leaves it; cold: flush the device's L2 before "
-	  "each sample (one call per replay)", NULL },
+	  "each sample (one call per replay)", NULL,
+	  BIND(STR, l2_mode), .export_env = "ZLB_L2", .record = "l2_mode" },
 	{ "clock-floor", NULL, "ZL_CLOCK_FLOOR", "0.97", OPT_REAL, NULL, 0, 0, "F",
 	  "discard samples taken while the SM clock sat below F x the measurement's "
-	  "steady clock; 0 turns the check off", NULL, 0.0, 1.0 },
+	  "steady clock; 0 turns the check off", NULL, 0.0, 1.0,
+	  BIND(STR, clock_floor), .export_env = "ZLB_CLOCK_FLOOR", .record = "clock_floor" },
 	/*
 	 * One graph by default: on an H200, 8 placements alternated every
 	 * replay read L2-sized kernels up to 8% slow, and replayed in blocks
@@ -159,7 +190,8 @@ const struct opt_def run_option_defs[] = {
 	  "capture each measured graph N times, each on memory of its own, and "
 	  "average their medians, each graph's replays in blocks (another "
 	  "caliber: it averages where a small kernel's buffers land); 1: one graph",
-	  NULL },
+	  NULL,
+	  BIND(INT, placements), .export_env = "ZLB_PLACEMENTS", .record = "placements" },
 	/*
 	 * Not caliber: the probes are timed after the measured graph and
 	 * leave its number alone. They are there for zlb compare: one graph
@@ -170,34 +202,44 @@ const struct opt_def run_option_defs[] = {
 	{ "placement-probes", NULL, "ZL_PLACEMENT_PROBES", "3", OPT_INT, NULL, 0, 16, "N",
 	  "after a one-graph measurement, time N more graphs of the same work on "
 	  "memory of their own, briefly: the row's placement_sd, which zlb compare "
-	  "takes as a single round's drift; 0: none", NULL },
+	  "takes as a single round's drift; 0: none", NULL,
+	  BIND(INT, placement_probes), .export_env = "ZLB_PLACEMENT_PROBES" },
 	/* What a sample is: both are caliber, and the child has no default of its own. */
 	{ "replay-target", NULL, "ZL_REPLAY_TARGET_MS", "2", OPT_REAL, NULL, 0, 0, "MS",
 	  "calls captured per replay: enough for one replay to take MS of GPU time "
-	  "(rounded up to a power of two, at most 4096)", NULL, 0.01, 1000.0 },
+	  "(rounded up to a power of two, at most 4096)", NULL, 0.01, 1000.0,
+	  BIND(STR, replay_target_ms), .export_env = "ZLB_REPLAY_TARGET_MS", .record = "replay_target_ms" },
 	{ "warmup-max-calls", NULL, "ZL_WARMUP_MAX_CALLS", "200", OPT_INT, NULL, 1, 1000000,
-	  "N", "the warm-up budget (--warmup) runs at most N calls before capture", NULL },
+	  "N", "the warm-up budget (--warmup) runs at most N calls before capture", NULL,
+	  BIND(INT, warmup_max_calls), .export_env = "ZLB_WARMUP_MAX_CALLS", .record = "warmup_max_calls" },
 	{ "seed", NULL, "ZL_SEED", "0", OPT_INT, NULL, 0, 2147483647L, "N",
-	  "seed for random, numpy, torch and the device's generator", NULL },
+	  "seed for random, numpy, torch and the device's generator", NULL,
+	  BIND(INT, seed), .record = "seed" },
 	{ "ir", NULL, "ZL_IR", "on", OPT_CHOICE, on_off, 0, 0, "WHEN",
 	  "keep the IR of every kernel variant each shape ran (ttgir/ of the run "
 	  "directory); off skips the compile listener", NULL },
 	{ "keep-compile-cache", NULL, "ZL_KEEP_COMPILE_CACHE", "0", OPT_BOOL, NULL, 0, 0, NULL,
 	  "keep the run's own Triton cache (<run dir>/triton_cache) instead of "
-	  "dropping it at the end", NULL },
+	  "dropping it at the end", NULL,
+	  BIND(BOOL, keep_compile_cache) },
 	{ "print-engine-env", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "print the engine's settings as the child would get them (ZLB_*=value "
-	  "lines, after every option and variable) and exit", NULL },
+	  "lines, after every option and variable) and exit", NULL,
+	  BIND(BOOL, print_engine_env) },
 	{ "python", NULL, "ZLB_PYTHON", "python3", OPT_STRING, NULL, 0, 0, "PROG",
-	  "Python interpreter that has torch, triton and pytest", NULL },
+	  "Python interpreter that has torch, triton and pytest", NULL,
+	  BIND(STR, python) },
 	{ "runs-dir", NULL, "ZLB_RUNS_DIR", "runs", OPT_STRING, NULL, 0, 0, "DIR",
-	  "where run directories are created", NULL },
+	  "where run directories are created", NULL,
+	  BIND(STR, runs_dir) },
 	{ "run-dir", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "PATH",
 	  "this exact run directory instead of <runs-dir>/<op>_<time> (zlb batch "
-	  "uses it); its parent is created, PATH must not exist or be empty", NULL },
+	  "uses it); its parent is created, PATH must not exist or be empty", NULL,
+	  BIND(STR, run_dir) },
 	{ "interrupt-grace", NULL, "ZLB_INTERRUPT_GRACE_MS", "5000", OPT_INT, NULL, 0, 600000,
 	  "MS", "after Ctrl-C/SIGTERM, how long pytest gets before SIGTERM, and again "
-	  "before SIGKILL, to its whole process group", NULL },
+	  "before SIGKILL, to its whole process group", NULL,
+	  BIND(INT, interrupt_grace_ms) },
 	{ NULL },
 };
 
@@ -207,24 +249,11 @@ static char *dup_opt(const struct opt_values *v, const char *name)
 	return s && *s ? xstrdup(s) : NULL;
 }
 
-static int int_opt(const struct opt_values *v, const char *name)
-{
-	const char *s = opt_get(run_option_defs, v, name);
-	return s ? (int)strtol(s, NULL, 10) : 0;
-}
-
-static int bool_opt(const struct opt_values *v, const char *name)
-{
-	const char *s = opt_get(run_option_defs, v, name);
-	return s ? opt_parse_bool(s) == 1 : 0;
-}
-
 int run_config_parse(struct run_config *cfg, int argc, char **argv,
 		     char *const *envp, struct opt_values *raw)
 {
 	struct strvec pos = STRVEC_INIT;
 	int help = 0, op_from_flag = 0;
-	const char *s;
 
 	memset(cfg, 0, sizeof(*cfg));
 	strvec_init(&cfg->dtypes);
@@ -268,46 +297,10 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	}
 	strvec_clear(&pos);
 
-	cfg->op_file = dup_opt(raw, "op-file");
-	cfg->shape_file = dup_opt(raw, "shapes");
-	cfg->flaggems_dir = dup_opt(raw, "flaggems-dir");
-	cfg->test_node = dup_opt(raw, "test-node");
-	cfg->shape_mode = dup_opt(raw, "shape-mode");
-	if ((s = opt_get(run_option_defs, raw, "dtypes")))
-		strvec_split(&cfg->dtypes, s, " ,\t");
-	cfg->bench_level = dup_opt(raw, "level");
-	cfg->use_flagtune = bool_opt(raw, "use-flagtune");
-	cfg->color = dup_opt(raw, "color");
-	cfg->backend = dup_opt(raw, "backend");
+	opt_bind(run_option_defs, raw, cfg);
 	if (!cfg->backend)
 		cfg->backend = xstrdup(backend_all()[0]->name);
-	cfg->direct_repeat = int_opt(raw, "direct-repeat");
-	if ((s = opt_get(run_option_defs, raw, "extra-plugins")))
-		strvec_split(&cfg->extra_plugins, s, " ,\t");
-	cfg->replay_from = dup_opt(raw, "replay-from");
-	cfg->isolate_tuner_cache = bool_opt(raw, "isolate-tuner-cache");
-	cfg->parallel_warmup_gpus = int_opt(raw, "parallel-warmup-gpus");
-	cfg->device = int_opt(raw, "device");
-	cfg->timer = dup_opt(raw, "timer");
-	cfg->warmup_ms = int_opt(raw, "warmup");
-	cfg->rep_ms = int_opt(raw, "iter");
-	cfg->min_samples = int_opt(raw, "min-samples");
-	cfg->max_wall_ms = int_opt(raw, "max-wall");
-	cfg->noise_target = xstrdup(opt_get(run_option_defs, raw, "noise-target"));
-	cfg->clock_floor = xstrdup(opt_get(run_option_defs, raw, "clock-floor"));
-	cfg->placements = int_opt(raw, "placements");
-	cfg->placement_probes = int_opt(raw, "placement-probes");
-	cfg->replay_target_ms = xstrdup(opt_get(run_option_defs, raw, "replay-target"));
-	cfg->warmup_max_calls = int_opt(raw, "warmup-max-calls");
-	cfg->l2_mode = dup_opt(raw, "l2");
 	cfg->ir = !strcmp(opt_get(run_option_defs, raw, "ir"), "on");
-	cfg->seed = int_opt(raw, "seed");
-	cfg->python = dup_opt(raw, "python");
-	cfg->runs_dir = dup_opt(raw, "runs-dir");
-	cfg->run_dir = dup_opt(raw, "run-dir");
-	cfg->interrupt_grace_ms = int_opt(raw, "interrupt-grace");
-	cfg->print_engine_env = bool_opt(raw, "print-engine-env");
-	cfg->keep_compile_cache = bool_opt(raw, "keep-compile-cache");
 
 	/*
 	 * An operator and a test node both say what to run. A flag beats an
@@ -344,48 +337,24 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	return 0;
 }
 
-static void env_set_int(struct strvec *env, const char *key, int value)
-{
-	char *v = xstrfmt("%d", value);
-	env_set(env, key, v);
-	free(v);
-}
-
 void run_config_engine_env(const struct run_config *cfg, struct strvec *env)
 {
-	env_set_int(env, "ZLB_DIRECT_REPEAT", cfg->direct_repeat);
-	env_set_int(env, "ZLB_MIN_SAMPLES", cfg->min_samples);
-	env_set_int(env, "ZLB_MAX_WALL_MS", cfg->max_wall_ms);
-	env_set(env, "ZLB_NOISE_TARGET", cfg->noise_target);
-	env_set(env, "ZLB_L2", cfg->l2_mode);
-	env_set(env, "ZLB_CLOCK_FLOOR", cfg->clock_floor);
-	env_set_int(env, "ZLB_PLACEMENTS", cfg->placements);
-	env_set_int(env, "ZLB_PLACEMENT_PROBES", cfg->placement_probes);
-	env_set(env, "ZLB_REPLAY_TARGET_MS", cfg->replay_target_ms);
-	env_set_int(env, "ZLB_WARMUP_MAX_CALLS", cfg->warmup_max_calls);
+	for (const struct opt_def *d = run_option_defs; d->name; d++) {
+		char *v;
+
+		if (!d->export_env)
+			continue;
+		v = opt_format(d, cfg);
+		if (!v)
+			BUG("--%s goes to the child (%s) but has no value", d->name, d->export_env);
+		env_set(env, d->export_env, v);
+		free(v);
+	}
 }
 
 void run_config_release(struct run_config *cfg)
 {
 	free(cfg->op);
-	free(cfg->op_file);
-	free(cfg->shape_file);
-	free(cfg->flaggems_dir);
-	free(cfg->test_node);
-	free(cfg->shape_mode);
-	strvec_clear(&cfg->dtypes);
-	free(cfg->bench_level);
-	free(cfg->color);
-	free(cfg->backend);
-	strvec_clear(&cfg->extra_plugins);
-	free(cfg->replay_from);
-	free(cfg->timer);
-	free(cfg->noise_target);
-	free(cfg->clock_floor);
-	free(cfg->replay_target_ms);
-	free(cfg->l2_mode);
-	free(cfg->python);
-	free(cfg->runs_dir);
-	free(cfg->run_dir);
+	opt_unbind(run_option_defs, cfg);
 	memset(cfg, 0, sizeof(*cfg));
 }

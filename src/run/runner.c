@@ -16,6 +16,7 @@
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "run/plugin_plan.h"
+#include "run/run_caliber.h"
 #include "lib/proc.h"
 #include "rundir/run_tally.h"
 #include "rundir/rundir.h"
@@ -143,41 +144,17 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 				int argc, char **argv)
 {
 	json_t *id = identity_new(pf->target.op, run_dir);
-	json_t *cal = identity_section(id, "caliber");
 	json_t *prov = identity_section(id, "provenance");
 	const struct device_info *dev = &pf->devices.v[cfg->device];
+	const struct run_facts facts = {
+		.backend = pf->backend->name, .device = dev->name, .timer = pf->timer,
+		.shape_mode = pf->shape_mode, .tuner_cache = tuner_cache,
+	};
 	char host[256] = "";
 	char *commit = git_head_commit(pf->target.dir);
 	struct strvec cmd = STRVEC_INIT;
 
-	json_object_set_new(cal, "backend", json_string(pf->backend->name));
-	json_object_set_new(cal, "device", json_string(dev->name ? dev->name : "unknown"));
-	json_object_set_new(cal, "timer", json_string(pf->timer));
-	json_object_set_new(cal, "mode", json_string("kernel"));
-	json_object_set_new(cal, "bench_level", json_string(cfg->bench_level));
-	json_object_set_new(cal, "shape_mode", json_string(pf->shape_mode));
-	json_object_set_new(cal, "tuner_cache", json_string(tuner_cache));
-	json_object_set_new(cal, "direct_repeat", json_integer(cfg->direct_repeat));
-	json_object_set_new(cal, "autotune_mode", json_string(cfg->replay_from ? "replay" : "record"));
-	json_object_set_new(cal, "use_flagtune", json_boolean(cfg->use_flagtune));
-	json_object_set_new(cal, "dtypes", cfg->dtypes.nr ? strvec_json(&cfg->dtypes)
-							  : json_string("upstream"));
-	json_object_set_new(cal, "seed", json_integer(cfg->seed));
-	json_object_set_new(cal, "warmup_ms", json_integer(cfg->warmup_ms));
-	json_object_set_new(cal, "min_samples", json_integer(cfg->min_samples));
-	json_object_set_new(cal, "min_time_ms", json_integer(cfg->rep_ms));
-	json_object_set_new(cal, "noise_target", json_real(strtod(cfg->noise_target, NULL)));
-	json_object_set_new(cal, "max_wall_ms", json_integer(cfg->max_wall_ms));
-	json_object_set_new(cal, "l2_mode", json_string(cfg->l2_mode));
-	json_object_set_new(cal, "clock_floor", json_real(strtod(cfg->clock_floor, NULL)));
-	json_object_set_new(cal, "placements", json_integer(cfg->placements));
-	json_object_set_new(cal, "placement_order", json_string("blocked"));
-	json_object_set_new(cal, "replay_target_ms", json_real(strtod(cfg->replay_target_ms, NULL)));
-	json_object_set_new(cal, "warmup_max_calls", json_integer(cfg->warmup_max_calls));
-	/* Every run compiles into a cache of its own (runner_run). */
-	json_object_set_new(cal, "compile_cache", json_string("own"));
-	/* What the reported latency is (docs/protocol.md section 5). */
-	json_object_set_new(cal, "centre", json_string(TIMER_CENTRE));
+	json_object_set_new(id, "caliber", run_caliber(cfg, &facts));
 
 	gethostname(host, sizeof(host) - 1);
 	strvec_pushv(&cmd, (const char *const *)argv);

@@ -6,35 +6,6 @@
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 
-const char *const identity_caliber_fields[] = {
-	"backend",        /* accelerator backend */
-	"device",         /* device model name */
-	"timer",          /* graph, direct, or graph+direct (rows fell back) */
-	"mode",           /* FlagGems --mode */
-	"bench_level",    /* core | comprehensive */
-	"shape_mode",     /* inline | file | upstream */
-	"tuner_cache",    /* shared(<path>) | isolated */
-	"direct_repeat",  /* N upstream do_bench calls per direct row */
-	"autotune_mode",  /* record | replay */
-	"use_flagtune",   /* FlagTune's expanded config spaces */
-	"dtypes",         /* requested dtypes, or "upstream" */
-	"seed",
-	"warmup_ms",
-	"min_samples",    /* stopping rule ... */
-	"min_time_ms",
-	"noise_target",
-	"max_wall_ms",    /* ... stopping rule */
-	"l2_mode",        /* hot | cold */
-	"clock_floor",    /* throttled-sample gate */
-	"placements",     /* graphs per measurement, each on its own memory */
-	"placement_order", /* blocked: each graph's replays together (libzlbtimer) */
-	"replay_target_ms", /* GPU time a replay's K calls are sized for */
-	"warmup_max_calls", /* the warm-up budget's cap on calls */
-	"compile_cache",  /* own: the run's Triton cache, in its run directory */
-	"centre",         /* what a graph row's latency is (TIMER_CENTRE) */
-	NULL,
-};
-
 json_t *identity_new(const char *op, const char *run_dir)
 {
 	json_t *id = json_object();

@@ -7,8 +7,8 @@
  *     "status": "running" | "completed" | "failed" | "interrupted" | "crashed",
  *     "op": ..., "caliber": {...}, "provenance": {...}, "outcome": {...} }
  *
- * The caliber fields are listed once, in identity_caliber_fields[], so the
- * comparison code can never forget one.
+ * What the caliber holds is the writer's (zlb run: run/run_caliber.c);
+ * a reader compares every key it finds.
  */
 #ifndef ZLB_IDENTITY_H
 #define ZLB_IDENTITY_H
@@ -24,9 +24,6 @@
  * a comparison against one of them is caught as a caliber difference.
  */
 #define TIMER_CENTRE "mean_of_placement_medians"
-
-/* Every key of the "caliber" object, NULL-terminated. */
-extern const char *const identity_caliber_fields[];
 
 /* A fresh identity of op's run in run_dir: schema_version, status, empty sections. */
 json_t *identity_new(const char *op, const char *run_dir);

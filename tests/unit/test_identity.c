@@ -1,6 +1,6 @@
 /*
  * identity.c (run_identity.json: schema, sections, round trip, refusal of
- * a newer schema, the caliber field list) and jsonfile.c (atomic JSON
+ * a newer schema) and jsonfile.c (atomic JSON
  * writes, JSON-lines walks that survive a cut-off last line).
  */
 #include <stdarg.h>
@@ -99,28 +99,6 @@ static void new_identity(void **state)
 	assert_true(json_is_object(x));
 	assert_ptr_equal(x, json_object_get(id, "extra"));
 	json_decref(id);
-}
-
-static void caliber_fields(void **state)
-{
-	static const char *const must[] = {
-		"backend", "device", "timer", "bench_level", "shape_mode",
-		"tuner_cache", "direct_repeat", "autotune_mode",
-	};
-	struct strvec seen = STRVEC_INIT;
-
-	for (const char *const *f = identity_caliber_fields; *f; f++) {
-		/* Each once. */
-		assert_int_equal(strvec_find(&seen, *f), -1);
-		strvec_push(&seen, *f);
-	}
-	for (size_t i = 0; i < sizeof(must) / sizeof(*must); i++)
-		if (strvec_find(&seen, must[i]) < 0)
-			fail_msg("caliber field '%s' missing", must[i]);
-	/* The compiler under test is provenance, never caliber. */
-	assert_int_equal(strvec_find(&seen, "flaggems_commit"), -1);
-	assert_int_equal(strvec_find(&seen, "op"), -1);
-	strvec_clear(&seen);
 }
 
 static void write_load_round_trip(void **state)
@@ -374,7 +352,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(new_identity),
-		cmocka_unit_test(caliber_fields),
 		cmocka_unit_test_setup_teardown(write_load_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(load_missing_and_bad, setup, teardown),
 		cmocka_unit_test(now_is_iso8601),
