@@ -2,6 +2,7 @@
  * zlb: the command-line front. A git-style table of subcommands; the only
  * place (with the cmd_*.c files) that prints usage and exits.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +60,29 @@ int cmd_version(int argc, char **argv)
 	return ZLB_EXIT_OK;
 }
 
+/*
+ * Run a command, then make sure what it wrote reached standard output (git's
+ * run_builtin): `zlb compare A B > /dev/full` must not exit 0 having lost
+ * the table. A closed pipe (the reader went away) is not the writer's fault.
+ */
+static int run_command(const struct cmd_struct *c, int argc, char **argv)
+{
+	int status = c->fn(argc, argv);
+	int failed, err;
+
+	errno = 0;
+	failed = fflush(stdout);
+	err = errno;
+	if (!failed && !ferror(stdout))
+		return status;
+	if (err == EPIPE)
+		return status;
+	/* An earlier write failed and the flush had nothing left: its errno is gone. */
+	fprintf(stderr, "zlb %s: could not write to standard output: %s\n", c->name,
+		strerror(failed && err ? err : EIO));
+	return status ? status : ZLB_EXIT_IO;
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd_struct *c;
@@ -68,11 +92,11 @@ int main(int argc, char **argv)
 		return argc < 2 ? ZLB_EXIT_USAGE : ZLB_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version"))
-		return cmd_version(argc - 1, argv + 1);
+		return run_command(find_command("version"), argc - 1, argv + 1);
 	c = find_command(argv[1]);
 	if (!c) {
 		fprintf(stderr, "zlb: '%s' is not a zlb command; see 'zlb help'\n", argv[1]);
 		return ZLB_EXIT_USAGE;
 	}
-	return c->fn(argc - 1, argv + 1);
+	return run_command(c, argc - 1, argv + 1);
 }

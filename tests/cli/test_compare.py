@@ -10,6 +10,7 @@ deterministic.
 import csv
 import json
 import math
+import subprocess
 import random
 from pathlib import Path
 
@@ -625,3 +626,22 @@ def test_color_always_marks_verdicts(zlb, tmp_path):
     assert "\033[31mSLOWER\033[0m" in res.out and "\033[32mFASTER\033[0m" in res.out
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert "\033[" not in res.out
+
+
+# ---- standard output ----------------------------------------------------------------
+
+def test_a_table_that_cannot_be_written_is_an_error(zlb, tmp_path):
+    # git's run_builtin habit: a lost stdout is not success (exit 7, a sentence).
+    a, b = make_sides(tmp_path)
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([str(zlb.bin), "compare", str(a), str(b), "--out", str(tmp_path / "o")],
+                           stdout=full, stderr=subprocess.PIPE, text=True, env=zlb.env,
+                           timeout=60)
+    assert r.returncode == 7, r.stderr
+    assert "zlb compare: could not write to standard output: No space left on device" in r.stderr
+    # what was written to files stays written
+    assert (tmp_path / "o" / "compare.json").exists()
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([str(zlb.bin), "version"], stdout=full, stderr=subprocess.PIPE,
+                           text=True, env=zlb.env, timeout=60)
+    assert r.returncode == 7 and "zlb version: could not write" in r.stderr
