@@ -14,6 +14,7 @@
 #include "batch/batch_policy.h"
 #include "batch/batch_progress.h"
 #include "batch/batch_status.h"
+#include "rundir/preflight_report.h"
 #include "rundir/exit_codes.h"
 #include "executors/executor.h"
 #include "rundir/identity.h"
@@ -28,7 +29,6 @@
 /* Redraw the live progress this often. */
 #define TICK_MS 1000
 #define CANT_SUPPORT "can't be supported by this op"
-#define PREFLIGHT_MARK "PREFLIGHT_FAILED check="
 
 int batch_shard(const char *spec, int ndevices)
 {
@@ -350,22 +350,13 @@ static int start_attempt(struct batch *b, struct op_state *o)
 static void scan_console(const char *path, struct attempt_result *r)
 {
 	struct strbuf sb = STRBUF_INIT;
-	const char *m;
 
 	if (strbuf_read_file(&sb, path, 256 << 20) < 0) {
 		strbuf_release(&sb);
 		return;
 	}
 	r->cant_support = strstr(sb.buf, CANT_SUPPORT) != NULL;
-	if ((m = strstr(sb.buf, PREFLIGHT_MARK))) {
-		size_t n = 0;
-		m += strlen(PREFLIGHT_MARK);
-		while (m[n] && m[n] != '\n' && m[n] != ' ' && m[n] != '\033' &&
-		       n + 1 < sizeof(r->preflight))
-			n++;
-		memcpy(r->preflight, m, n);
-		r->preflight[n] = '\0';
-	}
+	preflight_report_find(sb.buf, r->preflight, sizeof(r->preflight));
 	strbuf_release(&sb);
 }
 

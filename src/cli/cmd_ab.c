@@ -99,11 +99,11 @@ static int parse_percent(const char *s, double *out)
 
 static void print_preflight(const struct preflight *pf, const char *side, const char *color)
 {
-	int c = term_color_wanted(STDERR_FILENO, color);
+	struct strbuf sb = STRBUF_INIT;
 
-	fprintf(stderr, "%sPREFLIGHT_FAILED check=%s side=%s%s\n  %s\n  fix: %s\n",
-		c ? term_color_code(TERM_RED) : "", pf->failed_check, side, c ? TERM_RESET : "",
-		pf->why.buf, pf->fix.buf);
+	preflight_failure_text(pf, side, term_color_wanted(STDERR_FILENO, color), &sb);
+	fputs(sb.buf, stderr);
+	strbuf_release(&sb);
 }
 
 /* Leave through the cleanup with a usage error. */

@@ -21,6 +21,7 @@
 #include "batch/opspec.h"
 #include "lib/options.h"
 #include "lib/paths.h"
+#include "rundir/preflight_report.h"
 #include "run/preflight.h"
 #include "run/run_config.h"
 #include "lib/term.h"
@@ -428,7 +429,11 @@ int cmd_batch(int argc, char **argv)
 		struct strbuf why = STRBUF_INIT;
 
 		if (xo->available && !xo->available(&why)) {
-			fprintf(stderr, "PREFLIGHT_FAILED check=executor\n  %s\n", why.buf);
+			struct strbuf sb = STRBUF_INIT;
+
+			preflight_report(&sb, "executor", NULL, why.buf, NULL, 0);
+			fputs(sb.buf, stderr);
+			strbuf_release(&sb);
 			strbuf_release(&why);
 			rc = ZLB_EXIT_PREFLIGHT;
 			goto out;
@@ -461,7 +466,11 @@ int cmd_batch(int argc, char **argv)
 		char *probed;
 
 		if (preflight_python(&pf, &cfg, env.v)) {
-			preflight_print_failure(&pf, stderr, term_color_wanted(2, cfg.color));
+			struct strbuf sb = STRBUF_INIT;
+
+			preflight_failure_text(&pf, NULL, term_color_wanted(2, cfg.color), &sb);
+			fputs(sb.buf, stderr);
+			strbuf_release(&sb);
 			preflight_release(&pf);
 			rc = ZLB_EXIT_PREFLIGHT;
 			goto out;
@@ -498,10 +507,18 @@ int cmd_batch(int argc, char **argv)
 		struct strbuf why = STRBUF_INIT;
 		int r = be->list_devices(&devs, &why);
 		if (r || !devs.nr) {
-			fprintf(stderr, "PREFLIGHT_FAILED check=device\n  no %s device is visible%s%s\n"
-				"  fix: run on a machine with a %s device, check the driver and %s, "
-				"or pick another --backend (ZL_BACKEND)\n", be->name,
-				why.len ? ": " : "", why.buf, be->name, be->visibility_keys[0]);
+			struct strbuf sb = STRBUF_INIT;
+			char *text = xstrfmt("no %s device is visible%s%s", be->name,
+					     why.len ? ": " : "", why.buf);
+			char *fix = xstrfmt("run on a machine with a %s device, check the driver "
+					    "and %s, or pick another --backend (ZL_BACKEND)",
+					    be->name, be->visibility_keys[0]);
+
+			preflight_report(&sb, "device", NULL, text, fix, 0);
+			fputs(sb.buf, stderr);
+			strbuf_release(&sb);
+			free(text);
+			free(fix);
 			strbuf_release(&why);
 			rc = ZLB_EXIT_PREFLIGHT;
 			goto out;

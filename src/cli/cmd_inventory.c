@@ -16,6 +16,7 @@
 #include "lib/paths.h"
 #include "lib/proc.h"
 #include "providers/flaggems.h"
+#include "rundir/preflight_report.h"
 
 extern char **environ;
 
@@ -75,7 +76,11 @@ static void usage(FILE *out)
 
 static int preflight_failed(const char *check, const char *why, const char *fix)
 {
-	fprintf(stderr, "PREFLIGHT_FAILED check=%s\n  %s\n  fix: %s\n", check, why, fix);
+	struct strbuf sb = STRBUF_INIT;
+
+	preflight_report(&sb, check, NULL, why, fix, 0);
+	fputs(sb.buf, stderr);
+	strbuf_release(&sb);
 	return ZLB_EXIT_PREFLIGHT;
 }
 

@@ -88,7 +88,11 @@ int cmd_run(int argc, char **argv)
 	rc = preflight_run(&pf, &cfg, environ);
 	if (rc) {
 		color = term_color_wanted(2, cfg.color);
-		preflight_print_failure(&pf, stderr, color);
+		struct strbuf sb = STRBUF_INIT;
+
+		preflight_failure_text(&pf, NULL, color, &sb);
+		fputs(sb.buf, stderr);
+		strbuf_release(&sb);
 		preflight_release(&pf);
 		run_config_release(&cfg);
 		return ZLB_EXIT_PREFLIGHT;

@@ -1,4 +1,5 @@
 #include "run/preflight.h"
+#include "rundir/preflight_report.h"
 #include "rundir/rundir.h"
 
 #include <ctype.h>
@@ -673,11 +674,10 @@ int preflight_python(struct preflight *pf, const struct run_config *cfg,
 	return r;
 }
 
-void preflight_print_failure(const struct preflight *pf, FILE *out, int color)
+void preflight_failure_text(const struct preflight *pf, const char *side, int color,
+			    struct strbuf *sb)
 {
-	fprintf(out, "%sPREFLIGHT_FAILED check=%s%s\n  %s\n  fix: %s\n",
-		color ? term_color_code(TERM_RED) : "", pf->failed_check,
-		color ? TERM_RESET : "", pf->why.buf, pf->fix.buf);
+	preflight_report(sb, pf->failed_check, side, pf->why.buf, pf->fix.buf, color);
 }
 
 void preflight_release(struct preflight *pf)

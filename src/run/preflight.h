@@ -121,9 +121,10 @@ int preflight_python(struct preflight *pf, const struct run_config *cfg,
 char *preflight_probed_value(const struct preflight *pf);
 
 /*
- * Print "PREFLIGHT_FAILED check=<name>", the sentence and the fix, as every
- * command does after a failed preflight (color: the check name in red).
+ * Append the failed check's report (rundir/preflight_report.h: the check,
+ * the sentence, the fix) to sb; side: zlb ab's A or B, or NULL.
  */
-void preflight_print_failure(const struct preflight *pf, FILE *out, int color);
+void preflight_failure_text(const struct preflight *pf, const char *side, int color,
+			    struct strbuf *sb);
 
 #endif
