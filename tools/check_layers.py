@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The include-direction check: every zlb header a file includes must come
-from its own room or a room below it (docs/architecture.md). Arrows only go
-down; a wrong include fails CI with the file, the line and the rule.
+"""The layering check: every zlb header a file includes must come from its
+own room or a room below it (docs/architecture.md), and only cli/ writes to
+stdout, exits or sets the error routine. Arrows only go down; a wrong
+include or a library that prints fails CI with the file, the line and the
+rule.
 
     tools/check_layers.py [SRC_DIR]      exit 0: clean, 1: violations, 2: usage
 
@@ -39,6 +41,18 @@ LEAVES = {
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
+# Only cli/ writes to stdout, exits or sets the error routine; library code
+# returns errors and tells a reporter (lib/reporter.h). What each pattern
+# catches, and the one file allowed to (the error routine's own home).
+CLI_ONLY = [
+    (re.compile(r"\bstdout\b"), "writes to stdout"),
+    (re.compile(r"(?<![\w])(printf|puts|putchar)\s*\("), "prints to stdout"),
+    (re.compile(r"(?<![\w])exit\s*\("), "exits"),
+    (re.compile(r"(?<![\w])set_error_routine\s*\("), "sets the error routine"),
+]
+CLI_ONLY_ALLOWED = {"lib/error.c": {"sets the error routine"}, "lib/error.h": {"sets the error routine"}}
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\])*\"", re.S)
+
 
 def check(src):
     problems = []
@@ -54,6 +68,8 @@ def check(src):
                 if not f.endswith((".c", ".h")):
                     continue
                 path = os.path.join(dp, f)
+                if room != "cli":
+                    problems.extend(cli_only(src, path))
                 with open(path, encoding="utf-8") as fh:
                     for lineno, line in enumerate(fh, 1):
                         m = INCLUDE.match(line)
@@ -75,6 +91,25 @@ def check(src):
     return problems
 
 
+def cli_only(src, path):
+    """What a file outside cli/ does that only cli/ may (comments and string
+    literals left out)."""
+    rel = os.path.relpath(path, src)
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    # blank what is not code, keeping the line breaks for line numbers
+    code = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    out = []
+    for pattern, what in CLI_ONLY:
+        if what in CLI_ONLY_ALLOWED.get(rel, ()):
+            continue
+        for m in pattern.finditer(code):
+            line = code.count("\n", 0, m.start()) + 1
+            out.append("%s:%d: %s; only cli/ may (library code returns errors and "
+                       "tells a reporter, lib/reporter.h)" % (path, line, what))
+    return out
+
+
 def main(argv):
     if len(argv) > 2:
         sys.stderr.write("usage: check_layers.py [SRC_DIR]\n")
@@ -88,7 +123,7 @@ def main(argv):
     for p in problems:
         print(p)
     if problems:
-        print("check_layers: %d include%s against the layering (docs/architecture.md)" % (
+        print("check_layers: %d problem%s against the layering (docs/architecture.md)" % (
             len(problems), "" if len(problems) == 1 else "s"))
         return 1
     return 0

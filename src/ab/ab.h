@@ -65,6 +65,7 @@
 
 #include <stddef.h>
 
+#include "lib/reporter.h"
 #include "ir/ir_diff.h"
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
@@ -208,12 +209,17 @@ struct ab_plan {
 	int isolate_tuner_cache;	/* 1 isolated, 0 shared: the same for every run */
 	int color;			/* colour our own lines */
 	const char *color_setting;	/* for the compare report */
+	int warn_color;			/* colour the warnings */
+	struct reporter *rep;		/* where the A/B says what it does (the command's) */
 };
 
 /*
  * Claim <runs_dir>/ab_<op>_<time>/, run the rounds, gate on the IR after
- * round 1, compare, write ab.json. Prints as it goes (stdout; warnings on
- * stderr). Returns the exit status (enum zlb_exit or a round's code).
+ * round 1, compare, write ab.json. Tells p->rep as it goes (warnings as
+ * REPORT_WARN); the rounds' own zlb run output goes to the terminal the
+ * command inherited. Errors of the parts it calls are reported, not left to
+ * the error routine, which the command sets. Returns the exit status (enum
+ * zlb_exit or a round's code).
  */
 int ab_execute(const struct ab_plan *p);
 

@@ -41,10 +41,6 @@ struct ab_state {
 	int interrupted;
 };
 
-static void quiet(const char *prefix, const char *msg)
-{
-}
-
 static void say(const struct ab_state *st, int paint, enum term_color c, const char *fmt, ...)
 	ZLB_PRINTF(4, 5);
 static void say(const struct ab_state *st, int paint, enum term_color c, const char *fmt, ...)
@@ -59,9 +55,7 @@ static void say(const struct ab_state *st, int paint, enum term_color c, const c
 		term_addstr_colored(&line, st->color, c, text.buf);
 	else
 		strbuf_addstr(&line, text.buf);
-	strbuf_addch(&line, '\n');
-	fputs(line.buf, stdout);
-	fflush(stdout);
+	report(st->p->rep, REPORT_OUT, "%s", line.buf);
 	strbuf_release(&text);
 	strbuf_release(&line);
 }
@@ -71,14 +65,12 @@ static void warn(const struct ab_state *st, const char *fmt, ...)
 {
 	struct strbuf text = STRBUF_INIT, line = STRBUF_INIT;
 	va_list ap;
-	int color = term_color_wanted(STDERR_FILENO, st->p->color_setting);
 
 	va_start(ap, fmt);
 	strbuf_vaddf(&text, fmt, ap);
 	va_end(ap);
-	fflush(stdout);
-	term_addstr_colored(&line, color, TERM_YELLOW, text.buf);
-	fprintf(stderr, "%s\n", line.buf);
+	term_addstr_colored(&line, st->p->warn_color, TERM_YELLOW, text.buf);
+	report(st->p->rep, REPORT_WARN, "%s", line.buf);
 	strbuf_release(&text);
 	strbuf_release(&line);
 }
@@ -367,7 +359,6 @@ static int run_round(struct ab_state *st, int s, int k, struct round_result *r)
 	say(st, 1, TERM_BOLD, "=== zlb ab: round %d/%d, side %s (%s) -> %s/", k, p->spec->rounds,
 	    side->name, replay ? "replays A1's autotune configs" : "records the autotune configs",
 	    runs_dir);
-	fflush(stderr);
 
 	run = json_pack("{s:s,s:i,s:s,s:n,s:s,s:o,s:n}", "side", side->name, "round", k,
 			"runs_dir", runs_dir, "dir", "autotune_mode", replay ? "replay" : "record",
@@ -562,8 +553,7 @@ static int run_compare(struct ab_state *st)
 	compare_render_header(&c, &sb, color);
 	compare_check_caliber(&c);
 	compare_render_caliber(&c, &sb, color, 0);
-	fputs(sb.buf, stdout);
-	fflush(stdout);
+	report(st->p->rep, REPORT_OUT, "%s", sb.buf);
 	strbuf_reset(&sb);
 	json_object_set_new(cj, "caliber_problems", strvec_json(&c.caliber_problems));
 	if (c.caliber_problems.nr) {
@@ -581,8 +571,7 @@ static int run_compare(struct ab_state *st)
 	compare_analyse(&c);
 	compare_render_report(&c, &sb, color);
 	rc = compare_render_result(&c, &sb, color);
-	fputs(sb.buf, stdout);
-	fflush(stdout);
+	report(st->p->rep, REPORT_OUT, "%s", sb.buf);
 	if (write_compare_files(st, &c, rc, &csv, &js))
 		rc = ZLB_EXIT_IO;
 	json_object_set_new(cj, "paired", json_integer((json_int_t)c.paired));
@@ -611,10 +600,9 @@ int ab_execute(const struct ab_plan *p)
 	char *a1 = NULL, *b1 = NULL;
 	int code = ZLB_EXIT_OK, done = 0;
 
-	set_error_routine(quiet);
 	st.color = p->color;
 	if (rundir_claim(p->runs_dir, name, time(NULL), &st.dir)) {
-		fprintf(stderr, "zlb ab: %s\n", last_error());
+		warn(&st, "zlb ab: %s", last_error());
 		free(name);
 		return ZLB_EXIT_IO;
 	}
@@ -626,7 +614,7 @@ int ab_execute(const struct ab_plan *p)
 		goto out;
 	}
 	if (interrupts_install()) {
-		fprintf(stderr, "zlb ab: %s\n", last_error());
+		warn(&st, "zlb ab: %s", last_error());
 		code = finish(&st, "error", ZLB_EXIT_IO);
 		goto out;
 	}

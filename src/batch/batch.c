@@ -693,7 +693,7 @@ int batch_execute(const struct batch_plan *p)
 	snprintf(b.child_grace, sizeof(b.child_grace), "%ld",
 		 (long)(p->grace_s * 1000 / CHILD_GRACE_SHARE));
 	init_ops(&b);
-	progress_init(&b.prog, p->progress == BATCH_PROGRESS_LIVE, p->ndevices, stdout, mono_s());
+	progress_init(&b.prog, p->progress == BATCH_PROGRESS_LIVE, p->ndevices, p->rep, mono_s());
 	for (size_t i = 0; i < p->nr; i++)
 		b.prog.lanes[b.ops[i].lane].total++;
 	for (int d = 0; d < p->ndevices; d++)
@@ -752,8 +752,8 @@ int batch_execute(const struct batch_plan *p)
 
 		/* This session's wall time: what a screen costs is the first thing asked of it. */
 		progress_fmt_duration(took, sizeof(took), mono_s() - b.prog.t0);
-		printf("zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s in %s; "
-		       "%s/ops_status.csv\n", counts[OP_PASS], counts[OP_SKIP], counts[OP_FAIL],
+		report(p->rep, REPORT_OUT, "zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s "
+		       "in %s; %s/ops_status.csv", counts[OP_PASS], counts[OP_SKIP], counts[OP_FAIL],
 		       counts[OP_TIMEOUT], counts[OP_PENDING] ? ", not run: " : "",
 		       counts[OP_PENDING] ? (r ? "some (interrupted; --resume continues)" :
 					     "some") : "", took, p->dir);

@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "lib/reporter.h"
 #include "batch/opspec.h"
 #include "lib/strvec.h"
 
@@ -58,6 +59,7 @@ struct batch_plan {
 	const char *executor;         /* "local", "slurm" (executors/registry.c) */
 	const struct strvec *executor_args; /* --slurm-args words, or NULL */
 	json_t *args;                 /* command line and options for batch.json (borrowed) */
+	struct reporter *rep;         /* progress and the closing line (the command's) */
 };
 
 /* The device slot (0..ndevices-1) of an operator: XXH3 of its spec, stable. */

@@ -1,17 +1,18 @@
 #include "batch/batch_progress.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/strbuf.h"
 
-void progress_init(struct progress *p, int live, int nlanes, FILE *out, double now)
+void progress_init(struct progress *p, int live, int nlanes, struct reporter *rep, double now)
 {
 	memset(p, 0, sizeof(*p));
 	p->live = live;
 	p->nlanes = nlanes;
 	p->lanes = xcalloc((size_t)nlanes, sizeof(*p->lanes));
-	p->out = out;
+	p->rep = rep;
 	p->t0 = now;
 }
 
@@ -27,29 +28,17 @@ void progress_fmt_duration(char *buf, size_t len, double s)
 		snprintf(buf, len, "%lds", t);
 }
 
-static void erase_block(struct progress *p)
-{
-	if (!p->drawn)
-		return;
-	fprintf(p->out, "\033[%dA", p->drawn);
-	for (int i = 0; i < p->drawn; i++)
-		fputs("\033[2K\n", p->out);
-	fprintf(p->out, "\033[%dA", p->drawn);
-	p->drawn = 0;
-}
-
 void progress_line(struct progress *p, const char *line)
 {
-	erase_block(p);
-	fprintf(p->out, "%s\n", line);
-	fflush(p->out);
+	report(p->rep, REPORT_OUT, "%s", line);
 }
 
 void progress_draw(struct progress *p, double now)
 {
+	struct strbuf sb = STRBUF_INIT;
+
 	if (!p->live)
 		return;
-	erase_block(p);
 	for (int i = 0; i < p->nlanes; i++) {
 		const struct progress_lane *l = &p->lanes[i];
 		char el[32], eta[32];
@@ -61,18 +50,18 @@ void progress_draw(struct progress *p, double now)
 					      (double)left - (l->current ? now - l->op_started : 0));
 		else
 			snprintf(eta, sizeof(eta), "?");
-		fprintf(p->out, "\033[2Kdevice %d: %zu/%zu done, %zu failed, %s elapsed, ~%s left%s%s\n",
-			l->device, l->done, l->total, l->failed, el, left ? eta : "0s",
-			l->current ? " | " : "", l->current ? l->current : "");
+		strbuf_addf(&sb, "device %d: %zu/%zu done, %zu failed, %s elapsed, ~%s left%s%s\n",
+			    l->device, l->done, l->total, l->failed, el, left ? eta : "0s",
+			    l->current ? " | " : "", l->current ? l->current : "");
 	}
-	p->drawn = p->nlanes;
-	fflush(p->out);
+	report(p->rep, REPORT_LIVE, "%s", sb.buf);
+	strbuf_release(&sb);
 }
 
 void progress_finish(struct progress *p)
 {
-	erase_block(p);
-	fflush(p->out);
+	if (p->live)
+		report(p->rep, REPORT_LIVE, "%s", "");
 }
 
 void progress_release(struct progress *p)

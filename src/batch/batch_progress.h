@@ -1,6 +1,6 @@
 /*
- * The batch's progress on the terminal. Live (a terminal): one line per
- * device, redrawn in place (operator at work, done/total, failures, elapsed,
+ * The batch's progress, told to a reporter. Live (a terminal): one line per
+ * device, a block the reporter redraws in place (operator at work, done/total, failures, elapsed,
  * estimated remaining), with finished operators that did not pass printed
  * above them. Plain (a pipe, a log): one line per operator as it ends.
  */
@@ -8,7 +8,8 @@
 #define ZLB_CORE_BATCH_PROGRESS_H
 
 #include <stddef.h>
-#include <stdio.h>
+
+#include "lib/reporter.h"
 
 struct progress_lane {
 	int device;            /* logical index */
@@ -22,12 +23,11 @@ struct progress {
 	int live;
 	int nlanes;
 	struct progress_lane *lanes;
-	int drawn;             /* lines of the live block on screen */
 	double t0;
-	FILE *out;
+	struct reporter *rep;  /* lines as REPORT_OUT, the live block as REPORT_LIVE */
 };
 
-void progress_init(struct progress *p, int live, int nlanes, FILE *out, double now);
+void progress_init(struct progress *p, int live, int nlanes, struct reporter *rep, double now);
 /* A line that stays (an operator's end, a message). */
 void progress_line(struct progress *p, const char *line);
 /* Redraw the live block (no-op when plain). */

@@ -111,6 +111,7 @@ static void print_preflight(const struct preflight *pf, const char *side, const 
 
 int cmd_ab(int argc, char **argv)
 {
+	struct stream_reporter term;
 	struct ab_spec spec;
 	struct strvec pos = STRVEC_INIT, given = STRVEC_INIT, kept = STRVEC_INIT,
 		      check = STRVEC_INIT, run_args = STRVEC_INIT;
@@ -308,6 +309,11 @@ int cmd_ab(int argc, char **argv)
 	plan.isolate_tuner_cache = isolate;
 	plan.color = term_color_wanted(STDOUT_FILENO, cfg.color);
 	plan.color_setting = cfg.color;
+	plan.warn_color = term_color_wanted(STDERR_FILENO, cfg.color);
+	stream_reporter_init(&term, stdout, stderr);
+	plan.rep = &term.r;
+	/* ab_execute reports what the parts it calls fail with; no second copy */
+	set_error_routine(error_quiet);
 	rc = ab_execute(&plan);
 out:
 	for (int s = 0; s < 2; s++) {

@@ -243,6 +243,7 @@ int cmd_batch(int argc, char **argv)
 	struct op_spec *specs = NULL;
 	size_t nspecs = 0;
 	struct batch_plan plan;
+	struct stream_reporter term;
 	struct run_config cfg;
 	struct device_list devs = { 0 };
 	const struct backend_ops *be;
@@ -584,6 +585,8 @@ int cmd_batch(int argc, char **argv)
 	plan.args = args;
 
 	set_error_routine(NULL);
+	stream_reporter_init(&term, stdout, stderr);
+	plan.rep = &term.r;
 	rc = batch_execute(&plan);
 out:
 	for (size_t i = 0; i < nspecs; i++)

@@ -52,9 +52,31 @@ def test_upward_bare_and_unruled_fail(tmp_path):
     assert ('timer/ may not include "lib/strbuf.h" (timer/ may include: timer, '
             'backends/cuda_driver.h, backends/dlload.h, backends/nvml.h, lib/stats_dist.h)') in out
     assert "%s/: a room with no rule" % (src / "misc") in out
-    assert out.rstrip().endswith("check_layers: 5 includes against the layering "
+    assert out.rstrip().endswith("check_layers: 5 problems against the layering "
                                  "(docs/architecture.md)")
 
 
 def test_usage(tmp_path):
     assert check(tmp_path / "nope").returncode == 2
+
+
+def test_only_cli_prints_exits_or_sets_the_error_routine(tmp_path):
+    src = tree(tmp_path / "src", {
+        "cli/main.c": 'int main(void) { printf("hi\\n"); exit(0); }\n',
+        "lib/error.c": "void set_error_routine(void *fn) {}\n",
+        "lib/fine.c": ('/* printf(x) in a comment, exit(1) too */\n'
+                       'static const char *s = "printf(\\"no\\") exit(2)";\n'
+                       'int f(char *b) { snprintf(b, 4, "x"); fprintf(stderr, "y"); '
+                       '_exit(127); }\n'),
+        "batch/batch.c": 'void g(void)\n{\n\tprintf("done\\n");\n\tfflush(stdout);\n}\n',
+        "ab/ab_run.c": "void h(void) { set_error_routine(0); exit(3); }\n",
+    })
+    r = check(src)
+    assert r.returncode == 1
+    out = r.stdout.splitlines()
+    assert "%s:3: prints to stdout; only cli/ may" % (src / "batch" / "batch.c") in r.stdout
+    assert "%s:4: writes to stdout" % (src / "batch" / "batch.c") in r.stdout
+    assert "%s:1: exits" % (src / "ab" / "ab_run.c") in r.stdout
+    assert "%s:1: sets the error routine" % (src / "ab" / "ab_run.c") in r.stdout
+    assert not any("fine.c" in l or "cli/main.c" in l or "lib/error.c" in l for l in out)
+    assert out[-1] == "check_layers: 4 problems against the layering (docs/architecture.md)"

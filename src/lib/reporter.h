@@ -1,0 +1,45 @@
+/*
+ * Where library code says what it is doing. A domain (a batch, an A/B)
+ * hands finished text to a reporter; the command that made the reporter
+ * decides where it goes (the terminal, nowhere, a test's buffer), so no
+ * library code writes to stdout or stderr itself.
+ */
+#ifndef ZLB_REPORTER_H
+#define ZLB_REPORTER_H
+
+#include <stdio.h>
+
+#include "lib/strbuf.h"
+
+enum report_kind {
+	REPORT_OUT,   /* the command's output: lines that stay */
+	REPORT_WARN,  /* a warning or an error: the command's diagnostics */
+	REPORT_LIVE,  /* a status block that replaces the previous one in place; "" clears it */
+};
+
+struct reporter {
+	/* text: whole lines, each ending in '\n' (REPORT_LIVE: "" for none) */
+	void (*say)(struct reporter *self, enum report_kind kind, const char *text);
+};
+
+/*
+ * Format and hand to r (NULL: dropped). REPORT_OUT and REPORT_WARN text
+ * gets a final newline when it lacks one.
+ */
+void report(struct reporter *r, enum report_kind kind, const char *fmt, ...) ZLB_PRINTF(3, 4);
+
+/*
+ * A reporter onto two streams: output to out, diagnostics to err (out
+ * flushed first, so the two keep their order on one terminal), the live
+ * block drawn on out, each line cleared first (ESC [2K), and moved up and
+ * erased before anything else is written.
+ */
+struct stream_reporter {
+	struct reporter r;
+	FILE *out, *err;
+	int drawn;            /* lines of the live block on screen */
+};
+
+void stream_reporter_init(struct stream_reporter *s, FILE *out, FILE *err);
+
+#endif
