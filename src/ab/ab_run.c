@@ -16,6 +16,7 @@
 
 #include "compare/compare.h"
 #include "compare/compare_report.h"
+#include "compare/compare_run.h"
 #include "rundir/exit_codes.h"
 #include "rundir/identity.h"
 #include "lib/jsonfile.h"
@@ -532,7 +533,13 @@ static int run_compare(struct ab_state *st)
 	struct strbuf sb = STRBUF_INIT;
 	char *csv = NULL, *js = NULL;
 	json_t *cj = json_object();
-	int rc = ZLB_EXIT_OK, color = term_color_wanted(STDOUT_FILENO, p->color_setting);
+	int rc = ZLB_EXIT_OK;
+	struct compare_run_opts run_opts = {
+		.who = "zlb ab", .color = term_color_wanted(STDOUT_FILENO, p->color_setting),
+		.warn_color = p->warn_color,
+	};
+	enum compare_stage stage;
+	char *hint;
 
 	if (p->spec->threshold >= 0)
 		opts.threshold = p->spec->threshold;
@@ -549,29 +556,14 @@ static int run_compare(struct ab_state *st)
 			goto out;
 		}
 	}
-	compare_load_identities(&c);
-	compare_render_header(&c, &sb, color);
-	compare_check_caliber(&c);
-	compare_render_caliber(&c, &sb, color, 0);
-	report(st->p->rep, REPORT_OUT, "%s", sb.buf);
-	strbuf_reset(&sb);
+	hint = xstrfmt("The runs are kept: zlb compare --allow-caliber-mismatch %s/A %s/B "
+		       "compares anyway", st->dir, st->dir);
+	run_opts.caliber_hint = hint;
+	rc = compare_run(&c, &run_opts, p->rep, &stage);
+	free(hint);
 	json_object_set_new(cj, "caliber_problems", strvec_json(&c.caliber_problems));
-	if (c.caliber_problems.nr) {
-		warn(st, "zlb ab: the rounds were not measured the same way (above); not "
-		     "comparing. The runs are kept: zlb compare --allow-caliber-mismatch %s/A %s/B "
-		     "compares anyway", st->dir, st->dir);
-		rc = ZLB_EXIT_CALIBER;
+	if (stage != COMPARE_DONE)
 		goto out;
-	}
-	if (compare_load_results(&c)) {
-		warn(st, "zlb ab: %s", last_error());
-		rc = ZLB_EXIT_NO_DATA;
-		goto out;
-	}
-	compare_analyse(&c);
-	compare_render_report(&c, &sb, color);
-	rc = compare_render_result(&c, &sb, color);
-	report(st->p->rep, REPORT_OUT, "%s", sb.buf);
 	if (write_compare_files(st, &c, rc, &csv, &js))
 		rc = ZLB_EXIT_IO;
 	json_object_set_new(cj, "paired", json_integer((json_int_t)c.paired));

@@ -12,6 +12,8 @@
 #include "cli/usage.h"
 #include "compare/compare.h"
 #include "compare/compare_report.h"
+#include "compare/compare_run.h"
+#include "lib/reporter.h"
 #include "lib/error.h"
 #include "lib/jsonfile.h"
 #include "lib/options.h"
@@ -165,7 +167,12 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 	const char *out_dir = ".", *color_opt = getenv("FLAGGEMS_PERF_COLOR");
 	int allow = 0, dashdash = 0, flagged_sides = 0, color, rc = ZLB_EXIT_OK;
 	struct compare c;
-	struct strbuf sb = STRBUF_INIT;
+	struct stream_reporter term;
+	struct compare_run_opts run_opts = {
+		.who = "zlb compare",
+		.caliber_hint = "--allow-caliber-mismatch compares anyway",
+	};
+	enum compare_stage stage;
 
 	compare_init(&c, &opts);
 	for (int i = 1; i < argc; i++) {
@@ -275,6 +282,9 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 	strvec_clear(&pos_b);
 
 	color = term_color_wanted(STDOUT_FILENO, color_opt);
+	run_opts.color = color;
+	run_opts.allow_caliber = allow;
+	stream_reporter_init(&term, stdout, stderr);
 	c.opts = opts;
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < paths[s].nr; i++) {
@@ -300,48 +310,15 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 		goto out;
 	}
 
-	/* 1-2: identities and caliber, before any latency */
+	/* ZLB_EXIT_NO_DATA, or a report whose outputs are written whatever it says */
 	set_error_routine(error_quiet);
-	compare_load_identities(&c);
+	rc = compare_run(&c, &run_opts, &term.r, &stage);
 	set_error_routine(NULL);
-	compare_render_header(&c, &sb, color);
-	compare_check_caliber(&c);
-	compare_render_caliber(&c, &sb, color, allow);
-	fputs(sb.buf, stdout);
-	fflush(stdout);
-	strbuf_reset(&sb);
-	if (c.caliber_problems.nr && !allow) {
-		fprintf(stderr, "zlb compare: the runs were not measured the same way (above); not "
-			"comparing. --allow-caliber-mismatch compares anyway\n");
-		rc = ZLB_EXIT_CALIBER;
+	if (stage != COMPARE_DONE)
 		goto out;
-	}
-
-	/* 3: rows */
-	if (compare_load_results(&c)) {
-		fprintf(stderr, "zlb compare: %s\n", last_error());
-		rc = ZLB_EXIT_NO_DATA;
-		goto out;
-	}
-	for (int s = 0; s < 2; s++)
-		for (size_t i = 0; i < c.side[s].nr; i++)
-			if (!c.side[s].runs[i].has_results) {
-				fprintf(stderr, "zlb compare: %s run %s has no results.jsonl\n",
-					s ? "B" : "A", c.side[s].runs[i].dir);
-				rc = ZLB_EXIT_NO_DATA;
-				goto out;
-			}
-
-	/* 4: statistics */
-	compare_analyse(&c);
-	compare_render_report(&c, &sb, color);
-	rc = compare_render_result(&c, &sb, color);
-	fputs(sb.buf, stdout);
-	fflush(stdout);
 	if (write_outputs(&c, out_dir, allow, rc))
 		rc = ZLB_EXIT_IO;
 out:
-	strbuf_release(&sb);
 	strvec_clear(&paths[0]);
 	strvec_clear(&paths[1]);
 	strvec_clear(&pos_a);

@@ -77,6 +77,15 @@ int jsonl_each(const char *path, jsonl_fn fn, void *ctx, size_t *skipped)
 		if (ret)
 			break;
 	}
+	/* A read that failed (a directory, an I/O error) is not an empty file. */
+	if (!ret && ferror(f)) {
+		int e = errno;
+
+		free(line);
+		fclose(f);
+		errno = e;
+		return error_errno("cannot read '%s'", path);
+	}
 	free(line);
 	fclose(f);
 	return ret < 0 ? -1 : 0;

@@ -645,3 +645,15 @@ def test_a_table_that_cannot_be_written_is_an_error(zlb, tmp_path):
         r = subprocess.run([str(zlb.bin), "version"], stdout=full, stderr=subprocess.PIPE,
                            text=True, env=zlb.env, timeout=60)
     assert r.returncode == 7 and "zlb version: could not write" in r.stderr
+
+
+def test_an_unreadable_results_file_is_said_once(zlb, tmp_path):
+    a, b = make_sides(tmp_path, rounds=1)
+    rows = b / "r0" / "results.jsonl"
+    rows.unlink()
+    rows.mkdir()                     # there, but not a file that can be read
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 8, res
+    said = [l for l in res.err.splitlines() if "results.jsonl" in l]
+    assert len(said) == 1, res.err
+    assert said[0].startswith("zlb compare: ")

@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +265,14 @@ static void jsonl_walks(void **state)
 		assert_int_equal(jsonl_each(missing, collect, &w, &skipped), 1);
 		assert_int_equal(skipped, 0);
 		free(missing);
+	}
+	/* There but unreadable (a directory): an error, not an empty file. */
+	{
+		char *dir = path_join(f->dir, "rows.jsonl.d");
+		assert_int_equal(mkdir(dir, 0700), 0);
+		assert_int_equal(jsonl_each(dir, collect, &w, NULL), -1);
+		rmdir(dir);
+		free(dir);
 	}
 	free(path);
 }

@@ -1,0 +1,84 @@
+#include "compare/compare_run.h"
+
+#include <stdarg.h>
+
+#include "compare/compare_report.h"
+#include "lib/error.h"
+#include "lib/term.h"
+#include "rundir/exit_codes.h"
+
+static void refuse(struct reporter *rep, const struct compare_run_opts *o, const char *fmt, ...)
+	ZLB_PRINTF(3, 4);
+static void refuse(struct reporter *rep, const struct compare_run_opts *o, const char *fmt, ...)
+{
+	struct strbuf text = STRBUF_INIT, line = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&text, fmt, ap);
+	va_end(ap);
+	term_addstr_colored(&line, o->warn_color, TERM_YELLOW, text.buf);
+	report(rep, REPORT_WARN, "%s", line.buf);
+	strbuf_release(&text);
+	strbuf_release(&line);
+}
+
+/* Step 3's precondition: a run without rows cannot be a round of a side. */
+static int every_run_has_rows(const struct compare *c, const struct compare_run_opts *o,
+			      struct reporter *rep)
+{
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < c->side[s].nr; i++)
+			if (!c->side[s].runs[i].has_results) {
+				refuse(rep, o, "%s: %s run %s has no results.jsonl", o->who,
+				       s ? "B" : "A", c->side[s].runs[i].dir);
+				return 0;
+			}
+	return 1;
+}
+
+int compare_run(struct compare *c, const struct compare_run_opts *o, struct reporter *rep,
+		enum compare_stage *stage)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	/* 1-2: identities and caliber, before any latency */
+	compare_load_identities(c);
+	compare_render_header(c, &sb, o->color);
+	compare_check_caliber(c);
+	compare_render_caliber(c, &sb, o->color, o->allow_caliber);
+	if (sb.len)
+		report(rep, REPORT_OUT, "%s", sb.buf);
+	strbuf_reset(&sb);
+	if (c->caliber_problems.nr && !o->allow_caliber) {
+		refuse(rep, o, "%s: the runs were not measured the same way (above); not "
+		       "comparing. %s", o->who, o->caliber_hint);
+		*stage = COMPARE_STOPPED_CALIBER;
+		strbuf_release(&sb);
+		return ZLB_EXIT_CALIBER;
+	}
+
+	/* 3: rows */
+	if (compare_load_results(c)) {
+		refuse(rep, o, "%s: %s", o->who, last_error());
+		*stage = COMPARE_STOPPED_ROWS;
+		strbuf_release(&sb);
+		return ZLB_EXIT_NO_DATA;
+	}
+	if (!every_run_has_rows(c, o, rep)) {
+		*stage = COMPARE_STOPPED_ROWS;
+		strbuf_release(&sb);
+		return ZLB_EXIT_NO_DATA;
+	}
+
+	/* 4: statistics */
+	compare_analyse(c);
+	compare_render_report(c, &sb, o->color);
+	rc = compare_render_result(c, &sb, o->color);
+	if (sb.len)
+		report(rep, REPORT_OUT, "%s", sb.buf);
+	strbuf_release(&sb);
+	*stage = COMPARE_DONE;
+	return rc;
+}

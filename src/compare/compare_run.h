@@ -1,0 +1,41 @@
+/*
+ * The one pipeline of a comparison, which zlb compare and zlb ab both run
+ * once the sides' runs are added (compare_add_path):
+ *
+ *   1. identities, the header (builds, runs);
+ *   2. the caliber check, printed, and a stop on a difference unless allowed;
+ *   3. the rows (every run must have a results.jsonl);
+ *   4. statistics, the report and the result line.
+ *
+ * Text goes to rep as it is ready (REPORT_OUT), refusals as REPORT_WARN,
+ * each naming who ("zlb compare", "zlb ab") and what to do.
+ */
+#ifndef ZLB_COMPARE_RUN_H
+#define ZLB_COMPARE_RUN_H
+
+#include "compare/compare.h"
+#include "lib/reporter.h"
+
+struct compare_run_opts {
+	const char *who;          /* "zlb compare", "zlb ab": the refusals' prefix */
+	int allow_caliber;        /* compare despite caliber problems (--allow-caliber-mismatch) */
+	const char *caliber_hint; /* the sentence after a caliber refusal: how to go on anyway */
+	int color;                /* colour the terminal text */
+	int warn_color;           /* colour the refusals (yellow) */
+};
+
+enum compare_stage {
+	COMPARE_STOPPED_CALIBER,  /* step 2 refused */
+	COMPARE_STOPPED_ROWS,     /* step 3 found nothing to pair */
+	COMPARE_DONE,             /* a report and a result were given */
+};
+
+/*
+ * Run the steps on c. Returns the exit status (ZLB_EXIT_OK, ZLB_EXIT_REGRESSION,
+ * ZLB_EXIT_CALIBER, ZLB_EXIT_NO_DATA) and sets *stage. The error routine
+ * is the caller's: what fails here is reported once, through rep.
+ */
+int compare_run(struct compare *c, const struct compare_run_opts *o, struct reporter *rep,
+		enum compare_stage *stage);
+
+#endif
