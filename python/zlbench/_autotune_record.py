@@ -23,7 +23,7 @@ session (each through a temporary file and a rename; meta.json last).
 
 import os
 
-from . import SCHEMA_VERSION, _autotune, _env, _io
+from . import SCHEMA_VERSION, _autotune, _env, _io, _markers
 
 NAME = "zlbench.autotune"
 REASON_PRE_HOOK = "pre_hook on a plain Autotuner config"
@@ -205,7 +205,7 @@ class Recorder:
         finally:
             self.unwrap()
         kernels, n_entries, n_unrec = self.totals()
-        _io.event("AUTOTUNE_RECORDED", tuners=len(kernels), entries=n_entries,
+        _io.event(_markers.EVENT_AUTOTUNE_RECORDED, tuners=len(kernels), entries=n_entries,
                   unrecordable=n_unrec)
 
 

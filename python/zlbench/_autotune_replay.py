@@ -40,10 +40,10 @@ import glob
 import json
 import os
 
-from . import SCHEMA_VERSION, _autotune, _io, _state
+from . import SCHEMA_VERSION, _autotune, _io, _markers, _state
 
 NAME = "zlbench.autotune"
-MARKER = "AUTOTUNE_REPLAY_FALLBACK"
+MARKER = _markers.MARKER_REPLAY_FALLBACK
 REASONS = ("key_missing", "config_missing", "compile_failed", "compile_failed_no_evict",
            "tuner_missing")
 
@@ -457,6 +457,6 @@ class Replayer:
             if b.kind == "libtuner":
                 b.count_resolvable()
         injected = sum(len(b.injected) for b in self.bound.values())
-        _io.event("AUTOTUNE_REPLAYED", injected=injected, tuners=len(self.bound))
+        _io.event(_markers.EVENT_AUTOTUNE_REPLAYED, injected=injected, tuners=len(self.bound))
         for b in self.by_obj.values():
             b.unbind()

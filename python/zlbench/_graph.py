@@ -57,7 +57,7 @@ Graphs are released before returning, whatever happened.
 import math
 import time
 
-from . import _state
+from . import _markers, _state
 # What the engine's callers and tests name through _graph, libzlbtimer's part
 # of which lives in _timerlib.
 from ._timerlib import (GRAPH_KEYS, STATUS, STOP_REASONS, V2_RESULT_KEYS, V3_RESULT_KEYS,  # noqa: F401
@@ -73,9 +73,9 @@ ESTIMATE_SAMPLES = 5
 # elapsed time, and 2 ms / 0.004999999888 ms must still make 400 (then 512).
 K_SLACK = 1e-6
 
-MEMCPY_MARKER = "GRAPH_MEMCPY_NODES"
-MEMSET_MARKER = "GRAPH_MEMSET_NODES"
-NO_KERNELS_MARKER = "GRAPH_NO_KERNELS"
+MEMCPY_MARKER = _markers.MARKER_MEMCPY_NODES
+MEMSET_MARKER = _markers.MARKER_MEMSET_NODES
+NO_KERNELS_MARKER = _markers.MARKER_NO_KERNELS
 
 
 class CaptureFailure(Exception):
@@ -270,7 +270,7 @@ def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wal
                                              warmup_replays=1, **extra)
     markers = []
     if rc == ZLBT_ETIMEOUT and stats["n"] > 0:
-        markers.append("TIMER_WALL_LIMIT")
+        markers.append(_markers.MARKER_WALL_LIMIT)
     elif rc != ZLBT_OK:
         raise CaptureFailure("replay", RuntimeError(
             "libzlbtimer %s: %s" % (STATUS.get(rc, rc), err or "no reason given")))

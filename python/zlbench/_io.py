@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from . import SCHEMA_VERSION, _env, _state
+from . import SCHEMA_VERSION, _env, _markers, _state
 
 RESULTS = "results.jsonl"
 EVENTS = "events.jsonl"
@@ -146,7 +146,7 @@ def warning(source, message, **fields):
 
 
 def plugin(name, status, detail):
-    event("PLUGIN", name=name, status=status, detail=detail)
+    event(_markers.EVENT_PLUGIN, name=name, status=status, detail=detail)
 
 
 def marker(line):

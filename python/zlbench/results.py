@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from . import _env, _io, _state
+from . import _env, _io, _markers, _state
 
 NAME = "zlbench.results"
 
@@ -66,7 +66,7 @@ def pytest_runtest_call(item):
 def pytest_runtest_logreport(report):
     if not _io.active(NAME):
         return
-    _io.event("TEST_OUTCOME", nodeid=report.nodeid, when=report.when,
+    _io.event(_markers.EVENT_TEST_OUTCOME, nodeid=report.nodeid, when=report.when,
               outcome=report.outcome, reason=_report_reason(report),
               duration_s=getattr(report, "duration", None),
               xfail=hasattr(report, "wasxfail"))

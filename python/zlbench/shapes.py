@@ -34,7 +34,7 @@ import sys
 
 import pytest
 
-from . import _bespoke, _env, _io
+from . import _bespoke, _env, _io, _markers
 
 NAME = "zlbench.shapes"
 
@@ -165,7 +165,7 @@ def _say(obj, via, key, count, detail=None):
                   via=via, key=key, count=count)
     if detail is not None:
         fields["detail"] = detail
-    _io.event("SHAPES_INJECTED", **fields)
+    _io.event(_markers.EVENT_SHAPES_INJECTED, **fields)
 
 
 # --- finding and wrapping classes -----------------------------------------------------

@@ -56,12 +56,12 @@ import sys
 import pytest
 
 from .results import shape_text
-from . import _env, _graph, _graph_plan, _io, _state, _stats
+from . import _env, _graph, _graph_plan, _io, _markers, _state, _stats
 
 NAME = "zlbench.timing"
 RETURN_MODES = ("min", "max", "mean", "median", "all")
-DIRECT_MARKER = "BENCHMARK_DIRECT_NO_CUDAGRAPH"
-FATAL_MARKER = "CAPTURE_FATAL"
+DIRECT_MARKER = _markers.MARKER_DIRECT
+FATAL_MARKER = _markers.MARKER_CAPTURE_FATAL
 
 
 # --- plugin hooks ------------------------------------------------------------
@@ -111,7 +111,7 @@ def _planned_shape(ctx):
     shape = plan.take(_state.nodeid, ctx["op_name"], ctx["dtype"], ctx["shape_detail"],
                       ctx["role"])
     if shape is None:
-        _io.event("GRAPH_SHAPE_NOT_REPLAYED", op=_op(), op_name=ctx["op_name"],
+        _io.event(_markers.EVENT_SHAPE_NOT_REPLAYED, op=_op(), op_name=ctx["op_name"],
                   dtype=ctx["dtype"], role=ctx["role"], shape_detail=ctx["shape_detail"],
                   nodeid=_state.nodeid, plan=plan.source)
     return shape

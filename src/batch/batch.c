@@ -23,6 +23,7 @@
 #include "lib/proc.h"
 #include "rundir/run_tally.h"
 #include "rundir/rundir.h"
+#include "rundir/markers.h"
 
 /* zlb run's own escalation (SIGINT, g, SIGTERM, g, SIGKILL) fits in the batch's grace. */
 #define CHILD_GRACE_SHARE 3
@@ -390,7 +391,7 @@ static void read_result(struct op_state *o)
 		r->rows_ok = ta.rows - ta.rows_failed;
 		r->rows_direct = ta.rows_direct;
 		r->replay_fallbacks = json_integer_value(json_object_get(ta.markers,
-							  "AUTOTUNE_REPLAY_FALLBACK"));
+							  MARKER_REPLAY_FALLBACK));
 		r->passed = ta.passed;
 		r->failed = ta.failed;
 		r->skipped = ta.skipped;

@@ -19,6 +19,7 @@
 #include "lib/paths.h"
 #include "rundir/results_file.h"
 #include "rundir/rundir.h"
+#include "rundir/markers.h"
 
 void summary_init(struct summary *s)
 {
@@ -327,21 +328,21 @@ static int on_row(void *vctx, const struct results_row *rr, size_t lineno)
 	results_meas_markers(rr->torch, &ctx->markers);
 	results_meas_markers(rr->gems, &ctx->markers);
 	if (ctx->fb_all || (rr->nodeid && strvec_find(&ctx->fb_nodes, rr->nodeid) >= 0))
-		if (strvec_find(&ctx->markers, "AUTOTUNE_REPLAY_FALLBACK") < 0)
-			strvec_push(&ctx->markers, "AUTOTUNE_REPLAY_FALLBACK");
+		if (strvec_find(&ctx->markers, MARKER_REPLAY_FALLBACK) < 0)
+			strvec_push(&ctx->markers, MARKER_REPLAY_FALLBACK);
 	strbuf_reset(&ctx->sb);
 	for (size_t i = 0; i < ctx->markers.nr; i++)
 		strbuf_addf(&ctx->sb, "%s%s", i ? ";" : "", ctx->markers.v[i]);
 	r->markers = xstrdup(ctx->sb.buf);
 
 	r->not_graph = is_direct(rr->torch) || is_direct(rr->gems) ||
-		       strvec_find(&ctx->markers, "BENCHMARK_DIRECT_NO_CUDAGRAPH") >= 0;
+		       strvec_find(&ctx->markers, MARKER_DIRECT) >= 0;
 	ctx->o->no_cudagraph_rows += r->not_graph;
 	/* No kernel timed, or the copy engine's: not a kernel's speedup. */
-	if (strvec_find(&ctx->markers, "GRAPH_NO_KERNELS") >= 0)
+	if (strvec_find(&ctx->markers, MARKER_NO_KERNELS) >= 0)
 		r->unranked = SUMMARY_NO_KERNELS;
-	else if (strvec_find(&ctx->markers, "GRAPH_MEMCPY_NODES") >= 0 ||
-		 strvec_find(&ctx->markers, "GRAPH_MEMSET_NODES") >= 0)
+	else if (strvec_find(&ctx->markers, MARKER_MEMCPY_NODES) >= 0 ||
+		 strvec_find(&ctx->markers, MARKER_MEMSET_NODES) >= 0)
 		r->unranked = SUMMARY_COPY_ENGINE;
 	else
 		r->unranked = 0;
@@ -407,7 +408,7 @@ static void read_op(struct summary *s, struct summary_op *o, struct op_ctx *ctx)
 		ctx->o = o;
 		strvec_clear(&ctx->fb_nodes);
 		ctx->fb_all = 0;
-		rc = results_events_each(events, "AUTOTUNE_REPLAY_FALLBACK", on_fallback, ctx, &bad);
+		rc = results_events_each(events, MARKER_REPLAY_FALLBACK, on_fallback, ctx, &bad);
 		o->bad_lines += bad;
 		if (rc < 0)	/* error() said which file; the other operators go on */
 			unreadable = 1;

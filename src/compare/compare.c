@@ -20,19 +20,20 @@
 #include "rundir/results_file.h"
 #include "rundir/rundir.h"
 #include "compare/stats_tests.h"
+#include "rundir/markers.h"
 
 const char *const compare_flagged_markers[] = {
-	"BENCHMARK_DIRECT_NO_CUDAGRAPH",
-	"GRAPH_MEMCPY_NODES",
-	"AUTOTUNE_REPLAY_FALLBACK",
-	"CALLS_PER_REPLAY_DIFFERS",
-	"GRAPH_NO_KERNELS",
+	MARKER_DIRECT,
+	MARKER_MEMCPY_NODES,
+	MARKER_REPLAY_FALLBACK,
+	MARKER_K_DIFFERS,
+	MARKER_NO_KERNELS,
 	NULL,
 };
 
 /* A graph without a kernel node measured nothing: no verdict at all. */
 const char *const compare_excluding_markers[] = {
-	"GRAPH_NO_KERNELS",
+	MARKER_NO_KERNELS,
 	NULL,
 };
 
@@ -838,7 +839,7 @@ static int load_event(void *vctx, json_t *obj, size_t lineno)
 	struct load_ctx *ctx = vctx;
 	const char *ev = json_str(obj, "event"), *node = json_str(obj, "nodeid");
 
-	if (!ev || strcmp(ev, "AUTOTUNE_REPLAY_FALLBACK"))
+	if (!ev || strcmp(ev, MARKER_REPLAY_FALLBACK))
 		return 0;
 	ctx->r->replay_fallbacks++;
 	if (!node || !*node)
@@ -883,7 +884,7 @@ static int load_row(void *vctx, json_t *obj, size_t lineno)
 	collect_markers(&row->side[ctx->side].markers, json_object_get(obj, "markers"));
 	if (ctx->fallback_all || (rr.nodeid &&
 				  strvec_find(&ctx->fallback_nodes, rr.nodeid) >= 0))
-		add_unique(&row->side[ctx->side].markers, "AUTOTUNE_REPLAY_FALLBACK");
+		add_unique(&row->side[ctx->side].markers, MARKER_REPLAY_FALLBACK);
 	if (!rr.status || strcmp(rr.status, "SUCCESS"))
 		return 0;
 	row->side[ctx->side].success++;
@@ -981,8 +982,8 @@ static void mark_k_difference(struct compare_row *row)
 		same = !strcmp(a->v[i], b->v[i]);
 	if (same)
 		return;
-	add_unique(&row->side[0].markers, "CALLS_PER_REPLAY_DIFFERS");
-	add_unique(&row->side[1].markers, "CALLS_PER_REPLAY_DIFFERS");
+	add_unique(&row->side[0].markers, MARKER_K_DIFFERS);
+	add_unique(&row->side[1].markers, MARKER_K_DIFFERS);
 }
 
 void compare_analyse(struct compare *c)

@@ -15,6 +15,7 @@
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "lib/term.h"
+#include "rundir/markers.h"
 
 #define SHAPE_WIDTH 40
 #define UNPAIRED_SHOWN 20
@@ -50,15 +51,15 @@ static const char *short_dtype(const char *d)
 
 static const char *marker_abbrev(const char *m)
 {
-	if (!strcmp(m, "BENCHMARK_DIRECT_NO_CUDAGRAPH"))
+	if (!strcmp(m, MARKER_DIRECT))
 		return "direct";
-	if (!strcmp(m, "GRAPH_MEMCPY_NODES"))
+	if (!strcmp(m, MARKER_MEMCPY_NODES))
 		return "memcpy";
-	if (!strcmp(m, "AUTOTUNE_REPLAY_FALLBACK"))
+	if (!strcmp(m, MARKER_REPLAY_FALLBACK))
 		return "replay-fallback";
-	if (!strcmp(m, "CALLS_PER_REPLAY_DIFFERS"))
+	if (!strcmp(m, MARKER_K_DIFFERS))
 		return "K";
-	if (!strcmp(m, "GRAPH_NO_KERNELS"))
+	if (!strcmp(m, MARKER_NO_KERNELS))
 		return "no-kernels";
 	return NULL;
 }

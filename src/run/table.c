@@ -12,6 +12,7 @@
 #include "lib/ansi.h"
 #include "lib/pyrepr.h"
 #include "lib/term.h"
+#include "rundir/markers.h"
 
 #define TITLE_PREFIX "Operator: "
 #define TITLE_MIDDLE "  Performance Test ("
@@ -659,12 +660,12 @@ static int is_failed_summary(const char *s, size_t len)
 
 static int line_color(const char *s, size_t len)
 {
-	if (has_prefix(s, len, "BENCHMARK_DIRECT_NO_CUDAGRAPH") ||
-	    has_prefix(s, len, "AUTOTUNE_REPLAY_FALLBACK") ||
-	    has_prefix(s, len, "CAPTURE_FATAL") ||
-	    has_prefix(s, len, "GRAPH_MEMCPY_NODES") ||
-	    has_prefix(s, len, "GRAPH_MEMSET_NODES") ||
-	    has_prefix(s, len, "GRAPH_NO_KERNELS"))
+	if (has_prefix(s, len, MARKER_DIRECT) ||
+	    has_prefix(s, len, MARKER_REPLAY_FALLBACK) ||
+	    has_prefix(s, len, MARKER_CAPTURE_FATAL) ||
+	    has_prefix(s, len, MARKER_MEMCPY_NODES) ||
+	    has_prefix(s, len, MARKER_MEMSET_NODES) ||
+	    has_prefix(s, len, MARKER_NO_KERNELS))
 		return TERM_YELLOW;
 	if (has_word(s, len, "FAILED") || has_word(s, len, "PREFLIGHT_FAILED") ||
 	    is_failed_summary(s, len))

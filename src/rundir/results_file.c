@@ -11,6 +11,7 @@
 #include "lib/error.h"
 #include "lib/jsonfile.h"
 #include "lib/strbuf.h"
+#include "rundir/markers.h"
 
 int results_row_get(const json_t *obj, struct results_row *r)
 {
@@ -53,7 +54,7 @@ void results_meas_markers(const json_t *meas, struct strvec *out)
 	json_array_foreach(json_object_get(meas, "markers"), i, m)
 		add_unique(out, json_string_value(m));
 	if (json_is_object(json_object_get(meas, "fallback")))
-		add_unique(out, "BENCHMARK_DIRECT_NO_CUDAGRAPH");
+		add_unique(out, MARKER_DIRECT);
 }
 
 /* ---- cutting samples_ms out of a line ------------------------------------ */

@@ -5,6 +5,7 @@
 
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
+#include "rundir/markers.h"
 
 static int measurement_timer(const json_t *m, const char **timer)
 {
@@ -53,12 +54,12 @@ static int tally_row(void *ctx, json_t *row, size_t lineno)
 		t->rows_graph++;
 	}
 	/* A graph replaying copy-engine nodes times a different machine than eager. */
-	if (has_marker(torch, "GRAPH_MEMCPY_NODES") || has_marker(gems, "GRAPH_MEMCPY_NODES")) {
+	if (has_marker(torch, MARKER_MEMCPY_NODES) || has_marker(gems, MARKER_MEMCPY_NODES)) {
 		t->rows_copy_engine++;
 		json_array_append_new(t->copy_rows, row_label(row));
 	}
 	/* A graph without a kernel node (a view, a plain copy) measured no kernel. */
-	if (has_marker(torch, "GRAPH_NO_KERNELS") || has_marker(gems, "GRAPH_NO_KERNELS")) {
+	if (has_marker(torch, MARKER_NO_KERNELS) || has_marker(gems, MARKER_NO_KERNELS)) {
 		t->rows_no_kernels++;
 		json_array_append_new(t->no_kernel_rows, row_label(row));
 	}
@@ -79,7 +80,7 @@ static int tally_event(void *ctx, json_t *ev, size_t lineno)
 		json_object_del(t->runtime, "schema_version");
 		return 0;
 	}
-	if (!strcmp(name, "TEST_OUTCOME")) {
+	if (!strcmp(name, EVENT_TEST_OUTCOME)) {
 		const char *when = json_str(ev, "when"), *outcome = json_str(ev, "outcome");
 		if (!when || !outcome)
 			return 0;
@@ -96,18 +97,18 @@ static int tally_event(void *ctx, json_t *ev, size_t lineno)
 		}
 		return 0;
 	}
-	if (!strcmp(name, "PLUGIN") || !strcmp(name, "SHAPES_INJECTED"))
+	if (!strcmp(name, EVENT_PLUGIN) || !strcmp(name, EVENT_SHAPES_INJECTED))
 		return 0;
-	if (!strcmp(name, "AUTOTUNE_RECORDED") || !strcmp(name, "AUTOTUNE_REPLAYED")) {
+	if (!strcmp(name, EVENT_AUTOTUNE_RECORDED) || !strcmp(name, EVENT_AUTOTUNE_REPLAYED)) {
 		json_t *copy = json_deep_copy(ev);
 		json_object_del(copy, "schema_version");
 		json_object_del(copy, "ts");
 		json_object_del(copy, "event");
-		json_object_set_new(t->autotune, !strcmp(name, "AUTOTUNE_RECORDED") ?
+		json_object_set_new(t->autotune, !strcmp(name, EVENT_AUTOTUNE_RECORDED) ?
 				    "recorded" : "replayed", copy);
 		return 0;
 	}
-	if (!strcmp(name, "BENCHMARK_DIRECT_NO_CUDAGRAPH") && json_str(ev, "role") &&
+	if (!strcmp(name, MARKER_DIRECT) && json_str(ev, "role") &&
 	    !strcmp(json_str(ev, "role"), "tune")) {
 		t->tuning_fallbacks++;
 		return 0;
