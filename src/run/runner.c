@@ -22,6 +22,7 @@
 #include "rundir/rundir.h"
 #include "run/tee.h"
 #include "lib/term.h"
+#include "providers/flaggems_child.h"
 
 /* Monotonic seconds: the wall time of pytest, as the batch overhead bench reads it. */
 static double mono_s(void)
@@ -32,22 +33,6 @@ static double mono_s(void)
 }
 
 /* --- the child ---------------------------------------------------------- */
-
-static char *tuner_cache_caliber(const struct run_config *cfg, const struct strvec *env,
-				 const char *isolated_dir)
-{
-	const char *url = env_get(env, "FLAGGEMS_DB_URL");
-	const char *dir = env_get(env, "FLAGGEMS_CACHE_DIR");
-	const char *home = env_get(env, "HOME");
-
-	if (isolated_dir)
-		return xstrdup("isolated");
-	if (url && *url)
-		return xstrfmt("shared(%s)", url);
-	if (dir && *dir)
-		return xstrfmt("shared(%s)", dir);
-	return xstrfmt("shared(%s/.flaggems)", home && *home ? home : "~");
-}
 
 /* Where the child's own files go: its Triton cache, and a replay's graph plan (or NULL). */
 struct child_files {
@@ -64,9 +49,7 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 
 	preflight_python_env(pf, envp, env);
 	backend_apply_visibility(pf->backend, env, pf->physical_device);
-	/* flag_gems reads this first and skips its device probe (a subprocess per vendor). */
-	env_set(env, "GEMS_VENDOR", pf->backend->flaggems_vendor);
-	env_set(env, "USE_FLAGTUNE", cfg->use_flagtune ? "1" : "0");
+	flaggems_child_env(env, pf->backend->flaggems_vendor, cfg->use_flagtune, isolated_cache);
 	env_set(env, "PYTHONUNBUFFERED", "1");
 	env_set(env, "ZLB_RUN_DIR", run_dir);
 	env_set(env, "ZLB_OP", pf->target.op);
@@ -102,10 +85,6 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 		env_set(env, "ZLB_GRAPH_PLAN", files->graph_plan);
 	else
 		env_unset(env, "ZLB_GRAPH_PLAN");
-	if (isolated_cache) {
-		env_set(env, "FLAGGEMS_CACHE_DIR", isolated_cache);
-		env_unset(env, "FLAGGEMS_DB_URL");
-	}
 	strbuf_release(&fatal);
 }
 
@@ -117,15 +96,11 @@ static void build_argv(const struct run_config *cfg, const struct preflight *pf,
 		     "-p", "no:cacheprovider", "-s", "-v", "-rfEsx", NULL);
 	for (size_t i = 0; i < plugins->nr; i++)
 		strvec_pushl(argv, "-p", plugins->v[i], NULL);
-	strvec_pushl(argv, "--level", cfg->bench_level, "--mode", "kernel", NULL);
-	strvec_pushf(argv, "--warmup");
-	strvec_pushf(argv, "%d", cfg->warmup_ms);
-	strvec_pushf(argv, "--iter");
-	strvec_pushf(argv, "%d", cfg->rep_ms);
-	if (strcmp(pf->shape_mode, "upstream"))
-		strvec_pushl(argv, "--shape_file", shape_archive, NULL);
-	for (size_t i = 0; i < cfg->dtypes.nr; i++)
-		strvec_pushl(argv, "--dtypes", cfg->dtypes.v[i], NULL);
+	flaggems_pytest_args(argv, &(struct flaggems_args){
+		.level = cfg->bench_level, .warmup_ms = cfg->warmup_ms, .iter_ms = cfg->rep_ms,
+		.shape_file = strcmp(pf->shape_mode, "upstream") ? shape_archive : NULL,
+		.dtypes = &cfg->dtypes,
+	});
 }
 
 /* --- identity ----------------------------------------------------------- */
@@ -552,7 +527,7 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 		build_env(cfg, pf, envp, out->run_dir, shape_archive, isolated, &files, &env);
 	}
 	build_argv(cfg, pf, shape_archive, &plugins, &child_argv);
-	tuner = tuner_cache_caliber(cfg, &env, isolated);
+	tuner = flaggems_tuner_cache(&env, isolated);
 	id = initial_identity(cfg, pf, out->run_dir, tuner, &plugins, &child_argv, argc, argv);
 	{
 		json_t *prov = identity_section(id, "provenance");
