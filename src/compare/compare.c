@@ -109,37 +109,15 @@ static void add_run(struct compare_side *side, const char *dir)
 
 int compare_add_path(struct compare *c, int s, const char *path)
 {
-	struct strvec l1 = STRVEC_INIT;
-	char *abs;
-	int found = 0;
+	struct strvec runs = STRVEC_INIT;
+	int found;
 
 	if (!is_dir(path))
 		return -1;
-	abs = path_absolute(path);
-	if (rundir_is_run(abs)) {
-		add_run(&c->side[s], abs);
-		free(abs);
-		return 1;
-	}
-	list_subdirs(abs, &l1);
-	for (size_t i = 0; i < l1.nr; i++) {
-		struct strvec l2 = STRVEC_INIT;
-
-		if (rundir_is_run(l1.v[i])) {
-			add_run(&c->side[s], l1.v[i]);
-			found++;
-			continue;
-		}
-		list_subdirs(l1.v[i], &l2);
-		for (size_t j = 0; j < l2.nr; j++)
-			if (rundir_is_run(l2.v[j])) {
-				add_run(&c->side[s], l2.v[j]);
-				found++;
-			}
-		strvec_clear(&l2);
-	}
-	strvec_clear(&l1);
-	free(abs);
+	found = rundir_find(path, rundir_is_run, &runs);
+	for (size_t i = 0; i < runs.nr; i++)
+		add_run(&c->side[s], runs.v[i]);
+	strvec_clear(&runs);
 	return found;
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rundir/identity.h"
+#include "rundir/rundir.h"
 #include "ir/ir_index.h"
 #include "ir/ir_naming.h"
 #include "lib/jsonfile.h"
@@ -1305,17 +1306,12 @@ out:
 
 /* ---- Runs ---------------------------------------------------------------- */
 
+/* A run, or a directory that holds only IR (staged or laid out): ir reads those too. */
 int ir_is_run_dir(const char *dir)
 {
-	static const char *const files[] = { IDENTITY_FILE, "results.jsonl", NULL };
 	static const char *const dirs[] = { "ir", IR_TREE_DIR, NULL };
-	int yes = 0;
+	int yes = rundir_is_run(dir);
 
-	for (int i = 0; !yes && files[i]; i++) {
-		char *p = path_join(dir, files[i]);
-		yes = is_file(p);
-		free(p);
-	}
 	for (int i = 0; !yes && dirs[i]; i++) {
 		char *p = path_join(dir, dirs[i]);
 		yes = is_dir(p);
@@ -1361,38 +1357,7 @@ char *ir_run_op(const char *run_dir)
 
 int ir_find_runs(const char *path, struct strvec *runs)
 {
-	char *abs;
-	struct strvec level1 = STRVEC_INIT;
-	int found = 0;
-
-	if (!is_dir(path))
-		return error("'%s' is not a directory", path);
-	abs = path_absolute(path);
-	if (ir_is_run_dir(abs)) {
-		strvec_push(runs, abs);
-		free(abs);
-		return 1;
-	}
-	list_subdirs(abs, &level1);
-	for (size_t i = 0; i < level1.nr; i++) {
-		struct strvec level2 = STRVEC_INIT;
-
-		if (ir_is_run_dir(level1.v[i])) {
-			strvec_push(runs, level1.v[i]);
-			found++;
-			continue;
-		}
-		list_subdirs(level1.v[i], &level2);
-		for (size_t j = 0; j < level2.nr; j++)
-			if (ir_is_run_dir(level2.v[j])) {
-				strvec_push(runs, level2.v[j]);
-				found++;
-			}
-		strvec_clear(&level2);
-	}
-	strvec_clear(&level1);
-	free(abs);
-	return found;
+	return rundir_find(path, ir_is_run_dir, runs);
 }
 
 int ir_view_open(const char *run_dir, struct ir_view *v)

@@ -63,6 +63,42 @@ int rundir_is_run(const char *dir)
 	return yes;
 }
 
+int rundir_find(const char *path, int (*is_run)(const char *dir), struct strvec *runs)
+{
+	struct strvec level1 = STRVEC_INIT;
+	char *abs;
+	int found = 0;
+
+	if (!is_dir(path))
+		return error("'%s' is not a directory", path);
+	abs = path_absolute(path);
+	if (is_run(abs)) {
+		strvec_push(runs, abs);
+		free(abs);
+		return 1;
+	}
+	list_subdirs(abs, &level1);
+	for (size_t i = 0; i < level1.nr; i++) {
+		struct strvec level2 = STRVEC_INIT;
+
+		if (is_run(level1.v[i])) {
+			strvec_push(runs, level1.v[i]);
+			found++;
+			continue;
+		}
+		list_subdirs(level1.v[i], &level2);
+		for (size_t j = 0; j < level2.nr; j++)
+			if (is_run(level2.v[j])) {
+				strvec_push(runs, level2.v[j]);
+				found++;
+			}
+		strvec_clear(&level2);
+	}
+	strvec_clear(&level1);
+	free(abs);
+	return found;
+}
+
 int dir_is_empty(const char *path)
 {
 	DIR *d = opendir(path);

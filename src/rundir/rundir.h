@@ -6,6 +6,7 @@
 #ifndef ZLB_RUNDIR_H
 #define ZLB_RUNDIR_H
 
+#include "lib/strvec.h"
 #include <time.h>
 
 /*
@@ -31,5 +32,15 @@ int dir_is_empty(const char *path);
  * or hand-made run)? Readers of runs, single or in batches, ask this.
  */
 int rundir_is_run(const char *dir);
+
+/*
+ * The runs path names, appended to runs (absolute): path itself when it is
+ * a run, else the runs one or two levels below it (rounds, a batch of
+ * operators, or both), in name order; a run's own subdirectories are not
+ * searched. is_run says what a run is (rundir_is_run, or a reader's
+ * wider notion). Returns how many were found, or -1 with error() when
+ * path is not a directory. The one walk every reader of runs uses.
+ */
+int rundir_find(const char *path, int (*is_run)(const char *dir), struct strvec *runs);
 
 #endif

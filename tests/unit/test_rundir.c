@@ -24,6 +24,7 @@
 #include "rundir/rundir.h"
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
+#include "lib/strvec.h"
 
 #include "error_capture.h"
 
@@ -254,6 +255,63 @@ static void concurrent_claims(void **state)
 	strbuf_release(&sb);
 }
 
+static void touch(const char *dir, const char *rel)
+{
+	char *p = xstrfmt("%s/%s", dir, rel);
+
+	assert_int_equal(mkdir_p(p, 0700), 0);
+	free(p);
+}
+
+static void make_run(const char *dir, const char *rel, const char *file)
+{
+	char *d = xstrfmt("%s/%s", dir, rel), *p = xstrfmt("%s/%s", d, file);
+	FILE *fp;
+
+	assert_int_equal(mkdir_p(d, 0700), 0);
+	fp = fopen(p, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	free(d);
+	free(p);
+}
+
+/* One walk for every reader: a run, or runs one or two levels down, in name order. */
+static void runs_are_found_one_or_two_levels_down(void **state)
+{
+	struct fixture *f = *state;
+	struct strvec runs = STRVEC_INIT;
+	char *top = xstrfmt("%s/b", f->dir), *want;
+
+	make_run(f->dir, "b/main/softmax", "run_identity.json");
+	make_run(f->dir, "b/main/add", "results.jsonl");
+	make_run(f->dir, "b/r1", "run_identity.json");
+	make_run(f->dir, "b/r1/inner", "run_identity.json");	/* inside a run: not searched */
+	touch(f->dir, "b/main/empty");
+	make_run(f->dir, "b/deep/x/y", "run_identity.json");	/* three levels: not found */
+	assert_int_equal(rundir_find(top, rundir_is_run, &runs), 3);
+	want = xstrfmt("%s/main/add", top);
+	assert_string_equal(runs.v[0], want);
+	free(want);
+	want = xstrfmt("%s/main/softmax", top);
+	assert_string_equal(runs.v[1], want);
+	free(want);
+	want = xstrfmt("%s/r1", top);
+	assert_string_equal(runs.v[2], want);
+	free(want);
+	strvec_clear(&runs);
+	/* a run itself is the one run */
+	want = xstrfmt("%s/r1", top);
+	assert_int_equal(rundir_find(want, rundir_is_run, &runs), 1);
+	assert_string_equal(runs.v[0], want);
+	strvec_clear(&runs);
+	/* not a directory */
+	assert_int_equal(rundir_find("/nonexistent/zlb", rundir_is_run, &runs), -1);
+	assert_int_equal(runs.nr, 0);
+	free(want);
+	free(top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +320,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(unsafe_op_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(runs_dir_that_is_a_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(concurrent_claims, setup, teardown),
+		cmocka_unit_test_setup_teardown(runs_are_found_one_or_two_levels_down, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
