@@ -1,0 +1,21 @@
+/*
+ * What the files of struct compare share (compare.c: runs and the
+ * analysis; compare_caliber.c: identities and the caliber check;
+ * compare_rows.c: reading and pairing rows). Private to src/compare/.
+ */
+#ifndef ZLB_COMPARE_INT_H
+#define ZLB_COMPARE_INT_H
+
+#include <stdint.h>
+
+#include "compare/compare.h"
+#include "lib/strvec.h"
+
+/* The operator of a run: its identity's op, else its directory's name. */
+const char *compare_run_op(const struct compare_run *r);
+/* XXH3 of a row key: the row map's hash and the seed of the row's bootstrap. */
+uint64_t compare_key_hash(const char *key);
+/* Push s (not empty) unless v holds it. */
+void compare_add_unique(struct strvec *v, const char *s);
+
+#endif
