@@ -21,6 +21,8 @@
 #include "rundir/results_file.h"
 #include "rundir/rundir.h"
 
+const char *const compare_kind_name[COMPARE_KINDS] = { "gems", "torch" };
+
 const char *const compare_flagged_markers[] = {
 	MARKER_DIRECT,
 	MARKER_MEMCPY_NODES,

@@ -1,8 +1,4 @@
-/*
- * Over 700 lines, kept whole for now: the terminal, JSON, CSV and Markdown
- * reports of one comparison read the same rows the same way; issue 13's
- * src/compare/ gives each format its own file.
- */
+/* The terminal report of a comparison; compare_files.c writes compare.json and compare.csv. */
 #include "compare/compare_report.h"
 
 #include <math.h>
@@ -10,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compare/compare_int.h"
 #include "rundir/exit_codes.h"
 #include "rundir/identity.h"
 #include "lib/jsonfile.h"
@@ -20,7 +17,6 @@
 #define SHAPE_WIDTH 40
 #define UNPAIRED_SHOWN 20
 
-static const char *kind_name[COMPARE_KINDS] = { "gems", "torch" };
 
 /* ---- small formatting helpers -------------------------------------------- */
 
@@ -67,7 +63,7 @@ static const char *marker_abbrev(const char *m)
 #define EXCLUDED "EXCLUDED"
 
 /* A row excluded from verdicts has none: EXCLUDED stands in the verdict's place. */
-static const char *verdict_text(const struct compare_row *row, int k)
+const char *compare_verdict_text(const struct compare_row *row, int k)
 {
 	return row->excluded ? EXCLUDED : stats_verdict_name(row->verdict[k]);
 }
@@ -285,7 +281,7 @@ static void fill_row(const struct compare_row *row, struct cell *cells, const si
 		cell_set(&cells[5], change_text(g->ratio));
 		cell_set(&cells[6], interval_text(g));
 		cell_set(&cells[7], q_text(row, COMPARE_GEMS));
-		cell_set(&cells[8], xstrdup(verdict_text(row, COMPARE_GEMS)));
+		cell_set(&cells[8], xstrdup(compare_verdict_text(row, COMPARE_GEMS)));
 		cells[8].colored = 1;
 		cells[8].color = row->excluded ? TERM_DIM : verdict_color(row->verdict[COMPARE_GEMS]);
 	} else {
@@ -294,7 +290,7 @@ static void fill_row(const struct compare_row *row, struct cell *cells, const si
 	}
 	if (row->has[COMPARE_TORCH]) {
 		cell_set(&cells[9], change_text(t->ratio));
-		cell_set(&cells[10], xstrdup(verdict_text(row, COMPARE_TORCH)));
+		cell_set(&cells[10], xstrdup(compare_verdict_text(row, COMPARE_TORCH)));
 		cells[10].colored = 1;
 		cells[10].color = row->excluded ? TERM_DIM : verdict_color(row->verdict[COMPARE_TORCH]);
 	} else {
@@ -494,256 +490,6 @@ void compare_render_report(const struct compare *c, struct strbuf *sb, int color
 	if (c->excluded_rows)
 		strbuf_addf(sb, " (%zu " EXCLUDED ": GRAPH_NO_KERNELS)", c->excluded_rows);
 	strbuf_addch(sb, '\n');
-}
-
-/* ---- compare.json --------------------------------------------------------------- */
-
-static json_t *num_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *cmp_json(const struct compare_row *row, int k, const struct compare *c)
-{
-	const struct stats_cmp *r = &row->res[k];
-	json_t *o;
-
-	if (!row->has[k])
-		return json_null();
-	o = json_object();
-	json_object_set_new(o, "a_ms", num_or_null(r->a_ms));
-	json_object_set_new(o, "b_ms", num_or_null(r->b_ms));
-	json_object_set_new(o, "ratio", num_or_null(r->ratio));
-	json_object_set_new(o, "ci_low", num_or_null(r->lo));
-	json_object_set_new(o, "ci_high", num_or_null(r->hi));
-	json_object_set_new(o, "p", num_or_null(r->p));
-	json_object_set_new(o, "q", num_or_null(row->q[k]));
-	json_object_set_new(o, "p_mwu", num_or_null(r->p_mwu));
-	json_object_set_new(o, "test", json_string(r->test));
-	json_object_set_new(o, "df", num_or_null(r->df));	/* null: infinite (z) or none */
-	json_object_set_new(o, "rounds_a", json_integer((json_int_t)r->ka));
-	json_object_set_new(o, "rounds_b", json_integer((json_int_t)r->kb));
-	json_object_set_new(o, "samples_a", json_integer((json_int_t)r->na));
-	json_object_set_new(o, "samples_b", json_integer((json_int_t)r->nb));
-	json_object_set_new(o, "spread_a", num_or_null(r->spread_a));
-	json_object_set_new(o, "spread_b", num_or_null(r->spread_b));
-	json_object_set_new(o, "drift_floor_a", r->floor_a ? json_real(r->drift_a) : json_null());
-	json_object_set_new(o, "drift_floor_b", r->floor_b ? json_real(r->drift_b) : json_null());
-	json_object_set_new(o, "placement_sd_a", num_or_null(r->place_a));
-	json_object_set_new(o, "placement_sd_b", num_or_null(r->place_b));
-	json_object_set_new(o, "verdict", json_string(verdict_text(row, k)));
-	json_object_set_new(o, "why", r->why ? json_string(r->why) : json_null());
-	return o;
-}
-
-static json_t *strvec_json(const struct strvec *v)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < v->nr; i++)
-		json_array_append_new(a, json_string(v->v[i]));
-	return a;
-}
-
-static json_t *side_json(const struct compare_side *side)
-{
-	json_t *o = json_object(), *runs = json_array();
-
-	for (size_t i = 0; i < side->nr; i++) {
-		const struct compare_run *r = &side->runs[i];
-		json_t *e = json_object();
-
-		json_object_set_new(e, "dir", json_string(r->dir));
-		json_object_set_new(e, "identity", r->identity_state == 0 ? json_string("read") :
-				    r->identity_state > 0 ? json_string("absent") :
-							    json_string("unreadable"));
-		json_object_set_new(e, "status", r->identity && json_str(r->identity, "status") ?
-				    json_string(json_str(r->identity, "status")) : json_null());
-		json_object_set_new(e, "op", r->identity && json_str(r->identity, "op") ?
-				    json_string(json_str(r->identity, "op")) : json_null());
-		json_object_set_new(e, "caliber", r->identity && json_object_get(r->identity, "caliber") ?
-				    json_deep_copy(json_object_get(r->identity, "caliber")) : json_null());
-		json_object_set_new(e, "provenance", r->identity && json_object_get(r->identity, "provenance") ?
-				    json_deep_copy(json_object_get(r->identity, "provenance")) : json_null());
-		json_object_set_new(e, "rows", json_integer((json_int_t)r->rows));
-		json_object_set_new(e, "duplicate_rows", json_integer((json_int_t)r->duplicates));
-		json_object_set_new(e, "skipped_lines", json_integer((json_int_t)r->skipped_lines));
-		json_array_append_new(runs, e);
-	}
-	json_object_set_new(o, "rounds", json_integer((json_int_t)side->nr));
-	json_object_set_new(o, "runs", runs);
-	return o;
-}
-
-static json_t *counts_json(const struct compare_counts *k)
-{
-	json_t *o = json_object();
-
-	for (int v = STATS_SAME; v <= STATS_UNSURE; v++)
-		json_object_set_new(o, stats_verdict_name(v), json_integer((json_int_t)k->n[v]));
-	json_object_set_new(o, "compared", json_integer((json_int_t)k->compared));
-	return o;
-}
-
-json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_code)
-{
-	json_t *o = json_object(), *set = json_object(), *cal = json_object(), *sum = json_object();
-	json_t *rows = json_array();
-
-	json_object_set_new(o, "schema_version", json_integer(COMPARE_SCHEMA_VERSION));
-	json_object_set_new(o, "kind", json_string("zlb-compare"));
-	json_object_set_new(o, "zlb_version", json_string(ZLB_VERSION));
-	json_object_set_new(o, "created_at", identity_now());
-	json_object_set_new(set, "threshold", json_real(c->opts.threshold));
-	json_object_set_new(set, "fdr", json_real(c->opts.fdr));
-	json_object_set_new(set, "drift_floor", json_real(c->opts.drift_floor));
-	json_object_set_new(set, "bootstrap", json_integer(c->opts.nboot));
-	json_object_set_new(set, "seed", json_integer((json_int_t)c->opts.seed));
-	json_object_set_new(set, "confidence", json_real(c->opts.confidence));
-	json_object_set_new(o, "settings", set);
-	json_object_set_new(o, "a", side_json(&c->side[0]));
-	json_object_set_new(o, "b", side_json(&c->side[1]));
-	json_object_set_new(cal, "ok", json_boolean(!c->caliber_problems.nr));
-	json_object_set_new(cal, "allowed", json_boolean(caliber_allowed && c->caliber_problems.nr));
-	json_object_set_new(cal, "problems", json_deep_copy(c->caliber_fields));
-	json_object_set_new(o, "caliber", cal);
-	json_object_set_new(o, "warnings", strvec_json(&c->warnings));
-	json_object_set_new(o, "notes", strvec_json(&c->notes));
-	json_object_set_new(sum, "paired", json_integer((json_int_t)c->paired));
-	json_object_set_new(sum, "only_a", json_integer((json_int_t)c->only_a));
-	json_object_set_new(sum, "only_b", json_integer((json_int_t)c->only_b));
-	json_object_set_new(sum, "not_success", json_integer((json_int_t)c->not_success));
-	json_object_set_new(sum, "fallback_rows", json_integer((json_int_t)c->fallback_rows));
-	json_object_set_new(sum, "excluded_rows", json_integer((json_int_t)c->excluded_rows));
-	json_object_set_new(sum, "gems", counts_json(&c->counts[COMPARE_GEMS]));
-	json_object_set_new(sum, "torch", counts_json(&c->counts[COMPARE_TORCH]));
-	json_object_set_new(sum, "single_round", json_boolean(c->single_round_rows));
-	json_object_set_new(sum, "regression", json_boolean(c->regression));
-	json_object_set_new(sum, "exit_code", json_integer(exit_code));
-	json_object_set_new(o, "summary", sum);
-	for (size_t i = 0; i < c->nr_rows; i++) {
-		const struct compare_row *row = &c->rows[i];
-		json_t *e = json_object();
-
-		json_object_set_new(e, "op", json_string(row->op));
-		json_object_set_new(e, "op_name", json_string(row->op_name));
-		json_object_set_new(e, "dtype", json_string(row->dtype));
-		json_object_set_new(e, "shape_detail", json_string(row->shape));
-		json_object_set_new(e, "paired", json_boolean(row->paired));
-		json_object_set_new(e, "unpaired_reason", row->unpaired_reason ?
-				    json_string(row->unpaired_reason) : json_null());
-		json_object_set_new(e, "status_a", strvec_json(&row->side[0].statuses));
-		json_object_set_new(e, "status_b", strvec_json(&row->side[1].statuses));
-		json_object_set_new(e, "markers_a", strvec_json(&row->side[0].markers));
-		json_object_set_new(e, "markers_b", strvec_json(&row->side[1].markers));
-		json_object_set_new(e, "timers_a", strvec_json(&row->side[0].timers));
-		json_object_set_new(e, "timers_b", strvec_json(&row->side[1].timers));
-		json_object_set_new(e, "fallback", json_boolean(row->fallback));
-		for (int k = 0; k < COMPARE_KINDS; k++)
-			json_object_set_new(e, kind_name[k], cmp_json(row, k, c));
-		json_array_append_new(rows, e);
-	}
-	json_object_set_new(o, "rows", rows);
-	return o;
-}
-
-/* ---- compare.csv ------------------------------------------------------------------ */
-
-static void csv_field(struct strbuf *sb, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		strbuf_addstr(sb, s);
-		return;
-	}
-	strbuf_addch(sb, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			strbuf_addch(sb, '"');
-		strbuf_addch(sb, *s);
-	}
-	strbuf_addch(sb, '"');
-}
-
-/* A number with digits significant digits (g) or decimals (f); empty when it does not exist. */
-static void csv_num(struct strbuf *sb, int digits, int fixed, double v)
-{
-	if (!isfinite(v))
-		return;
-	if (fixed)
-		strbuf_addf(sb, "%.*f", digits, v);
-	else
-		strbuf_addf(sb, "%.*g", digits, v);
-}
-
-static void csv_join(struct strbuf *sb, const struct strvec *v)
-{
-	struct strbuf j = STRBUF_INIT;
-
-	for (size_t i = 0; i < v->nr; i++)
-		strbuf_addf(&j, "%s%s", i ? ";" : "", v->v[i]);
-	csv_field(sb, j.buf);
-	strbuf_release(&j);
-}
-
-int compare_write_csv(const struct compare *c, const char *path)
-{
-	struct strbuf sb = STRBUF_INIT;
-	int rc;
-
-	strbuf_addstr(&sb, "op,op_name,dtype,shape_detail,pairing");
-	for (int k = 0; k < COMPARE_KINDS; k++)
-		strbuf_addf(&sb, ",%1$s_a_ms,%1$s_b_ms,%1$s_ratio,%1$s_ci_low,%1$s_ci_high,%1$s_p,"
-			    "%1$s_q,%1$s_test,%1$s_rounds_a,%1$s_rounds_b,%1$s_verdict", kind_name[k]);
-	strbuf_addstr(&sb, ",markers_a,markers_b,status_a,status_b\n");
-	for (size_t i = 0; i < c->nr_rows; i++) {
-		const struct compare_row *row = &c->rows[i];
-
-		csv_field(&sb, row->op);
-		strbuf_addch(&sb, ',');
-		csv_field(&sb, row->op_name);
-		strbuf_addch(&sb, ',');
-		csv_field(&sb, row->dtype);
-		strbuf_addch(&sb, ',');
-		csv_field(&sb, row->shape);
-		strbuf_addch(&sb, ',');
-		csv_field(&sb, row->paired ? "paired" : row->unpaired_reason);
-		for (int k = 0; k < COMPARE_KINDS; k++) {
-			const struct stats_cmp *r = &row->res[k];
-
-			if (!row->has[k]) {
-				strbuf_addstr(&sb, ",,,,,,,,,,,");
-				continue;
-			}
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 9, 0, r->a_ms);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 9, 0, r->b_ms);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 6, 1, r->ratio);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 6, 1, r->lo);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 6, 1, r->hi);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 4, 0, r->p);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 4, 0, row->q[k]);
-			strbuf_addf(&sb, ",%s,%zu,%zu,%s", r->test, r->ka, r->kb,
-				    verdict_text(row, k));
-		}
-		strbuf_addch(&sb, ',');
-		csv_join(&sb, &row->side[0].markers);
-		strbuf_addch(&sb, ',');
-		csv_join(&sb, &row->side[1].markers);
-		strbuf_addch(&sb, ',');
-		csv_join(&sb, &row->side[0].statuses);
-		strbuf_addch(&sb, ',');
-		csv_join(&sb, &row->side[1].statuses);
-		strbuf_addch(&sb, '\n');
-	}
-	rc = write_file_atomic(path, sb.buf, sb.len);
-	strbuf_release(&sb);
-	return rc;
 }
 
 int compare_render_result(const struct compare *c, struct strbuf *sb, int color)

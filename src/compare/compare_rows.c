@@ -194,7 +194,6 @@ static int load_event(void *vctx, json_t *obj, size_t lineno)
 }
 
 static const char *latency_key[COMPARE_KINDS] = { "latency_ms", "latency_base_ms" };
-static const char *kind_name[COMPARE_KINDS] = { "gems", "torch" };
 
 static int load_row(void *vctx, json_t *obj, size_t lineno)
 {
@@ -243,7 +242,7 @@ static int load_row(void *vctx, json_t *obj, size_t lineno)
 			results_meas_markers(meas, &row->side[ctx->side].markers);
 			compare_add_unique(&row->side[ctx->side].timers, json_str(meas, "timer"));
 			if (json_is_integer(k_json)) {
-				char *kk = xstrfmt("%s=%lld", kind_name[k],
+				char *kk = xstrfmt("%s=%lld", compare_kind_name[k],
 						   (long long)json_integer_value(k_json));
 				compare_add_unique(&row->side[ctx->side].ks, kk);
 				free(kk);
