@@ -1,3 +1,11 @@
+/*
+ * The batch scheduler (batch.h): operators over device slots, attempts
+ * through an executor, retries by the policy, the status files rewritten
+ * as each attempt ends. About 770 lines in one file because it is one
+ * event loop over one private state (lanes, attempts, the status table);
+ * the policy, the status files and the progress are already files of
+ * their own.
+ */
 #include "batch/batch.h"
 
 #include <errno.h>

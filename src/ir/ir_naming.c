@@ -1,3 +1,11 @@
+/*
+ * Readable names for the IR files of a run (ir_naming.h). About 770 lines
+ * in one file because it is one algorithm: a name is built from the
+ * shape, the kernel and its specialisation, then shortened as far as it
+ * stays unique among every other name of the run, so the abbreviation,
+ * the collision rules and the folding of Size Details must see the same
+ * state; split, each part would need all of it.
+ */
 #include "ir/ir_naming.h"
 
 #include <stdio.h>

@@ -5,7 +5,8 @@
  * into the measured process, and keeping its batching, clock gate, noise
  * rule and report in one translation unit keeps every helper static, so
  * the .so exports the zlbt_* API and nothing else (stats.c and the driver
- * loader are its only other parts). Splitting it is issue 13's work.
+ * loader are its only other parts), and the measured loop, its batching
+ * and the stopping rule read in one place, in the order they run.
  *
  * With several placements a batch replays each graph's share in one block,
  * opened by an untimed replay of that graph, and stores the samples where
