@@ -92,15 +92,6 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-static json_t *strvec_json(const struct strvec *sv)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < sv->nr; i++)
-		json_array_append_new(a, json_string(sv->v[i]));
-	return a;
-}
-
 static json_t *side_json(const struct ab_plan *p, int s)
 {
 	const struct ab_side *side = &p->spec->side[s];
@@ -145,7 +136,7 @@ static json_t *initial_json(const struct ab_state *st)
 	json_object_set_new(j, "tuner_cache", json_string(p->isolate_tuner_cache ? "isolated"
 									       : "shared"));
 	json_object_set_new(j, "allow_no_ir_diff", json_boolean(p->spec->allow_no_ir_diff));
-	json_object_set_new(j, "run_options", strvec_json(p->run_args));
+	json_object_set_new(j, "run_options", json_strvec(p->run_args));
 	json_object_set_new(j, "recording", json_null());
 	json_object_set_new(j, "runs", json_array());
 	json_object_set_new(j, "switch_check", json_array());
@@ -428,7 +419,7 @@ static int ir_gate(struct ab_state *st, const char *run_a, const char *run_b)
 	json_object_set_new(ir, "differing", json_integer((json_int_t)r.differing));
 	json_object_set_new(ir, "only_a", json_integer((json_int_t)r.only_a));
 	json_object_set_new(ir, "only_b", json_integer((json_int_t)r.only_b));
-	json_object_set_new(ir, "first", strvec_json(&r.first));
+	json_object_set_new(ir, "first", json_strvec(&r.first));
 	json_object_set_new(ir, "allowed", json_boolean(p->spec->allow_no_ir_diff));
 	json_object_set_new(st->j, "ir", ir);
 	save(st);
@@ -561,7 +552,7 @@ static int run_compare(struct ab_state *st)
 	run_opts.caliber_hint = hint;
 	rc = compare_run(&c, &run_opts, p->rep, &stage);
 	free(hint);
-	json_object_set_new(cj, "caliber_problems", strvec_json(&c.caliber_problems));
+	json_object_set_new(cj, "caliber_problems", json_strvec(&c.caliber_problems));
 	if (stage != COMPARE_DONE)
 		goto out;
 	if (write_compare_files(st, &c, rc, &csv, &js))

@@ -111,15 +111,6 @@ static void join(struct strbuf *sb, const struct strvec *v, const char *sep)
 		strbuf_addstr(sb, "(no identity)");
 }
 
-static json_t *strvec_to_json(const struct strvec *v)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < v->nr; i++)
-		json_array_append_new(a, json_string(v->v[i]));
-	return a;
-}
-
 /*
  * Every caliber key any compared run recorded, in the order the runs wrote
  * them (A's first): the runs say what their caliber is (zlb run's is
@@ -146,8 +137,8 @@ static void problem(struct compare *c, const char *field, const struct strvec *a
 
 	strvec_push(&c->caliber_problems, text);
 	json_object_set_new(f, "field", json_string(field));
-	json_object_set_new(f, "a", strvec_to_json(a));
-	json_object_set_new(f, "b", strvec_to_json(b));
+	json_object_set_new(f, "a", json_strvec(a));
+	json_object_set_new(f, "b", json_strvec(b));
 	json_object_set_new(f, "text", json_string(text));
 	json_array_append_new(c->caliber_fields, f);
 }

@@ -54,15 +54,6 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 	return o;
 }
 
-static json_t *strvec_json(const struct strvec *v)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < v->nr; i++)
-		json_array_append_new(a, json_string(v->v[i]));
-	return a;
-}
-
 static json_t *side_json(const struct compare_side *side)
 {
 	json_t *o = json_object(), *runs = json_array();
@@ -125,8 +116,8 @@ json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_c
 	json_object_set_new(cal, "allowed", json_boolean(caliber_allowed && c->caliber_problems.nr));
 	json_object_set_new(cal, "problems", json_deep_copy(c->caliber_fields));
 	json_object_set_new(o, "caliber", cal);
-	json_object_set_new(o, "warnings", strvec_json(&c->warnings));
-	json_object_set_new(o, "notes", strvec_json(&c->notes));
+	json_object_set_new(o, "warnings", json_strvec(&c->warnings));
+	json_object_set_new(o, "notes", json_strvec(&c->notes));
 	json_object_set_new(sum, "paired", json_integer((json_int_t)c->paired));
 	json_object_set_new(sum, "only_a", json_integer((json_int_t)c->only_a));
 	json_object_set_new(sum, "only_b", json_integer((json_int_t)c->only_b));
@@ -150,12 +141,12 @@ json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_c
 		json_object_set_new(e, "paired", json_boolean(row->paired));
 		json_object_set_new(e, "unpaired_reason", row->unpaired_reason ?
 				    json_string(row->unpaired_reason) : json_null());
-		json_object_set_new(e, "status_a", strvec_json(&row->side[0].statuses));
-		json_object_set_new(e, "status_b", strvec_json(&row->side[1].statuses));
-		json_object_set_new(e, "markers_a", strvec_json(&row->side[0].markers));
-		json_object_set_new(e, "markers_b", strvec_json(&row->side[1].markers));
-		json_object_set_new(e, "timers_a", strvec_json(&row->side[0].timers));
-		json_object_set_new(e, "timers_b", strvec_json(&row->side[1].timers));
+		json_object_set_new(e, "status_a", json_strvec(&row->side[0].statuses));
+		json_object_set_new(e, "status_b", json_strvec(&row->side[1].statuses));
+		json_object_set_new(e, "markers_a", json_strvec(&row->side[0].markers));
+		json_object_set_new(e, "markers_b", json_strvec(&row->side[1].markers));
+		json_object_set_new(e, "timers_a", json_strvec(&row->side[0].timers));
+		json_object_set_new(e, "timers_b", json_strvec(&row->side[1].timers));
 		json_object_set_new(e, "fallback", json_boolean(row->fallback));
 		for (int k = 0; k < COMPARE_KINDS; k++)
 			json_object_set_new(e, compare_kind_name[k], cmp_json(row, k, c));

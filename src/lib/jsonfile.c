@@ -121,3 +121,12 @@ double json_num(const json_t *obj, const char *key, double dflt)
 	json_t *v = json_object_get(obj, key);
 	return json_is_number(v) ? json_number_value(v) : dflt;
 }
+
+json_t *json_strvec(const struct strvec *sv)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < sv->nr; i++)
+		json_array_append_new(a, json_string(sv->v[i]));
+	return a;
+}

@@ -7,6 +7,8 @@
 #define ZLB_JSONFILE_H
 
 #include <jansson.h>
+
+#include "lib/strvec.h"
 #include <stddef.h>
 
 /* Write obj as indented JSON with a final newline, atomically. */
@@ -29,5 +31,7 @@ int jsonl_append(const char *path, const json_t *obj);
 /* Small accessors that tolerate absent or mistyped fields. */
 const char *json_str(const json_t *obj, const char *key);
 double json_num(const json_t *obj, const char *key, double dflt);
+/* A new JSON array of the strings of sv. */
+json_t *json_strvec(const struct strvec *sv);
 
 #endif

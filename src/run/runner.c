@@ -105,14 +105,6 @@ static void build_argv(const struct run_config *cfg, const struct preflight *pf,
 
 /* --- identity ----------------------------------------------------------- */
 
-static json_t *strvec_json(const struct strvec *sv)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < sv->nr; i++)
-		json_array_append_new(a, json_string(sv->v[i]));
-	return a;
-}
-
 static json_t *initial_identity(const struct run_config *cfg, const struct preflight *pf,
 				const char *run_dir, const char *tuner_cache,
 				const struct strvec *plugins, const struct strvec *child_argv,
@@ -135,7 +127,7 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 	strvec_pushv(&cmd, (const char *const *)argv);
 	(void)argc;
 	json_object_set_new(prov, "zlb_version", json_string(ZLB_VERSION));
-	json_object_set_new(prov, "command_line", strvec_json(&cmd));
+	json_object_set_new(prov, "command_line", json_strvec(&cmd));
 	json_object_set_new(prov, "host", json_string(host));
 	json_object_set_new(prov, "started_at", identity_now());
 	json_object_set_new(prov, "op_file", json_string(pf->target.op_file));
@@ -165,10 +157,10 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 	json_object_set_new(prov, "shape_source", json_string(
 		!strcmp(pf->shape_mode, "file") ? pf->shapes.path :
 		!strcmp(pf->shape_mode, "inline") ? "built-in" : "upstream core_shapes.yaml"));
-	json_object_set_new(prov, "plugins", strvec_json(plugins));
+	json_object_set_new(prov, "plugins", json_strvec(plugins));
 	json_object_set_new(prov, "timer_lib", pf->timer_lib ? json_string(pf->timer_lib)
 							     : json_null());
-	json_object_set_new(prov, "pytest_command", strvec_json(child_argv));
+	json_object_set_new(prov, "pytest_command", json_strvec(child_argv));
 	strvec_clear(&cmd);
 	free(commit);
 	return id;
