@@ -195,16 +195,14 @@ static int load_event(void *vctx, json_t *obj, size_t lineno)
 
 static const char *latency_key[COMPARE_KINDS] = { "latency_ms", "latency_base_ms" };
 
-static int load_row(void *vctx, json_t *obj, size_t lineno)
+static int load_row(void *vctx, const struct results_row *row_in, size_t lineno)
 {
 	struct load_ctx *ctx = vctx;
-	struct results_row rr;
+	struct results_row rr = *row_in;
+	const json_t *obj = rr.obj;
 	struct strbuf key = STRBUF_INIT;
 	struct compare_row *row;
 	int created;
-
-	if (results_row_get(obj, &rr))
-		return 0;
 	strbuf_addf(&key, "%s%c%s%c%s%c%s", rr.op, 0x1f, rr.op_name, 0x1f, rr.dtype, 0x1f,
 		    rr.shape);
 	row = row_for(ctx->c, key.buf, &created);
@@ -274,7 +272,8 @@ int compare_load_results(struct compare *c)
 			free(path);
 			path = path_join(r->dir, RESULTS_FILE);
 			if (rc >= 0)
-				rc = jsonl_each(path, load_row, &ctx, &r->skipped_lines);
+				rc = results_each(path, RESULTS_QUIET_BAD_LINES, load_row, &ctx,
+						  &r->skipped_lines);
 			free(path);
 			strvec_clear(&ctx.fallback_nodes);
 			if (rc < 0)

@@ -19,6 +19,7 @@
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 #include "rundir/identity.h"
+#include "rundir/results_file.h"
 #include "rundir/rundir.h"
 
 /* ---- Inputs ------------------------------------------------------------ */
@@ -277,20 +278,16 @@ static void add_launches(struct inputs *in, size_t row, const json_t *list)
 	}
 }
 
-static int on_row(void *ctx, json_t *obj, size_t lineno)
+static int on_row(void *ctx, const struct results_row *row, size_t lineno)
 {
 	struct inputs *in = ctx;
-	const char *kind = json_str(obj, "kind");
-	const char *detail = json_str(obj, "shape_detail");
-	const char *dtype = json_str(obj, "dtype");
+	const json_t *obj = row->obj;
 	size_t r;
 
-	if (kind && strcmp(kind, "row"))
-		return 0;
 	GROW(in->rows, in->nrows, in->arows);
 	r = in->nrows++;
-	in->rows[r].detail = xstrdup(detail ? detail : "N/A");
-	in->rows[r].dtype = dtype && *dtype ? xstrdup(dtype) : NULL;
+	in->rows[r].detail = xstrdup(row->shape);
+	in->rows[r].dtype = *row->dtype ? xstrdup(row->dtype) : NULL;
 	add_launches(in, r, json_object_get(obj, "launches"));
 	add_launches(in, r, json_object_get(json_object_get(obj, "torch"), "launches"));
 	add_launches(in, r, json_object_get(json_object_get(obj, "gems"), "launches"));
@@ -373,8 +370,8 @@ int irl_read_inputs(const char *run_dir, struct inputs *in)
 	else
 		in->skipped += skipped;
 
-	p = path_join(run_dir, "results.jsonl");
-	r = jsonl_each(p, on_row, in, &skipped);
+	p = path_join(run_dir, RESULTS_FILE);
+	r = results_each(p, RESULTS_SKIP_SAMPLES | RESULTS_QUIET_BAD_LINES, on_row, in, &skipped);
 	free(p);
 	if (r < 0)
 		return -1;

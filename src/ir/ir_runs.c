@@ -19,6 +19,7 @@
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 #include "rundir/identity.h"
+#include "rundir/results_file.h"
 #include "rundir/rundir.h"
 
 /* ---- Runs ---------------------------------------------------------------- */
@@ -37,16 +38,14 @@ int ir_is_run_dir(const char *dir)
 	return yes;
 }
 
-static int first_op(void *ctx, json_t *obj, size_t lineno)
+static int first_op(void *ctx, const struct results_row *row, size_t lineno)
 {
 	char **op = ctx;
-	const char *s = json_str(obj, "op");
 
-	if (s && *s && (!json_str(obj, "kind") || !strcmp(json_str(obj, "kind"), "row"))) {
-		*op = xstrdup(s);
-		return 1;
-	}
-	return 0;
+	if (!*row->op)
+		return 0;
+	*op = xstrdup(row->op);
+	return 1;
 }
 
 char *ir_run_op(const char *run_dir)
@@ -60,8 +59,8 @@ char *ir_run_op(const char *run_dir)
 		op = xstrdup(json_str(id, "op"));
 	json_decref(id);
 	if (!op) {
-		p = path_join(run_dir, "results.jsonl");
-		jsonl_each(p, first_op, &op, NULL);
+		p = path_join(run_dir, RESULTS_FILE);
+		results_each(p, RESULTS_SKIP_SAMPLES | RESULTS_QUIET_BAD_LINES, first_op, &op, NULL);
 		free(p);
 	}
 	if (!op) {

@@ -249,8 +249,9 @@ static int walk_lines(const char *path, const char *needle, unsigned flags, line
 			n = drop_samples(p, n);
 		obj = json_loadb(p, n, 0, &err);
 		if (!json_is_object(obj)) {
-			warning("%s:%zu: not a JSON object (%s); line skipped", path, lineno,
-				obj ? "another JSON value" : err.text);
+			if (!(flags & RESULTS_QUIET_BAD_LINES))
+				warning("%s:%zu: not a JSON object (%s); line skipped", path, lineno,
+					obj ? "another JSON value" : err.text);
 			bad++;
 		} else {
 			ret = fn(ctx, obj, lineno);

@@ -60,6 +60,8 @@ void results_meas_markers(const json_t *meas, struct strvec *out);
 
 /* Drop samples_ms arrays before parsing (see above). */
 #define RESULTS_SKIP_SAMPLES 0x1
+/* Count bad lines in *bad_lines without a warning: the caller reports them. */
+#define RESULTS_QUIET_BAD_LINES 0x2
 
 /* Called for each row; a non-zero return stops the walk (negative: error). */
 typedef int (*results_row_fn)(void *ctx, const struct results_row *row, size_t lineno);

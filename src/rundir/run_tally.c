@@ -6,6 +6,7 @@
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "rundir/markers.h"
+#include "rundir/results_file.h"
 
 static int measurement_timer(const json_t *m, const char **timer)
 {
@@ -32,15 +33,14 @@ static json_t *row_label(const json_t *row)
 		json_str(row, "shape_detail") ? json_str(row, "shape_detail") : "?");
 }
 
-static int tally_row(void *ctx, json_t *row, size_t lineno)
+static int tally_row(void *ctx, const struct results_row *rr, size_t lineno)
 {
 	struct run_tally *t = ctx;
-	const char *kind = json_str(row, "kind"), *tt, *gt;
+	const json_t *row = rr->obj;
+	const char *tt, *gt;
 	int has_t, has_g, direct;
 	json_t *torch = json_object_get(row, "torch"), *gems = json_object_get(row, "gems");
 
-	if (kind && strcmp(kind, "row"))
-		return 0;
 	t->rows++;
 	if (json_str(row, "status") && strcmp(json_str(row, "status"), "SUCCESS"))
 		t->rows_failed++;
@@ -122,7 +122,7 @@ static int tally_event(void *ctx, json_t *ev, size_t lineno)
 
 int run_tally_read(const char *run_dir, struct run_tally *t)
 {
-	char *results = path_join(run_dir, "results.jsonl");
+	char *results = path_join(run_dir, RESULTS_FILE);
 	char *events = path_join(run_dir, "events.jsonl");
 	size_t bad = 0;
 	int ret = 0;
@@ -136,7 +136,8 @@ int run_tally_read(const char *run_dir, struct run_tally *t)
 	t->copy_rows = json_array();
 	t->no_kernel_rows = json_array();
 	t->autotune = json_object();
-	if (jsonl_each(results, tally_row, t, &bad) < 0)
+	if (results_each(results, RESULTS_SKIP_SAMPLES | RESULTS_QUIET_BAD_LINES, tally_row, t,
+			 &bad) < 0)
 		ret = -1;
 	t->bad_lines += bad;
 	if (jsonl_each(events, tally_event, t, &bad) < 0)

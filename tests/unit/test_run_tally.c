@@ -37,7 +37,8 @@ static void put(const char *dir, const char *name, const char *text)
 }
 
 #define ROW(name, tm, gm) \
-	"{\"kind\": \"row\", \"op_name\": \"" name "\", \"dtype\": \"torch.float16\", " \
+	"{\"kind\": \"row\", \"op\": \"" name "\", \"op_name\": \"" name "\", " \
+	"\"dtype\": \"torch.float16\", " \
 	"\"shape_detail\": \"[1024]\", \"status\": \"SUCCESS\", " \
 	"\"torch\": {\"timer\": \"graph\", \"markers\": " tm "}, " \
 	"\"gems\": {\"timer\": \"graph\", \"markers\": " gm "}}\n"
