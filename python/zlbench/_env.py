@@ -86,8 +86,8 @@ def shape_mode():
 
 
 def seed():
-    """ZLB_SEED, default 0. Any integer (negative seeds are refused by torch)."""
-    return _int("ZLB_SEED", 0, 0)
+    """ZLB_SEED: a non-negative integer (zlb's --seed; torch refuses negative seeds)."""
+    return _int("ZLB_SEED", REQUIRED, 0, 2147483647)
 
 
 TIMERS = ("graph", "direct")
@@ -249,11 +249,11 @@ def backend():
 
 
 def use_flagtune():
-    """ZLB_USE_FLAGTUNE: '1' (FlagTune's expanded config spaces) or '0'
-    (default); as a bool."""
+    """ZLB_USE_FLAGTUNE: '1' (FlagTune's expanded config spaces) or '0', as
+    zlb's --use-flagtune passes it; as a bool."""
     raw = _get("ZLB_USE_FLAGTUNE")
     if raw is None:
-        return False
+        raise _missing("ZLB_USE_FLAGTUNE")
     if raw.strip() not in ("0", "1"):
         raise EnvError("ZLB_USE_FLAGTUNE=%r is neither '0' nor '1'" % raw)
     return raw.strip() == "1"

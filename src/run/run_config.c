@@ -118,7 +118,7 @@ const struct opt_def run_option_defs[] = {
 	{ "use-flagtune", NULL, "USE_FLAGTUNE", "0", OPT_BOOL, NULL, 0, 0, NULL,
 	  "tune in FlagTune's expanded config spaces (slow first run); A and B "
 	  "must agree", NULL,
-	  BIND(BOOL, use_flagtune), .record = "use_flagtune" },
+	  BIND(BOOL, use_flagtune), .export_env = "ZLB_USE_FLAGTUNE", .record = "use_flagtune" },
 	{ "color", NULL, "FLAGGEMS_PERF_COLOR", "auto", OPT_CHOICE, colors, 0, 0, "WHEN",
 	  "terminal colours (NO_COLOR is honoured in auto); run.log never has any", NULL,
 	  BIND(STR, color) },
@@ -214,7 +214,7 @@ const struct opt_def run_option_defs[] = {
 	  BIND(INT, warmup_max_calls), .export_env = "ZLB_WARMUP_MAX_CALLS", .record = "warmup_max_calls" },
 	{ "seed", NULL, "ZL_SEED", "0", OPT_INT, NULL, 0, 2147483647L, "N",
 	  "seed for random, numpy, torch and the device's generator", NULL,
-	  BIND(INT, seed), .record = "seed" },
+	  BIND(INT, seed), .export_env = "ZLB_SEED", .record = "seed" },
 	{ "ir", NULL, "ZL_IR", "on", OPT_CHOICE, on_off, 0, 0, "WHEN",
 	  "keep the IR of every kernel variant each shape ran (ttgir/ of the run "
 	  "directory); off skips the compile listener", NULL },

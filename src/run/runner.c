@@ -58,16 +58,10 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 		env_set(env, "ZLB_SHAPE_FILE", shape_archive);
 	else
 		env_unset(env, "ZLB_SHAPE_FILE");
-	{
-		char *v = xstrfmt("%d", cfg->seed);
-		env_set(env, "ZLB_SEED", v);
-		free(v);
-	}
 	env_set(env, "ZLB_TIMER", pf->timer);
 	run_config_engine_env(cfg, env);
 	env_set(env, "ZLB_IR", cfg->ir ? "1" : "0");
 	env_set(env, "ZLB_BACKEND", pf->backend->name);
-	env_set(env, "ZLB_USE_FLAGTUNE", cfg->use_flagtune ? "1" : "0");
 	env_set(env, "ZLB_AUTOTUNE_MODE", pf->replay_from ? "replay" : "record");
 	if (pf->replay_from)
 		env_set(env, "ZLB_REPLAY_FROM", pf->replay_from);
