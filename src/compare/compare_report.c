@@ -300,21 +300,6 @@ static void fill_row(const struct compare_row *row, struct cell *cells, const si
 	cell_set(&cells[11], notes_text(row, nruns));
 }
 
-static void add_padded(struct strbuf *sb, const struct cell *c, size_t width, int right,
-		       int color, int last)
-{
-	size_t len = strlen(c->text);
-
-	if (right)
-		strbuf_addchars(sb, ' ', width - len);
-	if (c->colored)
-		term_addstr_colored(sb, color, c->color, c->text);
-	else
-		strbuf_addstr(sb, c->text);
-	if (!right && !last)
-		strbuf_addchars(sb, ' ', width - len);
-}
-
 static void render_table(const struct compare *c, struct strbuf *sb, int color)
 {
 	size_t width[NCOLS], nr = c->paired, nruns[2];
@@ -341,8 +326,12 @@ static void render_table(const struct compare *c, struct strbuf *sb, int color)
 		for (int k = 0; k < NCOLS; k++) {
 			if (k)
 				strbuf_addstr(&line, "  ");
-			add_padded(&line, &cells[j * NCOLS + k], width[k], col_right[k], color,
-				   k == NCOLS - 1);
+			const struct cell *cell = &cells[j * NCOLS + k];
+
+			term_add_cell(&line, cell->text, width[k],
+				      col_right[k] ? TERM_RIGHT :
+				      k == NCOLS - 1 ? TERM_LEFT_LAST : TERM_LEFT,
+				      color && cell->colored, cell->color);
 		}
 		strbuf_rtrim(&line);
 		if (j == 0)

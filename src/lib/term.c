@@ -63,3 +63,15 @@ void term_addstr_colored(struct strbuf *sb, int on, enum term_color c,
 {
 	term_add_colored(sb, on, c, text, strlen(text));
 }
+
+void term_add_cell(struct strbuf *sb, const char *text, size_t width, enum term_align align,
+		   int on, enum term_color c)
+{
+	size_t len = strlen(text), pad = width > len ? width - len : 0;
+
+	if (align == TERM_RIGHT)
+		strbuf_addchars(sb, ' ', pad);
+	term_addstr_colored(sb, on, c, text);
+	if (align == TERM_LEFT)
+		strbuf_addchars(sb, ' ', pad);
+}

@@ -46,4 +46,19 @@ void term_add_colored(struct strbuf *sb, int on, enum term_color c,
 void term_addstr_colored(struct strbuf *sb, int on, enum term_color c,
 			 const char *text);
 
+/* How term_add_cell aligns a cell in its column. */
+enum term_align {
+	TERM_LEFT,        /* text, then spaces to the width */
+	TERM_LEFT_LAST,   /* text only: the line's last cell leaves no trailing spaces */
+	TERM_RIGHT,       /* spaces to the width, then text */
+};
+
+/*
+ * Append one table cell: text padded with spaces to width columns (text
+ * wider than width is not cut), coloured c when on (the codes take no
+ * width). The one padding rule of zlb's tables.
+ */
+void term_add_cell(struct strbuf *sb, const char *text, size_t width, enum term_align align,
+		   int on, enum term_color c);
+
 #endif

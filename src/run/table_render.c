@@ -209,17 +209,6 @@ static void render_title(const struct table_block *b, int color, struct strbuf *
 	strbuf_addstr(out, dt + strlen(b->dtype));
 }
 
-static void add_padded(struct strbuf *out, const char *s, size_t width, int right)
-{
-	size_t len = strlen(s), pad = width > len ? width - len : 0;
-
-	if (right)
-		strbuf_addchars(out, ' ', pad);
-	strbuf_addstr(out, s);
-	if (!right)
-		strbuf_addchars(out, ' ', pad);
-}
-
 static size_t max_size(size_t a, size_t b)
 {
 	return a > b ? a : b;
@@ -251,10 +240,10 @@ void table_render(const struct table_block *b, int color, struct strbuf *out)
 	}
 
 	/* Names are aligned like their values; the last column is not padded. */
-	add_padded(out, b->columns.v[0], w[0], 0);
+	term_add_cell(out, b->columns.v[0], w[0], TERM_LEFT, 0, TERM_BOLD);
 	for (j = 1; j < last; j++) {
 		strbuf_addstr(out, COLUMN_GAP);
-		add_padded(out, b->columns.v[j], w[j], 1);
+		term_add_cell(out, b->columns.v[j], w[j], TERM_RIGHT, 0, TERM_BOLD);
 	}
 	strbuf_addstr(out, COLUMN_GAP);
 	strbuf_addstr(out, b->columns.v[last]);
@@ -278,7 +267,7 @@ void table_render(const struct table_block *b, int color, struct strbuf *out)
 		strbuf_addchars(out, ' ', w[0] - slen);
 		for (j = 0; j < b->nr_fields; j++) {
 			strbuf_addstr(out, COLUMN_GAP);
-			add_padded(out, r->fields.v[j], w[j + 1], 1);
+			term_add_cell(out, r->fields.v[j], w[j + 1], TERM_RIGHT, 0, TERM_BOLD);
 		}
 		strbuf_addstr(out, COLUMN_GAP);
 		strbuf_addstr(out, display.v[i]);
