@@ -232,134 +232,94 @@ static int has_inventory(const char *ops_dir)
 	return 0;
 }
 
-#define FAIL_USAGE(...) do { rc = usage_error("batch", __VA_ARGS__); goto out; } while (0)
-
-int cmd_batch(int argc, char **argv)
-{
-	struct strvec bargv = STRVEC_INIT, run_args = STRVEC_INIT, spec_text = STRVEC_INIT,
-		      dtypes = STRVEC_INIT, env = STRVEC_INIT, check = STRVEC_INIT,
-		      exec_args = STRVEC_INIT;
-	struct opt_values raw = { 0 };
-	struct op_spec *specs = NULL;
-	size_t nspecs = 0;
-	struct batch_plan plan;
-	struct stream_reporter term;
-	struct run_config cfg;
-	struct device_list devs = { 0 };
+/* What zlb batch gathers from its command line before the scheduler runs. */
+struct batch_cmd {
+	struct strvec bargv;        /* the batch's own options, for its table */
+	struct strvec run_args;     /* zlb run options, given to every child */
+	struct strvec spec_text;    /* the operators as written */
+	struct strvec dtypes, env, exec_args;
+	struct opt_values raw;
+	struct op_spec *specs;
+	size_t nspecs;
+	struct run_config cfg;      /* what the children resolve from run_args */
+	int have_cfg;
+	struct device_list devs;
 	const struct backend_ops *be;
-	int *devices = NULL, ndevices = 0, rc = ZLB_EXIT_OK, help = 0, in_ops = 0,
-	    saw_devices = 0, saw_gpus = 0, ops_given = 0, have_cfg = 0, remote = 0;
-	char *dir = NULL, *shape_file = NULL, *replay_root = NULL, *main_dir = NULL,
-	     *vllm_dir = NULL, exe[PATH_MAX];
+	int *devices, ndevices;
+	int remote;                 /* the executor places jobs (Slurm) */
+	int ops_given;
+	char *dir, *shape_file, *replay_root, *main_dir, *vllm_dir;
+};
+
+/* Refuse with a usage error from a step of cmd_batch (exit 2). */
+#define REFUSE(...) return usage_error("batch", __VA_ARGS__)
+
+/* The batch's own options, then zlb run's, checked once by its own table (cfg: what the children resolve). */
+static int check_options(struct batch_cmd *bc)
+{
+	struct strvec check = STRVEC_INIT;
 	const char *s;
-	json_t *args = NULL;
-	ssize_t n;
+	int help = 0;
 
-	set_error_routine(error_quiet);
-	set_warning_routine(say_warning);
-	strvec_push(&bargv, "batch");
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const struct opt_def *d;
+	if (options_parse(batch_option_defs, (int)bc->bargv.nr, bc->bargv.v, environ, &bc->raw, &check,
+			  &help) || check.nr) {
+		int r = usage_error("batch", "%s", check.nr ? "unexpected argument" : last_error());
 
-		if (!strcmp(a, "--ops")) {
-			in_ops = ops_given = 1;
-			continue;
-		}
-		if (a[0] != '-') {
-			if (!in_ops)
-				FAIL_USAGE("'%s': operators go after --ops (or in --ops-file)", a);
-			strvec_push(&spec_text, a);
-			continue;
-		}
-		in_ops = 0;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			help = 1;
-			continue;
-		}
-		if ((d = opt_find(batch_option_defs, a))) {
-			if (!strcmp(d->name, "devices")) {
-				const char *nm = a + 2;
-				if (!strncmp(nm, "gpus", 4))
-					saw_gpus = 1;
-				else
-					saw_devices = 1;
-			}
-			strvec_push(&bargv, a);
-			if (d->kind != OPT_BOOL && !strchr(a, '=') && i + 1 < argc)
-				strvec_push(&bargv, argv[++i]);
-			continue;
-		}
-		if ((d = opt_find(run_option_defs, a))) {
-			if (in_list(owned_run_options, d->name))
-				FAIL_USAGE("%s is set by zlb batch for each operator%s", a,
-					   !strcmp(d->name, "replay-from") ?
-					   " (use --replay-root DIR for DIR/<repo>/<op>)" : "");
-			strvec_push(&run_args, a);
-			if (d->kind != OPT_BOOL && !strchr(a, '=') && i + 1 < argc)
-				strvec_push(&run_args, argv[++i]);
-			continue;
-		}
-		FAIL_USAGE("unknown option '%s'", a);
+		strvec_clear(&check);
+		return r;
 	}
-	if (help) {
-		char *names = backend_names_help();
-		fputs(usage_head, stdout);
-		options_usage(stdout, batch_option_defs);
-		printf("\nbackends: %s\n", names);
-		fputs(usage_tail, stdout);
-		free(names);
-		goto out;
-	}
-	if (saw_devices && saw_gpus)
-		FAIL_USAGE("--devices and --gpus are the same option; give one");
-	if (options_parse(batch_option_defs, (int)bargv.nr, bargv.v, environ, &raw, &check,
-			  &help) || check.nr)
-		FAIL_USAGE("%s", check.nr ? "unexpected argument" : last_error());
 	strvec_clear(&check);
 
 	/* zlb run's options: checked once by its own table (cfg: what children resolve). */
 	strvec_pushl(&check, "run", "softmax", NULL);
-	strvec_pushv(&check, (const char *const *)run_args.v);
+	strvec_pushv(&check, (const char *const *)bc->run_args.v);
 	{
 		struct opt_values rraw = { 0 };
-		int r = run_config_parse(&cfg, (int)check.nr, check.v, environ, &rraw);
+		int r = run_config_parse(&bc->cfg, (int)check.nr, check.v, environ, &rraw);
+
 		opt_values_release(&rraw);
-		have_cfg = 1;
+		strvec_clear(&check);
+		bc->have_cfg = 1;
 		if (r)
-			FAIL_USAGE("%s", last_error());
+			REFUSE("%s", last_error());
 	}
 	if ((s = getenv("REPLAY_FROM")) && *s)
-		FAIL_USAGE("REPLAY_FROM is set: zlb batch replays per operator with "
+		REFUSE("REPLAY_FROM is set: zlb batch replays per operator with "
 			   "--replay-root DIR (DIR/<repo>/<op>); unset REPLAY_FROM");
 
+	return 0;
+}
+
+/* The operators: --ops, --ops-file, --all, or a bare --resume's own list; each once. */
+static int select_operators(struct batch_cmd *bc)
+{
 	/* The operators. */
 	{
-		int all = opt_get(batch_option_defs, &raw, "all") != NULL &&
-			  opt_parse_bool(opt_get(batch_option_defs, &raw, "all")) == 1;
-		const char *ops_file = opt_get(batch_option_defs, &raw, "ops-file");
-		int resume = opt_get(batch_option_defs, &raw, "resume") &&
-			     opt_parse_bool(opt_get(batch_option_defs, &raw, "resume")) == 1;
-		int sources = all + (ops_file != NULL) + ops_given;
+		int all = opt_get(batch_option_defs, &bc->raw, "all") != NULL &&
+			  opt_parse_bool(opt_get(batch_option_defs, &bc->raw, "all")) == 1;
+		const char *ops_file = opt_get(batch_option_defs, &bc->raw, "ops-file");
+		int resume = opt_get(batch_option_defs, &bc->raw, "resume") &&
+			     opt_parse_bool(opt_get(batch_option_defs, &bc->raw, "resume")) == 1;
+		int sources = all + (ops_file != NULL) + bc->ops_given;
 
 		if (sources > 1)
-			FAIL_USAGE("give one of --all, --ops and --ops-file");
-		if (ops_given && !spec_text.nr)
-			FAIL_USAGE("--ops needs at least one operator");
+			REFUSE("give one of --all, --ops and --ops-file");
+		if (bc->ops_given && !bc->spec_text.nr)
+			REFUSE("--ops needs at least one operator");
 		if (!sources && !resume)
-			FAIL_USAGE("which operators? give --ops OP ..., --ops-file FILE or --all");
-		if (ops_file && opspec_read_file(ops_file, &spec_text))
-			FAIL_USAGE("%s", last_error());
+			REFUSE("which operators? give --ops OP ..., --ops-file FILE or --all");
+		if (ops_file && opspec_read_file(ops_file, &bc->spec_text))
+			REFUSE("%s", last_error());
 		if (all) {
-			const char *ops_dir = opt_get(batch_option_defs, &raw, "ops-dir");
+			const char *ops_dir = opt_get(batch_option_defs, &bc->raw, "ops-dir");
 			struct strvec excluded = STRVEC_INIT;
 			if (!has_inventory(ops_dir))
-				FAIL_USAGE("--all: no operator inventory in %s; run `zlb inventory` "
+				REFUSE("--all: no operator inventory in %s; run `zlb inventory` "
 					   "first (or point --ops-dir at one)", ops_dir);
-			if (inventory_select_all(ops_dir, opt_get(batch_option_defs, &raw, "dismiss"),
-						 &spec_text, &excluded)) {
+			if (inventory_select_all(ops_dir, opt_get(batch_option_defs, &bc->raw, "dismiss"),
+						 &bc->spec_text, &excluded)) {
 				strvec_clear(&excluded);
-				FAIL_USAGE("--all: %s", last_error());
+				REFUSE("--all: %s", last_error());
 			}
 			if (excluded.nr)
 				printf("zlb batch: --all leaves out %zu function(s) (skip marks, not "
@@ -367,66 +327,83 @@ int cmd_batch(int argc, char **argv)
 			strvec_clear(&excluded);
 		}
 		if (!sources) {
-			const char *bd = opt_get(batch_option_defs, &raw, "batch-dir");
+			const char *bd = opt_get(batch_option_defs, &bc->raw, "batch-dir");
 			if (!bd)
-				FAIL_USAGE("--resume needs --batch-dir DIR");
-			if (specs_from_batch(bd, &spec_text))
-				FAIL_USAGE("%s", last_error());
+				REFUSE("--resume needs --batch-dir DIR");
+			if (specs_from_batch(bd, &bc->spec_text))
+				REFUSE("%s", last_error());
 		}
-		specs = xcalloc(spec_text.nr + 1, sizeof(*specs));
-		for (size_t i = 0; i < spec_text.nr; i++) {
+		bc->specs = xcalloc(bc->spec_text.nr + 1, sizeof(*bc->specs));
+		for (size_t i = 0; i < bc->spec_text.nr; i++) {
 			int dup = 0;
-			if (opspec_parse(&specs[nspecs], spec_text.v[i]))
-				FAIL_USAGE("%s", last_error());
-			for (size_t k = 0; k < nspecs && !dup; k++)
-				dup = !strcmp(specs[k].repo, specs[nspecs].repo) &&
-				      !strcmp(specs[k].key, specs[nspecs].key);
+			if (opspec_parse(&bc->specs[bc->nspecs], bc->spec_text.v[i]))
+				REFUSE("%s", last_error());
+			for (size_t k = 0; k < bc->nspecs && !dup; k++)
+				dup = !strcmp(bc->specs[k].repo, bc->specs[bc->nspecs].repo) &&
+				      !strcmp(bc->specs[k].key, bc->specs[bc->nspecs].key);
 			if (dup) {
-				warning("%s is listed twice; measured once", specs[nspecs].spec);
-				opspec_release(&specs[nspecs]);
+				warning("%s is listed twice; measured once", bc->specs[bc->nspecs].spec);
+				opspec_release(&bc->specs[bc->nspecs]);
 				continue;
 			}
-			nspecs++;
+			bc->nspecs++;
 		}
-		if (!nspecs)
-			FAIL_USAGE("the operator list is empty");
+		if (!bc->nspecs)
+			REFUSE("the operator list is empty");
 	}
+
+	return 0;
+}
+
+/* Paths the children are given, made absolute and checked. */
+static int resolve_paths(struct batch_cmd *bc)
+{
+	const char *s;
 
 	/* Paths. */
-	if ((s = opt_get(batch_option_defs, &raw, "shape-file"))) {
-		shape_file = path_absolute(s);
-		if (!is_file(shape_file))
-			FAIL_USAGE("--shape-file %s: no such file", s);
+	if ((s = opt_get(batch_option_defs, &bc->raw, "shape-file"))) {
+		bc->shape_file = path_absolute(s);
+		if (!is_file(bc->shape_file))
+			REFUSE("--shape-file %s: no such file", s);
 	}
-	if ((s = opt_get(batch_option_defs, &raw, "replay-root"))) {
-		replay_root = path_absolute(s);
-		if (!is_dir(replay_root))
-			FAIL_USAGE("--replay-root %s: no such directory (give an earlier batch "
+	if ((s = opt_get(batch_option_defs, &bc->raw, "replay-root"))) {
+		bc->replay_root = path_absolute(s);
+		if (!is_dir(bc->replay_root))
+			REFUSE("--replay-root %s: no such directory (give an earlier batch "
 				   "directory)", s);
 	}
-	if ((s = opt_get(batch_option_defs, &raw, "flaggems-dir")))
-		main_dir = path_absolute(s);
-	if ((s = opt_get(batch_option_defs, &raw, "vllm-dir")))
-		vllm_dir = path_absolute(s);
-	for (size_t i = 0; i < nspecs; i++)
-		if (!strcmp(specs[i].repo, "vllm") && !vllm_dir)
-			FAIL_USAGE("%s is a vllm operator: give the FlagGems-vllm checkout with "
-				   "--vllm-dir DIR (FLAGGEMS_VLLM_DIR)", specs[i].spec);
-	if ((s = opt_get(batch_option_defs, &raw, "dtypes")))
-		strvec_split(&dtypes, s, " ,\t");
+	if ((s = opt_get(batch_option_defs, &bc->raw, "flaggems-dir")))
+		bc->main_dir = path_absolute(s);
+	if ((s = opt_get(batch_option_defs, &bc->raw, "vllm-dir")))
+		bc->vllm_dir = path_absolute(s);
+	for (size_t i = 0; i < bc->nspecs; i++)
+		if (!strcmp(bc->specs[i].repo, "vllm") && !bc->vllm_dir)
+			REFUSE("%s is a vllm operator: give the FlagGems-vllm checkout with "
+				   "--vllm-dir DIR (FLAGGEMS_VLLM_DIR)", bc->specs[i].spec);
+	if ((s = opt_get(batch_option_defs, &bc->raw, "dtypes")))
+		strvec_split(&bc->dtypes, s, " ,\t");
+
+	return 0;
+}
+
+/* The backend, the executor, the children's environment, and their interpreter probed once. */
+static int prepare_children(struct batch_cmd *bc)
+{
+	const char *s;
 
 	/* Devices, from the backend. */
-	s = opt_get(batch_option_defs, &raw, "backend");
-	be = s ? backend_find(s) : backend_all()[0];
-	if (!be) {
+	s = opt_get(batch_option_defs, &bc->raw, "backend");
+	bc->be = s ? backend_find(s) : backend_all()[0];
+	if (!bc->be) {
 		char *names = backend_names_help();
-		rc = usage_error("batch", "unknown backend '%s'; known: %s", s, names);
+		int r = usage_error("batch", "unknown backend '%s'; known: %s", s, names);
+
 		free(names);
-		goto out;
+		return r;
 	}
 	{
 		const struct executor_ops *xo =
-			executor_find(opt_get(batch_option_defs, &raw, "executor"));
+			executor_find(opt_get(batch_option_defs, &bc->raw, "executor"));
 		struct strbuf why = STRBUF_INIT;
 
 		if (xo->available && !xo->available(&why)) {
@@ -436,16 +413,15 @@ int cmd_batch(int argc, char **argv)
 			fputs(sb.buf, stderr);
 			strbuf_release(&sb);
 			strbuf_release(&why);
-			rc = ZLB_EXIT_PREFLIGHT;
-			goto out;
+			return ZLB_EXIT_PREFLIGHT;
 		}
 		strbuf_release(&why);
-		remote = xo->remote_devices;
+		bc->remote = xo->remote_devices;
 	}
 	/* Children get zlb run's settings as flags, never through stray variables. */
-	strvec_pushv(&env, (const char *const *)environ);
+	strvec_pushv(&bc->env, (const char *const *)environ);
 	for (const char *const *k = scrubbed_env; *k; k++)
-		env_unset(&env, *k);
+		env_unset(&bc->env, *k);
 
 	/*
 	 * The interpreter, once for the whole batch: every child would probe
@@ -457,63 +433,70 @@ int cmd_batch(int argc, char **argv)
 	 * is unchanged (run/preflight.h); an inherited value vouches for
 	 * nothing and is removed first.
 	 */
-	env_unset(&env, PREFLIGHT_PROBED_ENV);
+	env_unset(&bc->env, PREFLIGHT_PROBED_ENV);
 	/*
 	 * A remote job's interpreter is the node's, which this machine may not
 	 * even have: each child probes it where it runs.
 	 */
-	if (!remote) {
+	if (!bc->remote) {
 		struct preflight pf;
 		char *probed;
 
-		if (preflight_python(&pf, &cfg, env.v)) {
+		if (preflight_python(&pf, &bc->cfg, bc->env.v)) {
 			struct strbuf sb = STRBUF_INIT;
 
-			preflight_failure_text(&pf, NULL, term_color_wanted(2, cfg.color), &sb);
+			preflight_failure_text(&pf, NULL, term_color_wanted(2, bc->cfg.color), &sb);
 			fputs(sb.buf, stderr);
 			strbuf_release(&sb);
 			preflight_release(&pf);
-			rc = ZLB_EXIT_PREFLIGHT;
-			goto out;
+			return ZLB_EXIT_PREFLIGHT;
 		}
 		probed = preflight_probed_value(&pf);
 		if (probed)
-			env_set(&env, PREFLIGHT_PROBED_ENV, probed);
+			env_set(&bc->env, PREFLIGHT_PROBED_ENV, probed);
 		free(probed);
 		preflight_release(&pf);
 	}
 
-	if ((s = opt_get(batch_option_defs, &raw, "slurm-args"))) {
-		if (strcmp(opt_get(batch_option_defs, &raw, "executor"), "slurm"))
-			FAIL_USAGE("--slurm-args is for --executor slurm");
-		strvec_split(&exec_args, s, " \t");
-		for (size_t k = 0; k < exec_args.nr; k++)
-			if (exec_args.v[k][0] != '-')
-				FAIL_USAGE("--slurm-args: '%s' is not an srun option (each word must "
+	return 0;
+}
+
+/* --slurm-args, and the device slots: the jobs that may run at once on a cluster, else the visible devices. */
+static int resolve_devices(struct batch_cmd *bc)
+{
+	const char *s;
+
+	if ((s = opt_get(batch_option_defs, &bc->raw, "slurm-args"))) {
+		if (strcmp(opt_get(batch_option_defs, &bc->raw, "executor"), "slurm"))
+			REFUSE("--slurm-args is for --executor slurm");
+		strvec_split(&bc->exec_args, s, " \t");
+		for (size_t k = 0; k < bc->exec_args.nr; k++)
+			if (bc->exec_args.v[k][0] != '-')
+				REFUSE("--slurm-args: '%s' is not an srun option (each word must "
 					   "start with '-'; zlb gives srun the command itself)",
-					   exec_args.v[k]);
+					   bc->exec_args.v[k]);
 	}
-	if (remote) {
+	if (bc->remote) {
 		/*
 		 * Each job sees only the GPU the cluster gives it, so no local
 		 * device is needed; --devices numbers the jobs that run at once.
 		 */
-		if (!(s = opt_get(batch_option_defs, &raw, "devices")))
-			FAIL_USAGE("--executor %s: give --devices with one number per job that may "
+		if (!(s = opt_get(batch_option_defs, &bc->raw, "devices")))
+			REFUSE("--executor %s: give --devices with one number per job that may "
 				   "run at once (e.g. --devices 0,1,2,3 for four); the cluster picks "
-				   "each job's GPU", opt_get(batch_option_defs, &raw, "executor"));
-		if (parse_devices(s, REMOTE_SLOTS_MAX, &devices, &ndevices))
-			FAIL_USAGE("%s", last_error());
+				   "each job's GPU", opt_get(batch_option_defs, &bc->raw, "executor"));
+		if (parse_devices(s, REMOTE_SLOTS_MAX, &bc->devices, &bc->ndevices))
+			REFUSE("%s", last_error());
 	} else {
 		struct strbuf why = STRBUF_INIT;
-		int r = be->list_devices(&devs, &why);
-		if (r || !devs.nr) {
+		int r = bc->be->list_devices(&bc->devs, &why);
+		if (r || !bc->devs.nr) {
 			struct strbuf sb = STRBUF_INIT;
-			char *text = xstrfmt("no %s device is visible%s%s", be->name,
+			char *text = xstrfmt("no %s device is visible%s%s", bc->be->name,
 					     why.len ? ": " : "", why.buf);
 			char *fix = xstrfmt("run on a machine with a %s device, check the driver "
 					    "and %s, or pick another --backend (ZL_BACKEND)",
-					    be->name, be->visibility_keys[0]);
+					    bc->be->name, bc->be->visibility_keys[0]);
 
 			preflight_report(&sb, "device", NULL, text, fix, 0);
 			fputs(sb.buf, stderr);
@@ -521,19 +504,138 @@ int cmd_batch(int argc, char **argv)
 			free(text);
 			free(fix);
 			strbuf_release(&why);
-			rc = ZLB_EXIT_PREFLIGHT;
-			goto out;
+			return ZLB_EXIT_PREFLIGHT;
 		}
 		strbuf_release(&why);
-		if ((s = opt_get(batch_option_defs, &raw, "devices"))) {
-			if (parse_devices(s, devs.nr, &devices, &ndevices))
-				FAIL_USAGE("%s", last_error());
+		if ((s = opt_get(batch_option_defs, &bc->raw, "devices"))) {
+			if (parse_devices(s, bc->devs.nr, &bc->devices, &bc->ndevices))
+				REFUSE("%s", last_error());
 		} else {
-			devices = xcalloc((size_t)devs.nr, sizeof(int));
-			for (int d = 0; d < devs.nr; d++)
-				devices[ndevices++] = d;
+			bc->devices = xcalloc((size_t)bc->devs.nr, sizeof(int));
+			for (int d = 0; d < bc->devs.nr; d++)
+				bc->devices[bc->ndevices++] = d;
 		}
 	}
+
+	return 0;
+}
+
+
+/*
+ * Split the command line: the batch's own options (bc->bargv), zlb run's
+ * (bc->run_args), the operators after --ops. Refusals here are usage errors.
+ */
+static int split_args(struct batch_cmd *bc, int argc, char **argv, int *help)
+{
+	int in_ops = 0, saw_devices = 0, saw_gpus = 0;
+
+	strvec_push(&bc->bargv, "batch");
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const struct opt_def *d;
+
+		if (!strcmp(a, "--ops")) {
+			in_ops = bc->ops_given = 1;
+			continue;
+		}
+		if (a[0] != '-') {
+			if (!in_ops)
+				REFUSE("'%s': operators go after --ops (or in --ops-file)", a);
+			strvec_push(&bc->spec_text, a);
+			continue;
+		}
+		in_ops = 0;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			*help = 1;
+			continue;
+		}
+		if ((d = opt_find(batch_option_defs, a))) {
+			if (!strcmp(d->name, "devices")) {
+				if (!strncmp(a + 2, "gpus", 4))
+					saw_gpus = 1;
+				else
+					saw_devices = 1;
+			}
+			strvec_push(&bc->bargv, a);
+			if (d->kind != OPT_BOOL && !strchr(a, '=') && i + 1 < argc)
+				strvec_push(&bc->bargv, argv[++i]);
+			continue;
+		}
+		if ((d = opt_find(run_option_defs, a))) {
+			if (in_list(owned_run_options, d->name))
+				REFUSE("%s is set by zlb batch for each operator%s", a,
+				   !strcmp(d->name, "replay-from") ?
+				   " (use --replay-root DIR for DIR/<repo>/<op>)" : "");
+			strvec_push(&bc->run_args, a);
+			if (d->kind != OPT_BOOL && !strchr(a, '=') && i + 1 < argc)
+				strvec_push(&bc->run_args, argv[++i]);
+			continue;
+		}
+		REFUSE("unknown option '%s'", a);
+	}
+	if (!*help && saw_devices && saw_gpus)
+		REFUSE("--devices and --gpus are the same option; give one");
+	return 0;
+}
+
+static void batch_cmd_release(struct batch_cmd *bc)
+{
+	for (size_t i = 0; i < bc->nspecs; i++)
+		opspec_release(&bc->specs[i]);
+	free(bc->specs);
+	free(bc->devices);
+	device_list_release(&bc->devs);
+	opt_values_release(&bc->raw);
+	strvec_clear(&bc->bargv);
+	strvec_clear(&bc->run_args);
+	strvec_clear(&bc->exec_args);
+	strvec_clear(&bc->spec_text);
+	strvec_clear(&bc->dtypes);
+	strvec_clear(&bc->env);
+	free(bc->dir);
+	free(bc->shape_file);
+	free(bc->replay_root);
+	free(bc->main_dir);
+	free(bc->vllm_dir);
+	if (bc->have_cfg)
+		run_config_release(&bc->cfg);
+}
+
+static void print_help(void)
+{
+	char *names = backend_names_help();
+
+	fputs(usage_head, stdout);
+	options_usage(stdout, batch_option_defs);
+	printf("\nbackends: %s\n", names);
+	fputs(usage_tail, stdout);
+	free(names);
+}
+
+int cmd_batch(int argc, char **argv)
+{
+	struct batch_cmd bc = {
+		STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, STRVEC_INIT,
+	};
+	struct batch_plan plan;
+	struct stream_reporter term;
+	int rc, help = 0;
+	char exe[PATH_MAX];
+	const char *s;
+	json_t *args = NULL;
+	ssize_t n;
+
+	set_error_routine(error_quiet);
+	set_warning_routine(say_warning);
+	rc = split_args(&bc, argc, argv, &help);
+	if (!rc && help) {
+		print_help();
+		goto out;
+	}
+	if (rc || (rc = check_options(&bc)) || (rc = select_operators(&bc)) ||
+	    (rc = resolve_paths(&bc)) || (rc = prepare_children(&bc)) ||
+	    (rc = resolve_devices(&bc)))
+		goto out;
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0) {
@@ -544,9 +646,9 @@ int cmd_batch(int argc, char **argv)
 	}
 	exe[n] = '\0';
 
-	s = opt_get(batch_option_defs, &raw, "batch-dir");
-	dir = s ? path_absolute(s) : default_batch_dir(opt_get(batch_option_defs, &raw,
-								 "runs-dir"));
+	s = opt_get(batch_option_defs, &bc.raw, "batch-dir");
+	bc.dir = s ? path_absolute(s) : default_batch_dir(opt_get(batch_option_defs, &bc.raw,
+								     "runs-dir"));
 
 	args = json_object();
 	{
@@ -558,30 +660,30 @@ int cmd_batch(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	memset(&plan, 0, sizeof(plan));
 	plan.exe = exe;
-	plan.envp = env.v;
-	plan.dir = dir;
-	plan.specs = specs;
-	plan.nr = nspecs;
-	plan.devices = devices;
-	plan.ndevices = ndevices;
-	plan.backend = be->name;
-	plan.run_args = &run_args;
-	plan.dtypes = &dtypes;
-	plan.shape_file = shape_file;
-	plan.replay_root = replay_root;
-	plan.main_dir = main_dir;
-	plan.vllm_dir = vllm_dir;
-	plan.op_timeout_s = strtod(opt_get(batch_option_defs, &raw, "op-timeout"), NULL);
-	plan.grace_s = strtod(opt_get(batch_option_defs, &raw, "grace"), NULL);
-	plan.max_retries = atoi(opt_get(batch_option_defs, &raw, "retries"));
-	plan.resume = opt_get(batch_option_defs, &raw, "resume") &&
-		      opt_parse_bool(opt_get(batch_option_defs, &raw, "resume")) == 1;
-	s = opt_get(batch_option_defs, &raw, "progress");
+	plan.envp = bc.env.v;
+	plan.dir = bc.dir;
+	plan.specs = bc.specs;
+	plan.nr = bc.nspecs;
+	plan.devices = bc.devices;
+	plan.ndevices = bc.ndevices;
+	plan.backend = bc.be->name;
+	plan.run_args = &bc.run_args;
+	plan.dtypes = &bc.dtypes;
+	plan.shape_file = bc.shape_file;
+	plan.replay_root = bc.replay_root;
+	plan.main_dir = bc.main_dir;
+	plan.vllm_dir = bc.vllm_dir;
+	plan.op_timeout_s = strtod(opt_get(batch_option_defs, &bc.raw, "op-timeout"), NULL);
+	plan.grace_s = strtod(opt_get(batch_option_defs, &bc.raw, "grace"), NULL);
+	plan.max_retries = atoi(opt_get(batch_option_defs, &bc.raw, "retries"));
+	plan.resume = opt_get(batch_option_defs, &bc.raw, "resume") &&
+		      opt_parse_bool(opt_get(batch_option_defs, &bc.raw, "resume")) == 1;
+	s = opt_get(batch_option_defs, &bc.raw, "progress");
 	plan.progress = !strcmp(s, "live") || (!strcmp(s, "auto") && isatty(STDOUT_FILENO) &&
 		!(getenv("TERM") && !strcmp(getenv("TERM"), "dumb"))) ?
 		BATCH_PROGRESS_LIVE : BATCH_PROGRESS_PLAIN;
-	plan.executor = opt_get(batch_option_defs, &raw, "executor");
-	plan.executor_args = &exec_args;
+	plan.executor = opt_get(batch_option_defs, &bc.raw, "executor");
+	plan.executor_args = &bc.exec_args;
 	plan.args = args;
 
 	set_error_routine(NULL);
@@ -589,26 +691,7 @@ int cmd_batch(int argc, char **argv)
 	plan.rep = &term.r;
 	rc = batch_execute(&plan);
 out:
-	for (size_t i = 0; i < nspecs; i++)
-		opspec_release(&specs[i]);
-	free(specs);
-	free(devices);
-	device_list_release(&devs);
-	opt_values_release(&raw);
-	strvec_clear(&bargv);
-	strvec_clear(&run_args);
-	strvec_clear(&exec_args);
-	strvec_clear(&spec_text);
-	strvec_clear(&dtypes);
-	strvec_clear(&env);
-	strvec_clear(&check);
-	free(dir);
-	free(shape_file);
-	free(replay_root);
-	free(main_dir);
-	free(vllm_dir);
+	batch_cmd_release(&bc);
 	json_decref(args);
-	if (have_cfg)
-		run_config_release(&cfg);
 	return rc;
 }
