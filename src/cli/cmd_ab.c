@@ -107,31 +107,29 @@ static void print_preflight(const struct preflight *pf, const char *side, const 
 }
 
 /* Leave through the cleanup with a usage error. */
-#define FAIL_USAGE(...) do { rc = usage_error("ab", __VA_ARGS__); goto out; } while (0)
 
-int cmd_ab(int argc, char **argv)
-{
-	struct stream_reporter term;
+/* What zlb ab gathers from its command line before the rounds run. */
+struct ab_cmd {
 	struct ab_spec spec;
-	struct strvec pos = STRVEC_INIT, given = STRVEC_INIT, kept = STRVEC_INIT,
-		      check = STRVEC_INIT, run_args = STRVEC_INIT;
-	struct strvec side_env[2] = { STRVEC_INIT, STRVEC_INIT };
-	struct run_config cfg, scfg[2];
-	struct opt_values raw = { 0 };
+	struct strvec pos, given, kept;   /* positionals; run options as given; kept for rounds */
+	struct strvec run_args;           /* what every round's zlb run gets */
+	struct strvec side_env[2];
+	struct run_config cfg, scfg[2];   /* the options as given; each side as it will run */
+	int parsed, sparsed[2];
+	struct opt_values raw;
 	struct preflight pf[2];
-	struct ab_plan plan;
-	char exe[PATH_MAX];
+	int pfdone[2];
 	const char *runs_dir;
-	int rc = ZLB_EXIT_OK, only_pos = 0, isolate, parsed = 0, sparsed[2] = { 0, 0 },
-	    pfdone[2] = { 0, 0 };
-	enum opt_source isrc;
-	ssize_t n;
+	int isolate;                      /* one tuner cache policy for every run */
+};
 
-	ab_spec_init(&spec);
-	memset(&cfg, 0, sizeof(cfg));
-	memset(scfg, 0, sizeof(scfg));
-	memset(pf, 0, sizeof(pf));
-	set_error_routine(error_quiet);
+/* Refuse with a usage error from a step of cmd_ab (exit 2). */
+#define REFUSE(...) return usage_error("ab", __VA_ARGS__)
+
+/* The A/B's own options into ac->spec; zlb run's into ac->given (and ac->kept). */
+static int parse_args(struct ab_cmd *ac, int argc, char **argv, int *help)
+{
+	int only_pos = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
@@ -139,7 +137,7 @@ int cmd_ab(int argc, char **argv)
 		int m;
 
 		if (only_pos || a[0] != '-' || !strcmp(a, "-")) {
-			strvec_push(&pos, a);
+			strvec_push(&ac->pos, a);
 			continue;
 		}
 		if (!strcmp(a, "--")) {
@@ -147,22 +145,22 @@ int cmd_ab(int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage_text, stdout);
-			goto out;
+			*help = 1;
+			return 0;
 		}
 		if (!strcmp(a, "--allow-no-ir-diff")) {
-			spec.allow_no_ir_diff = 1;
+			ac->spec.allow_no_ir_diff = 1;
 			continue;
 		}
 		if (!strcmp(a, "--shared-tuner-cache")) {
-			spec.shared_tuner_cache = 1;
+			ac->spec.shared_tuner_cache = 1;
 			continue;
 		}
 		if ((m = opt_take(argc, argv, &i, "--axis", &v))) {
 			if (m < 0)
-				FAIL_USAGE("--axis needs NAME=VALUE_A,VALUE_B");
-			if (ab_spec_add_axis(&spec, v))
-				FAIL_USAGE("%s", last_error());
+				REFUSE("--axis needs NAME=VALUE_A,VALUE_B");
+			if (ab_spec_add_axis(&ac->spec, v))
+				REFUSE("%s", last_error());
 			continue;
 		}
 		m = 0;
@@ -173,16 +171,16 @@ int cmd_ab(int argc, char **argv)
 
 			if ((m = opt_take(argc, argv, &i, env_flag, &v))) {
 				if (m < 0)
-					FAIL_USAGE("%s needs NAME=VALUE", env_flag);
-				if (ab_spec_add_env(&spec, s, v))
-					FAIL_USAGE("%s", last_error());
+					REFUSE("%s needs NAME=VALUE", env_flag);
+				if (ab_spec_add_env(&ac->spec, s, v))
+					REFUSE("%s", last_error());
 			} else if ((m = opt_take(argc, argv, &i, py_flag, &v))) {
-				if (m < 0 || ab_spec_set_python(&spec, s, v))
-					FAIL_USAGE("%s", m < 0 ? "--a-python/--b-python need an "
+				if (m < 0 || ab_spec_set_python(&ac->spec, s, v))
+					REFUSE("%s", m < 0 ? "--a-python/--b-python need an "
 						   "interpreter" : last_error());
 			} else if ((m = opt_take(argc, argv, &i, dir_flag, &v))) {
-				if (m < 0 || ab_spec_set_flaggems_dir(&spec, s, v))
-					FAIL_USAGE("%s", m < 0 ? "--a-flaggems-dir/--b-flaggems-dir "
+				if (m < 0 || ab_spec_set_flaggems_dir(&ac->spec, s, v))
+					REFUSE("%s", m < 0 ? "--a-flaggems-dir/--b-flaggems-dir "
 						   "need a directory" : last_error());
 			}
 		}
@@ -195,96 +193,159 @@ int cmd_ab(int argc, char **argv)
 			errno = 0;
 			r = m < 0 ? 0 : strtol(v, &end, 10);
 			if (m < 0 || errno || end == v || *end)
-				FAIL_USAGE("--rounds takes a whole number of rounds a side (1 to %d); "
+				REFUSE("--rounds takes a whole number of rounds a side (1 to %d); "
 					   "got '%s'", AB_MAX_ROUNDS, m < 0 ? "" : v);
-			spec.rounds = r < INT_MIN ? INT_MIN : r > INT_MAX ? INT_MAX : (int)r;
+			ac->spec.rounds = r < INT_MIN ? INT_MIN : r > INT_MAX ? INT_MAX : (int)r;
 			continue;
 		}
 		if ((m = opt_take(argc, argv, &i, "--threshold", &v))) {
-			if (m < 0 || parse_percent(v, &spec.threshold))
-				FAIL_USAGE("--threshold takes a percentage in [0, 100), e.g. 1 or "
+			if (m < 0 || parse_percent(v, &ac->spec.threshold))
+				REFUSE("--threshold takes a percentage in [0, 100), e.g. 1 or "
 					   "0.5%%; got '%s'", m < 0 ? "" : v);
 			continue;
 		}
-		/* A zlb run option: kept (with its value) for every round. */
+		/* A zlb run option: ac->kept (with its value) for every round. */
 		d = opt_find(run_option_defs, a);
 		{
 			int strip = d && (!strcmp(d->name, "runs-dir") ||
 					  !strcmp(d->name, "isolate-tuner-cache"));
 			int has_value = d && d->kind != OPT_BOOL && !strchr(a, '=') && i + 1 < argc;
 
-			strvec_push(&given, a);
+			strvec_push(&ac->given, a);
 			if (!strip)
-				strvec_push(&kept, a);
+				strvec_push(&ac->kept, a);
 			if (has_value) {
-				strvec_push(&given, argv[++i]);
+				strvec_push(&ac->given, argv[++i]);
 				if (!strip)
-					strvec_push(&kept, argv[i]);
+					strvec_push(&ac->kept, argv[i]);
 			}
 		}
 	}
+	return 0;
+}
 
-	if (ab_spec_finish(&spec))
-		FAIL_USAGE("%s", last_error());
+/* zlb run's options, checked once by its own table, and what they decide for the A/B. */
+static int check_run_options(struct ab_cmd *ac)
+{
+	struct strvec check = STRVEC_INIT;
+	enum opt_source isrc;
+	int r;
 
-	/* The run options, checked once by zlb run's own table. */
 	strvec_push(&check, "run");
-	strvec_pushv(&check, (const char *const *)pos.v);
-	strvec_pushv(&check, (const char *const *)given.v);
-	parsed = 1;
-	if (run_config_parse(&cfg, (int)check.nr, check.v, environ, &raw) < 0)
-		FAIL_USAGE("%s", last_error());
-	if (cfg.replay_from)
-		FAIL_USAGE("%s: zlb ab records A's first round itself and replays it in every "
-			   "other run; drop it", opt_source_of(run_option_defs, &raw, "replay-from") ==
-			   OPT_FROM_FLAG ? "--replay-from" : "REPLAY_FROM");
-	isrc = opt_source_of(run_option_defs, &raw, "isolate-tuner-cache");
-	if (spec.shared_tuner_cache && isrc == OPT_FROM_FLAG && cfg.isolate_tuner_cache)
-		FAIL_USAGE("--shared-tuner-cache and --isolate-tuner-cache contradict each other");
-	isolate = spec.shared_tuner_cache ? 0 :
-		  isrc == OPT_FROM_DEFAULT ? 1 : cfg.isolate_tuner_cache;
-	if (!cfg.ir && !spec.allow_no_ir_diff)
-		FAIL_USAGE("--ir off leaves the check after round 1 (did the switch change the "
-			   "IR?) nothing to read; add --allow-no-ir-diff to measure without it");
-	runs_dir = cfg.runs_dir ? cfg.runs_dir : "runs";
+	strvec_pushv(&check, (const char *const *)ac->pos.v);
+	strvec_pushv(&check, (const char *const *)ac->given.v);
+	ac->parsed = 1;
+	r = run_config_parse(&ac->cfg, (int)check.nr, check.v, environ, &ac->raw);
+	strvec_clear(&check);
+	if (r < 0)
+		REFUSE("%s", last_error());
+	if (ac->cfg.replay_from)
+		REFUSE("%s: zlb ab records A's first round itself and replays it in every "
+		       "other run; drop it", opt_source_of(run_option_defs, &ac->raw, "replay-from") ==
+		       OPT_FROM_FLAG ? "--replay-from" : "REPLAY_FROM");
+	isrc = opt_source_of(run_option_defs, &ac->raw, "isolate-tuner-cache");
+	if (ac->spec.shared_tuner_cache && isrc == OPT_FROM_FLAG && ac->cfg.isolate_tuner_cache)
+		REFUSE("--shared-tuner-cache and --isolate-tuner-cache contradict each other");
+	ac->isolate = ac->spec.shared_tuner_cache ? 0 :
+		      isrc == OPT_FROM_DEFAULT ? 1 : ac->cfg.isolate_tuner_cache;
+	if (!ac->cfg.ir && !ac->spec.allow_no_ir_diff)
+		REFUSE("--ir off leaves the check after round 1 (did the switch change the "
+		       "IR?) nothing to read; add --allow-no-ir-diff to measure without it");
+	ac->runs_dir = ac->cfg.runs_dir ? ac->cfg.runs_dir : "runs";
+	strvec_pushv(&ac->run_args, (const char *const *)ac->pos.v);
+	strvec_pushv(&ac->run_args, (const char *const *)ac->kept.v);
+	return 0;
+}
 
-	strvec_pushv(&run_args, (const char *const *)pos.v);
-	strvec_pushv(&run_args, (const char *const *)kept.v);
-
-	/* Each side as its rounds will run: options parsed and preflight passed. */
+/* Each side as its rounds will run: options parsed and preflight passed. */
+static int prepare_sides(struct ab_cmd *ac)
+{
 	for (int s = 0; s < 2; s++) {
-		const struct ab_side *side = &spec.side[s];
+		const struct ab_side *side = &ac->spec.side[s];
 		struct strvec sargv = STRVEC_INIT;
 		struct opt_values sraw = { 0 };
 		int r;
 
-		ab_side_env(side, environ, &side_env[s]);
+		ab_side_env(side, environ, &ac->side_env[s]);
 		strvec_push(&sargv, "run");
-		strvec_pushv(&sargv, (const char *const *)run_args.v);
-		strvec_pushl(&sargv, "--runs-dir", runs_dir, NULL);
-		strvec_push(&sargv, isolate ? "--isolate-tuner-cache=1" : "--isolate-tuner-cache=0");
+		strvec_pushv(&sargv, (const char *const *)ac->run_args.v);
+		strvec_pushl(&sargv, "--runs-dir", ac->runs_dir, NULL);
+		strvec_push(&sargv, ac->isolate ? "--isolate-tuner-cache=1" :
+			    "--isolate-tuner-cache=0");
 		if (side->python)
 			strvec_pushl(&sargv, "--python", side->python, NULL);
 		if (side->flaggems_dir)
 			strvec_pushl(&sargv, "--flaggems-dir", side->flaggems_dir, NULL);
-		r = run_config_parse(&scfg[s], (int)sargv.nr, sargv.v, side_env[s].v, &sraw);
+		r = run_config_parse(&ac->scfg[s], (int)sargv.nr, sargv.v, ac->side_env[s].v, &sraw);
 		opt_values_release(&sraw);
 		strvec_clear(&sargv);
-		sparsed[s] = 1;
+		ac->sparsed[s] = 1;
 		if (r < 0)
-			FAIL_USAGE("side %s: %s", side->name, last_error());
-		if (preflight_run(&pf[s], &scfg[s], side_env[s].v)) {
-			print_preflight(&pf[s], side->name, cfg.color);
-			pfdone[s] = 1;
-			rc = ZLB_EXIT_PREFLIGHT;
-			goto out;
+			REFUSE("side %s: %s", side->name, last_error());
+		ac->pfdone[s] = 1;
+		if (preflight_run(&ac->pf[s], &ac->scfg[s], ac->side_env[s].v)) {
+			print_preflight(&ac->pf[s], side->name, ac->cfg.color);
+			return ZLB_EXIT_PREFLIGHT;
 		}
-		pfdone[s] = 1;
 	}
-	if (strcmp(pf[0].target.op, pf[1].target.op))
-		FAIL_USAGE("A measures '%s' and B '%s' (their checkouts resolve the operator "
-			   "differently); name it with --op-file or --test-node", pf[0].target.op,
-			   pf[1].target.op);
+	if (strcmp(ac->pf[0].target.op, ac->pf[1].target.op))
+		REFUSE("A measures '%s' and B '%s' (their checkouts resolve the operator "
+		       "differently); name it with --op-file or --test-node", ac->pf[0].target.op,
+		       ac->pf[1].target.op);
+	return 0;
+}
+
+static void ab_cmd_release(struct ab_cmd *ac)
+{
+	for (int s = 0; s < 2; s++) {
+		if (ac->pfdone[s])
+			preflight_release(&ac->pf[s]);
+		if (ac->sparsed[s])
+			run_config_release(&ac->scfg[s]);
+		strvec_clear(&ac->side_env[s]);
+	}
+	if (ac->parsed)
+		run_config_release(&ac->cfg);
+	opt_values_release(&ac->raw);
+	strvec_clear(&ac->pos);
+	strvec_clear(&ac->given);
+	strvec_clear(&ac->kept);
+	strvec_clear(&ac->run_args);
+	ab_spec_release(&ac->spec);
+}
+
+int cmd_ab(int argc, char **argv)
+{
+	struct ab_cmd ac;
+	struct stream_reporter term;
+	struct ab_plan plan;
+	char exe[PATH_MAX];
+	int rc, help = 0;
+	ssize_t n;
+
+	memset(&ac, 0, sizeof(ac));
+	ab_spec_init(&ac.spec);
+	strvec_init(&ac.pos);
+	strvec_init(&ac.given);
+	strvec_init(&ac.kept);
+	strvec_init(&ac.run_args);
+	strvec_init(&ac.side_env[0]);
+	strvec_init(&ac.side_env[1]);
+	set_error_routine(error_quiet);
+
+	rc = parse_args(&ac, argc, argv, &help);
+	if (!rc && help) {
+		fputs(usage_text, stdout);
+		goto out;
+	}
+	if (rc)
+		goto out;
+	if (ab_spec_finish(&ac.spec)) {
+		rc = usage_error("ab", "%s", last_error());
+		goto out;
+	}
+	if ((rc = check_run_options(&ac)) || (rc = prepare_sides(&ac)))
+		goto out;
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0) {
@@ -298,39 +359,24 @@ int cmd_ab(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	memset(&plan, 0, sizeof(plan));
-	plan.spec = &spec;
+	plan.spec = &ac.spec;
 	plan.exe = exe;
 	plan.envp = environ;
-	plan.runs_dir = runs_dir;
-	plan.op = pf[0].target.op;
-	plan.checkout[0] = pf[0].target.dir;
-	plan.checkout[1] = pf[1].target.dir;
-	plan.run_args = &run_args;
-	plan.isolate_tuner_cache = isolate;
-	plan.color = term_color_wanted(STDOUT_FILENO, cfg.color);
-	plan.color_setting = cfg.color;
-	plan.warn_color = term_color_wanted(STDERR_FILENO, cfg.color);
+	plan.runs_dir = ac.runs_dir;
+	plan.op = ac.pf[0].target.op;
+	plan.checkout[0] = ac.pf[0].target.dir;
+	plan.checkout[1] = ac.pf[1].target.dir;
+	plan.run_args = &ac.run_args;
+	plan.isolate_tuner_cache = ac.isolate;
+	plan.color = term_color_wanted(STDOUT_FILENO, ac.cfg.color);
+	plan.color_setting = ac.cfg.color;
+	plan.warn_color = term_color_wanted(STDERR_FILENO, ac.cfg.color);
 	stream_reporter_init(&term, stdout, stderr);
 	plan.rep = &term.r;
 	/* ab_execute reports what the parts it calls fail with; no second copy */
 	set_error_routine(error_quiet);
 	rc = ab_execute(&plan);
 out:
-	for (int s = 0; s < 2; s++) {
-		if (pfdone[s])
-			preflight_release(&pf[s]);
-		if (sparsed[s])
-			run_config_release(&scfg[s]);
-		strvec_clear(&side_env[s]);
-	}
-	if (parsed)
-		run_config_release(&cfg);
-	opt_values_release(&raw);
-	strvec_clear(&pos);
-	strvec_clear(&given);
-	strvec_clear(&kept);
-	strvec_clear(&check);
-	strvec_clear(&run_args);
-	ab_spec_release(&spec);
+	ab_cmd_release(&ac);
 	return rc;
 }
