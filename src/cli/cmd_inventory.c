@@ -203,6 +203,55 @@ static void print_summary(const struct inventory_repo_info *info, const char *cs
 	printf(", %zu dismissed -> %s\n", info->dismissed, csv);
 }
 
+/*
+ * How many of each repo's functions the dismiss list takes out, and a
+ * warning for each of its lines that matches nothing in a repo that was
+ * built (a typo would otherwise dismiss nothing, silently).
+ */
+static void count_dismissed(const struct inventory *inv, const size_t *starts,
+			    struct inventory_repo_info *infos, size_t nrepo,
+			    struct dismiss_list *dl, const char *dpath)
+{
+	for (size_t i = 0; i < nrepo; i++)
+		for (size_t r = starts[i]; r < starts[i + 1]; r++)
+			infos[i].dismissed += dismiss_match(dl, inv->rows[r].repo, inv->rows[r].op,
+							    inv->rows[r].op_file) != NULL;
+	for (size_t i = 0; i < dl->nr; i++) {
+		const struct dismiss_entry *e = &dl->v[i];
+		int built = 0;
+		for (size_t k = 0; k < nrepo; k++)
+			built |= !strcmp(infos[k].repo, e->repo);
+		if (!e->used && built)
+			warning("%s:%u: %s%s%s%s%s matches no benchmark function", dpath, e->line,
+				strcmp(e->repo, "main") ? e->repo : "",
+				strcmp(e->repo, "main") ? ":" : "", e->op, e->op_file ? "@" : "",
+				e->op_file ? e->op_file : "");
+	}
+}
+
+/* ops/inventory_<repo>.csv for each repo, then inventory.json: 0 or ZLB_EXIT_IO. */
+static int write_inventory(const char *out_dir, const struct inventory *inv,
+			   const size_t *starts, const struct inventory_repo_info *infos,
+			   size_t nrepo)
+{
+	if (mkdir_p(out_dir, 0777)) {
+		fprintf(stderr, "zlb inventory: cannot create %s: %s\n", out_dir, last_error());
+		return ZLB_EXIT_IO;
+	}
+	for (size_t i = 0; i < nrepo; i++)
+		if (inventory_write_csv(out_dir, infos[i].repo, inv, starts[i],
+					starts[i + 1] - starts[i])) {
+			fprintf(stderr, "zlb inventory: %s\n", last_error());
+			return ZLB_EXIT_IO;
+		}
+	if (inventory_write_meta(out_dir, infos, nrepo)) {
+		fprintf(stderr, "zlb inventory: cannot write %s/inventory.json: %s\n", out_dir,
+			last_error());
+		return ZLB_EXIT_IO;
+	}
+	return 0;
+}
+
 int cmd_inventory(int argc, char **argv)
 {
 	struct opt_values v = { 0 };
@@ -276,41 +325,9 @@ int cmd_inventory(int argc, char **argv)
 	}
 	starts[nrepo] = inv.nr;
 
-	for (size_t i = 0; i < nrepo; i++)
-		for (size_t r = starts[i]; r < starts[i + 1]; r++)
-			infos[i].dismissed += dismiss_match(&dl, inv.rows[r].repo, inv.rows[r].op,
-							    inv.rows[r].op_file) != NULL;
-	for (size_t i = 0; i < dl.nr; i++) {
-		const struct dismiss_entry *e = &dl.v[i];
-		int built = 0;
-		for (size_t k = 0; k < nrepo; k++)
-			built |= !strcmp(infos[k].repo, e->repo);
-		if (!e->used && built)
-			warning("%s:%u: %s%s%s%s%s matches no benchmark function", dpath, e->line,
-				strcmp(e->repo, "main") ? e->repo : "",
-				strcmp(e->repo, "main") ? ":" : "", e->op, e->op_file ? "@" : "",
-				e->op_file ? e->op_file : "");
-	}
-
-	if (mkdir_p(out_dir, 0777)) {
-		fprintf(stderr, "zlb inventory: cannot create %s: %s\n", out_dir, last_error());
-		rc = ZLB_EXIT_IO;
+	count_dismissed(&inv, starts, infos, nrepo, &dl, dpath);
+	if ((rc = write_inventory(out_dir, &inv, starts, infos, nrepo)))
 		goto out;
-	}
-	for (size_t i = 0; i < nrepo; i++) {
-		if (inventory_write_csv(out_dir, infos[i].repo, &inv, starts[i],
-					starts[i + 1] - starts[i])) {
-			fprintf(stderr, "zlb inventory: %s\n", last_error());
-			rc = ZLB_EXIT_IO;
-			goto out;
-		}
-	}
-	if (inventory_write_meta(out_dir, infos, nrepo)) {
-		fprintf(stderr, "zlb inventory: cannot write %s/inventory.json: %s\n", out_dir,
-			last_error());
-		rc = ZLB_EXIT_IO;
-		goto out;
-	}
 	for (size_t i = 0; i < nrepo; i++) {
 		char *name = inventory_csv_name(infos[i].repo);
 		char *csv = path_join(out_dir, name);
