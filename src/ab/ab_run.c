@@ -576,6 +576,58 @@ out:
 
 /* ---- the whole A/B ----------------------------------------------------------------- */
 
+/*
+ * Run round k of side s and judge it: 1 when the A/B stops (*code set, or
+ * st->interrupted), 0 to go on. Round 1's run directory goes to *first;
+ * A1's is also the recording every later run replays.
+ */
+static int one_round(struct ab_state *st, int s, int k, char **first, int *code)
+{
+	struct round_result r;
+	const char *sn = s ? "B" : "A";
+	int done = 0;
+
+	if (interrupt_pending()) {
+		st->interrupted = 1;
+		return 1;
+	}
+	if (run_round(st, s, k, &r)) {
+		warn(st, "zlb ab: round %d %s could not be started: %s", k, sn,
+		     last_error());
+		*code = finish(st, "error", ZLB_EXIT_IO);
+		done = 1;
+	} else if (interrupt_pending() || r.code == ZLB_EXIT_INTERRUPTED) {
+		st->interrupted = 1;
+		say(st, 1, TERM_RED, "zlb ab: interrupted during round %d %s%s%s", k, sn,
+		    r.run_dir ? "; its run directory " : "",
+		    r.run_dir ? r.run_dir : "");
+	} else if (r.code != ZLB_EXIT_OK) {
+		json_object_set_new(st->j, "failed", json_pack("{s:s,s:i,s:o,s:i,s:s}",
+			"side", sn, "round", k, "dir", str_or_null(r.run_dir),
+			"exit_code", r.code, "end", r.end.buf));
+		say(st, 1, TERM_RED, "zlb ab: round %d %s failed (zlb run %s): %s%s; "
+		    "stopping, the rounds so far are kept in %s", k, sn, r.end.buf,
+		    r.run_dir ? "run directory " : "no run directory (zlb run "
+		    "stopped before creating one)", r.run_dir ? r.run_dir : "", st->dir);
+		*code = finish(st, "round_failed", r.code);
+		done = 1;
+	} else if (k == 1) {
+		*first = xstrdup(r.run_dir ? r.run_dir : "");
+		if (s == 0) {
+			st->recording = xstrdup(*first);
+			json_object_set_new(st->j, "recording", json_string(*first));
+		}
+	}
+	if (!done && !st->interrupted && !r.run_dir) {
+		warn(st, "zlb ab: round %d %s left no run directory", k, sn);
+		*code = finish(st, "error", ZLB_EXIT_IO);
+		done = 1;
+	}
+	free(r.run_dir);
+	strbuf_release(&r.end);
+	return done || st->interrupted;
+}
+
 int ab_execute(const struct ab_plan *p)
 {
 	struct ab_state st = { .p = p };
@@ -605,53 +657,8 @@ int ab_execute(const struct ab_plan *p)
 	check_switches(&st);
 
 	for (int k = 1; k <= p->spec->rounds && !done; k++) {
-		for (int s = 0; s < 2 && !done; s++) {
-			struct round_result r;
-			const char *sn = s ? "B" : "A";
-
-			if (interrupt_pending()) {
-				st.interrupted = 1;
-				break;
-			}
-			if (run_round(&st, s, k, &r)) {
-				warn(&st, "zlb ab: round %d %s could not be started: %s", k, sn,
-				     last_error());
-				code = finish(&st, "error", ZLB_EXIT_IO);
-				done = 1;
-			} else if (interrupt_pending() || r.code == ZLB_EXIT_INTERRUPTED) {
-				st.interrupted = 1;
-				say(&st, 1, TERM_RED, "zlb ab: interrupted during round %d %s%s%s", k, sn,
-				    r.run_dir ? "; its run directory " : "",
-				    r.run_dir ? r.run_dir : "");
-			} else if (r.code != ZLB_EXIT_OK) {
-				json_object_set_new(st.j, "failed", json_pack("{s:s,s:i,s:o,s:i,s:s}",
-					"side", sn, "round", k, "dir", str_or_null(r.run_dir),
-					"exit_code", r.code, "end", r.end.buf));
-				say(&st, 1, TERM_RED, "zlb ab: round %d %s failed (zlb run %s): %s%s; "
-				    "stopping, the rounds so far are kept in %s", k, sn, r.end.buf,
-				    r.run_dir ? "run directory " : "no run directory (zlb run "
-				    "stopped before creating one)", r.run_dir ? r.run_dir : "", st.dir);
-				code = finish(&st, "round_failed", r.code);
-				done = 1;
-			} else if (k == 1) {
-				if (s == 0) {
-					a1 = xstrdup(r.run_dir ? r.run_dir : "");
-					st.recording = xstrdup(a1);
-					json_object_set_new(st.j, "recording", json_string(a1));
-				} else {
-					b1 = xstrdup(r.run_dir ? r.run_dir : "");
-				}
-			}
-			if (!done && !st.interrupted && !r.run_dir) {
-				warn(&st, "zlb ab: round %d %s left no run directory", k, sn);
-				code = finish(&st, "error", ZLB_EXIT_IO);
-				done = 1;
-			}
-			free(r.run_dir);
-			strbuf_release(&r.end);
-			if (st.interrupted)
-				done = 1;
-		}
+		for (int s = 0; s < 2 && !done; s++)
+			done = one_round(&st, s, k, s ? &b1 : &a1, &code);
 		if (done)
 			break;
 		json_object_set_new(st.j, "rounds_done", json_integer(k));
