@@ -198,10 +198,54 @@ static size_t legend_rows(struct layout *ly, int args, struct strbuf *sb)
 	return n;
 }
 
+/* NAMING.md's table of the dtypes the variants' names abbreviate. */
+static void naming_dtypes(const struct layout *ly, struct strbuf *sb)
+{
+	struct strvec dtypes = STRVEC_INIT;
+
+	for (size_t i = 0; i < ly->ne; i++)
+		for (size_t j = 0; j < ly->e[i].dtypes.nr; j++)
+			strvec_push(&dtypes, ly->e[i].dtypes.v[j]);
+	strvec_sort_unique(&dtypes);
+	strbuf_addstr(sb, "\n## dtypes\n\n| short | dtype |\n|---|---|\n");
+	for (size_t i = 0; i < dtypes.nr; i++) {
+		struct strbuf s = STRBUF_INIT;
+
+		ir_dtype_short(dtypes.v[i], &s);
+		strbuf_addstr(sb, "| ");
+		md_cell(sb, s.buf);
+		strbuf_addstr(sb, " | ");
+		md_cell(sb, dtypes.v[i]);
+		strbuf_addstr(sb, " |\n");
+		strbuf_release(&s);
+	}
+	if (!dtypes.nr)
+		strbuf_addstr(sb, "| (none) | |\n");
+	strvec_clear(&dtypes);
+}
+
+/* NAMING.md's table of kernel directories named otherwise than their kernel. */
+static void naming_renamed_kernels(const struct layout *ly, struct strbuf *sb)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < ly->nk; i++) {
+		if (!strcmp(ly->k[i].dir, ly->k[i].raw))
+			continue;
+		if (!any++)
+			strbuf_addstr(sb, "\n## Kernel directories that differ from the kernel's "
+				      "name\n\n| directory | kernel |\n|---|---|\n");
+		strbuf_addstr(sb, "| ");
+		md_cell(sb, ly->k[i].dir);
+		strbuf_addstr(sb, " | `");
+		md_cell(sb, ly->k[i].raw);
+		strbuf_addstr(sb, "` |\n");
+	}
+}
+
 int irl_write_naming(struct layout *ly, const char *dest, const struct ir_layout_report *rep)
 {
 	struct strbuf sb = STRBUF_INIT;
-	struct strvec dtypes = STRVEC_INIT, renamed = STRVEC_INIT;
 	char *path;
 	int r;
 
@@ -282,45 +326,11 @@ int irl_write_naming(struct layout *ly, const char *dest, const struct ir_layout
 	if (!legend_rows(ly, 1, &sb))
 		strbuf_addstr(&sb, "| (none in this run) | | |\n");
 
-	for (size_t i = 0; i < ly->ne; i++)
-		for (size_t j = 0; j < ly->e[i].dtypes.nr; j++)
-			strvec_push(&dtypes, ly->e[i].dtypes.v[j]);
-	strvec_sort_unique(&dtypes);
-	strbuf_addstr(&sb, "\n## dtypes\n\n| short | dtype |\n|---|---|\n");
-	for (size_t i = 0; i < dtypes.nr; i++) {
-		struct strbuf s = STRBUF_INIT;
-		ir_dtype_short(dtypes.v[i], &s);
-		strbuf_addstr(&sb, "| ");
-		md_cell(&sb, s.buf);
-		strbuf_addstr(&sb, " | ");
-		md_cell(&sb, dtypes.v[i]);
-		strbuf_addstr(&sb, " |\n");
-		strbuf_release(&s);
-	}
-	if (!dtypes.nr)
-		strbuf_addstr(&sb, "| (none) | |\n");
-
-	for (size_t i = 0; i < ly->nk; i++)
-		if (strcmp(ly->k[i].dir, ly->k[i].raw))
-			strvec_push(&renamed, ly->k[i].dir);
-	if (renamed.nr) {
-		strbuf_addstr(&sb, "\n## Kernel directories that differ from the kernel's name\n\n"
-			      "| directory | kernel |\n|---|---|\n");
-		for (size_t i = 0; i < ly->nk; i++) {
-			if (!strcmp(ly->k[i].dir, ly->k[i].raw))
-				continue;
-			strbuf_addstr(&sb, "| ");
-			md_cell(&sb, ly->k[i].dir);
-			strbuf_addstr(&sb, " | `");
-			md_cell(&sb, ly->k[i].raw);
-			strbuf_addstr(&sb, "` |\n");
-		}
-	}
+	naming_dtypes(ly, &sb);
+	naming_renamed_kernels(ly, &sb);
 	path = path_join(dest, IR_NAMING_FILE);
 	r = write_file_atomic(path, sb.buf, sb.len);
 	free(path);
 	strbuf_release(&sb);
-	strvec_clear(&dtypes);
-	strvec_clear(&renamed);
 	return r;
 }
