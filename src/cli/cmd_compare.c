@@ -156,16 +156,143 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 	return r;
 }
 
-/* Report a command-line problem and leave through the cleanup (exit 2). */
-#define FAIL_USAGE(...) do { rc = usage_error("compare", __VA_ARGS__); goto out; } while (0)
-	   
-	   int cmd_compare(int argc, char **argv)
+/* What zlb compare's command line says. */
+struct compare_args {
+	struct compare_opts opts;
+	struct strvec paths[2];       /* each side's directories */
+	struct strvec pos_a, pos_b;   /* positionals before and after '--' */
+	const char *out_dir, *color_opt;
+	int allow, dashdash, flagged_sides;
+};
+
+/* Refuse with a usage error from a step of cmd_compare (exit 2). */
+#define REFUSE(...) return usage_error("compare", __VA_ARGS__)
+
+/* The options, into ca; the directories, as given. */
+static int parse_compare_args(struct compare_args *ca, int argc, char **argv, int *help)
 {
-	struct compare_opts opts = COMPARE_OPTS_INIT;
-	struct strvec paths[2] = { STRVEC_INIT, STRVEC_INIT }, pos_a = STRVEC_INIT,
-		      pos_b = STRVEC_INIT;
-	const char *out_dir = ".", *color_opt = getenv("FLAGGEMS_PERF_COLOR");
-	int allow = 0, dashdash = 0, flagged_sides = 0, color, rc = ZLB_EXIT_OK;
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL, *a = argv[i];
+		int m;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			*help = 1;
+			return 0;
+		}
+		if (!strcmp(a, "--")) {
+			if (ca->dashdash)
+				REFUSE("'--' may separate A from B only once");
+			ca->dashdash = 1;
+			continue;
+		}
+		if (!strcmp(a, "--allow-caliber-mismatch")) {
+			ca->allow = 1;
+			continue;
+		}
+		m = 0;
+		for (int s = 0; s < 2 && !m; s++) {
+			m = opt_take(argc, argv, &i, s ? "--b" : "--a", &v);
+			if (m < 0)
+				REFUSE("%s needs a directory", s ? "--b" : "--a");
+			if (m)
+				strvec_push(&ca->paths[s], v);
+		}
+		if (m) {
+			ca->flagged_sides = 1;
+			continue;
+		}
+		if ((m = opt_take(argc, argv, &i, "--threshold", &v))) {
+			if (m < 0 || parse_percent(v, 100, &ca->opts.threshold))
+				REFUSE("--threshold takes a percentage in [0, 100), e.g. 1 or "
+					   "0.5%%; got '%s'", m < 0 ? "" : v);
+			continue;
+		}
+		if ((m = opt_take(argc, argv, &i, "--drift-floor", &v))) {
+			if (m < 0 || parse_percent(v, 100, &ca->opts.drift_floor))
+				REFUSE("--drift-floor takes a percentage in [0, 100), e.g. 0.3; "
+					   "got '%s'", m < 0 ? "" : v);
+			continue;
+		}
+		if ((m = opt_take(argc, argv, &i, "--fdr", &v))) {
+			if (m < 0 || parse_fraction(v, &ca->opts.fdr))
+				REFUSE("--fdr takes a level in (0, 1), e.g. 0.05; got '%s'",
+					   m < 0 ? "" : v);
+			continue;
+		}
+		if ((m = opt_take(argc, argv, &i, "--bootstrap", &v))) {
+			unsigned long long n;
+			if (m < 0 || parse_uint(v, 10000000, &n) || (n && n < 100))
+				REFUSE("--bootstrap takes 0 or a count from 100 to 10000000; "
+					   "got '%s'", m < 0 ? "" : v);
+			ca->opts.nboot = (unsigned)n;
+			continue;
+		}
+		if ((m = opt_take(argc, argv, &i, "--seed", &v))) {
+			unsigned long long n;
+			if (m < 0 || parse_uint(v, UINT64_MAX, &n))
+				REFUSE("--seed takes a non-negative integer; got '%s'",
+					   m < 0 ? "" : v);
+			ca->opts.seed = n;
+			continue;
+		}
+		if ((m = opt_take(argc, argv, &i, "--out", &v))) {
+			if (m < 0 || !*v)
+				REFUSE("--out needs a directory");
+			ca->out_dir = v;
+			continue;
+		}
+		if ((m = opt_take(argc, argv, &i, "--color", &v))) {
+			if (m < 0 || !term_color_setting_valid(v) || !*v)
+				REFUSE("--color takes auto, always or never");
+			ca->color_opt = v;
+			continue;
+		}
+		if (a[0] == '-' && a[1])
+			REFUSE("unknown option '%s'", a);
+		strvec_push(ca->dashdash ? &ca->pos_b : &ca->pos_a, a);
+	}
+	return 0;
+}
+
+/* Which directories are A's and which are B's: --a/--b, A... -- B..., or A B. */
+static int pick_sides(struct compare_args *ca)
+{
+	if (!term_color_setting_valid(ca->color_opt))
+		ca->color_opt = NULL;
+
+	/* the sides */
+	if (ca->flagged_sides) {
+		if (ca->pos_a.nr || ca->pos_b.nr || ca->dashdash)
+			REFUSE("give the sides either with --a/--b or as A B / A... -- B..., "
+				   "not both");
+		if (!ca->paths[0].nr || !ca->paths[1].nr)
+			REFUSE("both --a and --b are needed");
+	} else if (ca->dashdash) {
+		if (!ca->pos_a.nr || !ca->pos_b.nr)
+			REFUSE("'--' needs A's directories before it and B's after it");
+		strvec_pushv(&ca->paths[0], (const char *const *)ca->pos_a.v);
+		strvec_pushv(&ca->paths[1], (const char *const *)ca->pos_b.v);
+	} else {
+		if (ca->pos_a.nr != 2)
+			REFUSE(ca->pos_a.nr < 2 ? "compare needs A and B" :
+				   "more than two directories: separate A's rounds from B's "
+				   "with '--' (A1 A2 -- B1 B2) or use --a/--b");
+		strvec_push(&ca->paths[0], ca->pos_a.v[0]);
+		strvec_push(&ca->paths[1], ca->pos_a.v[1]);
+	}
+	strvec_clear(&ca->pos_a);
+	strvec_clear(&ca->pos_b);
+	return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_args ca = {
+		.opts = COMPARE_OPTS_INIT,
+		.paths = { STRVEC_INIT, STRVEC_INIT }, .pos_a = STRVEC_INIT, .pos_b = STRVEC_INIT,
+		.out_dir = ".", .color_opt = getenv("FLAGGEMS_PERF_COLOR"),
+	};
+	int color, help = 0, rc;
 	struct compare c;
 	struct stream_reporter term;
 	struct compare_run_opts run_opts = {
@@ -174,132 +301,34 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 	};
 	enum compare_stage stage;
 
-	compare_init(&c, &opts);
-	for (int i = 1; i < argc; i++) {
-		const char *v = NULL, *a = argv[i];
-		int m;
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage_text, stdout);
-			goto out;
-		}
-		if (!strcmp(a, "--")) {
-			if (dashdash)
-				FAIL_USAGE("'--' may separate A from B only once");
-			dashdash = 1;
-			continue;
-		}
-		if (!strcmp(a, "--allow-caliber-mismatch")) {
-			allow = 1;
-			continue;
-		}
-		m = 0;
-		for (int s = 0; s < 2 && !m; s++) {
-			m = opt_take(argc, argv, &i, s ? "--b" : "--a", &v);
-			if (m < 0)
-				FAIL_USAGE("%s needs a directory", s ? "--b" : "--a");
-			if (m)
-				strvec_push(&paths[s], v);
-		}
-		if (m) {
-			flagged_sides = 1;
-			continue;
-		}
-		if ((m = opt_take(argc, argv, &i, "--threshold", &v))) {
-			if (m < 0 || parse_percent(v, 100, &opts.threshold))
-				FAIL_USAGE("--threshold takes a percentage in [0, 100), e.g. 1 or "
-					   "0.5%%; got '%s'", m < 0 ? "" : v);
-			continue;
-		}
-		if ((m = opt_take(argc, argv, &i, "--drift-floor", &v))) {
-			if (m < 0 || parse_percent(v, 100, &opts.drift_floor))
-				FAIL_USAGE("--drift-floor takes a percentage in [0, 100), e.g. 0.3; "
-					   "got '%s'", m < 0 ? "" : v);
-			continue;
-		}
-		if ((m = opt_take(argc, argv, &i, "--fdr", &v))) {
-			if (m < 0 || parse_fraction(v, &opts.fdr))
-				FAIL_USAGE("--fdr takes a level in (0, 1), e.g. 0.05; got '%s'",
-					   m < 0 ? "" : v);
-			continue;
-		}
-		if ((m = opt_take(argc, argv, &i, "--bootstrap", &v))) {
-			unsigned long long n;
-			if (m < 0 || parse_uint(v, 10000000, &n) || (n && n < 100))
-				FAIL_USAGE("--bootstrap takes 0 or a count from 100 to 10000000; "
-					   "got '%s'", m < 0 ? "" : v);
-			opts.nboot = (unsigned)n;
-			continue;
-		}
-		if ((m = opt_take(argc, argv, &i, "--seed", &v))) {
-			unsigned long long n;
-			if (m < 0 || parse_uint(v, UINT64_MAX, &n))
-				FAIL_USAGE("--seed takes a non-negative integer; got '%s'",
-					   m < 0 ? "" : v);
-			opts.seed = n;
-			continue;
-		}
-		if ((m = opt_take(argc, argv, &i, "--out", &v))) {
-			if (m < 0 || !*v)
-				FAIL_USAGE("--out needs a directory");
-			out_dir = v;
-			continue;
-		}
-		if ((m = opt_take(argc, argv, &i, "--color", &v))) {
-			if (m < 0 || !term_color_setting_valid(v) || !*v)
-				FAIL_USAGE("--color takes auto, always or never");
-			color_opt = v;
-			continue;
-		}
-		if (a[0] == '-' && a[1])
-			FAIL_USAGE("unknown option '%s'", a);
-		strvec_push(dashdash ? &pos_b : &pos_a, a);
+	compare_init(&c, &ca.opts);
+	rc = parse_compare_args(&ca, argc, argv, &help);
+	if (!rc && help) {
+		fputs(usage_text, stdout);
+		goto out;
 	}
-	if (!term_color_setting_valid(color_opt))
-		color_opt = NULL;
+	if (rc || (rc = pick_sides(&ca)))
+		goto out;
 
-	/* the sides */
-	if (flagged_sides) {
-		if (pos_a.nr || pos_b.nr || dashdash)
-			FAIL_USAGE("give the sides either with --a/--b or as A B / A... -- B..., "
-				   "not both");
-		if (!paths[0].nr || !paths[1].nr)
-			FAIL_USAGE("both --a and --b are needed");
-	} else if (dashdash) {
-		if (!pos_a.nr || !pos_b.nr)
-			FAIL_USAGE("'--' needs A's directories before it and B's after it");
-		strvec_pushv(&paths[0], (const char *const *)pos_a.v);
-		strvec_pushv(&paths[1], (const char *const *)pos_b.v);
-	} else {
-		if (pos_a.nr != 2)
-			FAIL_USAGE(pos_a.nr < 2 ? "compare needs A and B" :
-				   "more than two directories: separate A's rounds from B's "
-				   "with '--' (A1 A2 -- B1 B2) or use --a/--b");
-		strvec_push(&paths[0], pos_a.v[0]);
-		strvec_push(&paths[1], pos_a.v[1]);
-	}
-	strvec_clear(&pos_a);
-	strvec_clear(&pos_b);
-
-	color = term_color_wanted(STDOUT_FILENO, color_opt);
+	color = term_color_wanted(STDOUT_FILENO, ca.color_opt);
 	run_opts.color = color;
-	run_opts.allow_caliber = allow;
+	run_opts.allow_caliber = ca.allow;
 	stream_reporter_init(&term, stdout, stderr);
-	c.opts = opts;
+	c.opts = ca.opts;
 	for (int s = 0; s < 2; s++)
-		for (size_t i = 0; i < paths[s].nr; i++) {
-			int n = compare_add_path(&c, s, paths[s].v[i]);
+		for (size_t i = 0; i < ca.paths[s].nr; i++) {
+			int n = compare_add_path(&c, s, ca.paths[s].v[i]);
 
 			if (n < 0) {
 				fprintf(stderr, "zlb compare: %s: '%s' is not a directory\n",
-					s ? "B" : "A", paths[s].v[i]);
+					s ? "B" : "A", ca.paths[s].v[i]);
 				rc = ZLB_EXIT_NO_DATA;
 				goto out;
 			}
 			if (!n) {
 				fprintf(stderr, "zlb compare: %s: '%s' is not a run directory (no "
 					"run_identity.json or results.jsonl) and holds none\n",
-					s ? "B" : "A", paths[s].v[i]);
+					s ? "B" : "A", ca.paths[s].v[i]);
 				rc = ZLB_EXIT_NO_DATA;
 				goto out;
 			}
@@ -316,13 +345,13 @@ static int write_outputs(const struct compare *c, const char *out_dir, int allow
 	set_error_routine(NULL);
 	if (stage != COMPARE_DONE)
 		goto out;
-	if (write_outputs(&c, out_dir, allow, rc))
+	if (write_outputs(&c, ca.out_dir, ca.allow, rc))
 		rc = ZLB_EXIT_IO;
 out:
-	strvec_clear(&paths[0]);
-	strvec_clear(&paths[1]);
-	strvec_clear(&pos_a);
-	strvec_clear(&pos_b);
+	strvec_clear(&ca.paths[0]);
+	strvec_clear(&ca.paths[1]);
+	strvec_clear(&ca.pos_a);
+	strvec_clear(&ca.pos_b);
 	compare_release(&c);
 	return rc;
 }
