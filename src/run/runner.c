@@ -455,6 +455,118 @@ static void finalize_identity(json_t *id, const struct run_outcome *o,
 	strbuf_release(&end);
 }
 
+/*
+ * The device as the run starts (provenance device_start, and whether another
+ * process shares it, which the terminal is told), written at once.
+ */
+static int note_device_start(struct tee *t, const struct run_config *cfg,
+			     const struct preflight *pf, const char *run_dir, json_t *id)
+{
+	struct device_state st;
+	json_t *prov = identity_section(id, "provenance");
+
+	json_object_set_new(prov, "device_start", device_snapshot(pf, cfg->device, &st));
+	json_object_set_new(prov, "device_shared_at_start",
+			    json_boolean(st.procs_known && st.nprocs));
+	warn_shared(t, &st);
+	return identity_write(run_dir, id);
+}
+
+/* "  command:  (cd DIR && ARGV...)": what a person would type to run it by hand. */
+static void say_command(struct tee *t, const char *dir, const struct strvec *argv)
+{
+	struct strbuf cmd = STRBUF_INIT;
+
+	for (size_t i = 0; i < argv->nr; i++)
+		strbuf_addf(&cmd, "%s%s", i ? " " : "", argv->v[i]);
+	tee_say(t, TERM_DIM, "  command:  (cd %s && %s)", dir, cmd.buf);
+	strbuf_release(&cmd);
+}
+
+/*
+ * pytest in its own process group, its output through the tee, unless an
+ * interrupt came first; out gets its exit code, wall time and zlb's exit
+ * code. -1 when it could not be started or followed.
+ */
+static int run_pytest(struct child *c, const struct strvec *argv, const struct strvec *env,
+		      const char *dir, struct tee *t, int grace_ms, struct run_outcome *out)
+{
+	double start;
+
+	if (interrupt_pending()) {
+		out->interrupted = interrupt_pending();
+	} else {
+		c->argv = argv->v;
+		c->envp = env->v;
+		c->dir = dir;
+		c->new_pgroup = 1;
+		c->capture = 1;
+		if (child_start(c))
+			return -1;
+		start = mono_s();
+		if (child_pump(c, &tee_pump_ops, t, grace_ms))
+			return -1;
+		out->pytest_wall_s = mono_s() - start;
+		tee_flush(t);
+		out->interrupted = interrupt_pending();
+		out->pytest_rc = child_exit_code(c);
+	}
+	out->exit_code = c->pid > 0 ? map_exit(c, out->interrupted) : ZLB_EXIT_INTERRUPTED;
+	return 0;
+}
+
+/* The rows and tests the run's files hold, into its outcome. */
+static void take_tally(struct run_outcome *out, const struct run_tally *ta)
+{
+	out->rows = ta->rows;
+	out->rows_graph = ta->rows_graph;
+	out->rows_direct = ta->rows_direct;
+	out->tests_passed = ta->passed;
+	out->tests_failed = ta->failed;
+	out->tests_skipped = ta->skipped;
+}
+
+/* The files a run makes for its child before it starts, in the run directory. */
+struct run_files {
+	char *shape_archive;   /* shapes.yaml: the shapes measured */
+	char *isolated;        /* tuner_cache/, with --isolate-tuner-cache; else NULL */
+	char *compile_cache;   /* triton_cache/: Triton compiles here */
+	char *graph_plan;      /* graph_plan.json of a replay; else NULL */
+	size_t planned;        /* its measurements */
+};
+
+static int prepare_files(const struct run_config *cfg, const struct preflight *pf,
+			 const char *run_dir, struct run_files *f)
+{
+	f->shape_archive = path_join(run_dir, "shapes.yaml");
+	if (archive_shapes(cfg, pf, f->shape_archive))
+		return -1;
+	if (cfg->isolate_tuner_cache) {
+		f->isolated = path_join(run_dir, "tuner_cache");
+		if (mkdir_p(f->isolated, 0755))
+			return -1;
+	}
+	/*
+	 * Triton compiles into the run's own cache: a compiler switch outside
+	 * Triton's cache key must not let B load A's binaries (seeds' README).
+	 */
+	f->compile_cache = path_join(run_dir, COMPILE_CACHE_DIR);
+	if (mkdir_p(f->compile_cache, 0755))
+		return -1;
+	if (pf->replay_from && graph_plan_write(pf->replay_from, run_dir, &f->graph_plan,
+						&f->planned))
+		return -1;
+	return 0;
+}
+
+static void run_files_release(struct run_files *f)
+{
+	free(f->shape_archive);
+	free(f->isolated);
+	free(f->compile_cache);
+	free(f->graph_plan);
+}
+
 int runner_run(const struct run_config *cfg, struct preflight *pf,
 	       char *const *envp, int argc, char **argv, int out_fd,
 	       struct run_outcome *out)
@@ -465,11 +577,9 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 					  cfg->ir };
 	struct child c = { 0 };
 	struct run_tally ta;
-	char *shape_archive = NULL, *log_path = NULL, *isolated = NULL, *tuner = NULL;
-	char *compile_cache = NULL, *graph_plan = NULL;
-	size_t planned = 0;
+	struct run_files f = { 0 };
+	char *log_path = NULL, *tuner = NULL;
 	json_t *id = NULL;
-	double pytest_start;
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -489,38 +599,22 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	    rundir_claim(cfg->runs_dir, pf->target.op, time(NULL), &out->run_dir))
 		goto done;
 
-	shape_archive = path_join(out->run_dir, "shapes.yaml");
-	if (archive_shapes(cfg, pf, shape_archive))
-		goto done;
-	if (cfg->isolate_tuner_cache) {
-		isolated = path_join(out->run_dir, "tuner_cache");
-		if (mkdir_p(isolated, 0755))
-			goto done;
-	}
-	/*
-	 * Triton compiles into the run's own cache: a compiler switch outside
-	 * Triton's cache key must not let B load A's binaries (seeds' README).
-	 */
-	compile_cache = path_join(out->run_dir, COMPILE_CACHE_DIR);
-	if (mkdir_p(compile_cache, 0755))
-		goto done;
-	if (pf->replay_from && graph_plan_write(pf->replay_from, out->run_dir, &graph_plan,
-						&planned))
+	if (prepare_files(cfg, pf, out->run_dir, &f))
 		goto done;
 	plan_plugins(&plan, &plugins);
 	{
-		struct child_files files = { compile_cache, graph_plan };
-		build_env(cfg, pf, envp, out->run_dir, shape_archive, isolated, &files, &env);
+		struct child_files files = { f.compile_cache, f.graph_plan };
+		build_env(cfg, pf, envp, out->run_dir, f.shape_archive, f.isolated, &files, &env);
 	}
-	build_argv(cfg, pf, shape_archive, &plugins, &child_argv);
-	tuner = flaggems_tuner_cache(&env, isolated);
+	build_argv(cfg, pf, f.shape_archive, &plugins, &child_argv);
+	tuner = flaggems_tuner_cache(&env, f.isolated);
 	id = initial_identity(cfg, pf, out->run_dir, tuner, &plugins, &child_argv, argc, argv);
 	{
 		json_t *prov = identity_section(id, "provenance");
-		json_object_set_new(prov, "compile_cache_dir", json_string(compile_cache));
+		json_object_set_new(prov, "compile_cache_dir", json_string(f.compile_cache));
 		json_object_set_new(prov, "compile_cache_kept",
 				    json_boolean(cfg->keep_compile_cache));
-		json_object_set_new(prov, "graph_plan", graph_plan ? json_integer((json_int_t)planned)
+		json_object_set_new(prov, "graph_plan", f.graph_plan ? json_integer((json_int_t)f.planned)
 								   : json_null());
 	}
 	if (identity_write(out->run_dir, id))
@@ -530,53 +624,17 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	if (tee_open(&tee, log_path, out_fd, term_color_wanted(out_fd, cfg->color)))
 		goto done;
 	print_header(&tee, cfg, pf, out->run_dir, id, &plugins);
-	{
-		struct device_state st;
-		json_t *prov = identity_section(id, "provenance");
-		json_object_set_new(prov, "device_start", device_snapshot(pf, cfg->device, &st));
-		json_object_set_new(prov, "device_shared_at_start",
-				    json_boolean(st.procs_known && st.nprocs));
-		warn_shared(&tee, &st);
-		if (identity_write(out->run_dir, id))
-			goto done;
-	}
-	{
-		struct strbuf cmd = STRBUF_INIT;
-		for (size_t i = 0; i < child_argv.nr; i++)
-			strbuf_addf(&cmd, "%s%s", i ? " " : "", child_argv.v[i]);
-		tee_say(&tee, TERM_DIM, "  command:  (cd %s && %s)", pf->target.dir, cmd.buf);
-		strbuf_release(&cmd);
-	}
+	if (note_device_start(&tee, cfg, pf, out->run_dir, id))
+		goto done;
+	say_command(&tee, pf->target.dir, &child_argv);
 
-	if (interrupt_pending()) {
-		out->interrupted = interrupt_pending();
-	} else {
-		c.argv = child_argv.v;
-		c.envp = env.v;
-		c.dir = pf->target.dir;
-		c.new_pgroup = 1;
-		c.capture = 1;
-		if (child_start(&c))
-			goto done;
-		pytest_start = mono_s();
-		if (child_pump(&c, &tee_pump_ops, &tee, cfg->interrupt_grace_ms))
-			goto done;
-		out->pytest_wall_s = mono_s() - pytest_start;
-		tee_flush(&tee);
-		out->interrupted = interrupt_pending();
-		out->pytest_rc = child_exit_code(&c);
-	}
-	out->exit_code = c.pid > 0 ? map_exit(&c, out->interrupted) : ZLB_EXIT_INTERRUPTED;
+	if (run_pytest(&c, &child_argv, &env, pf->target.dir, &tee, cfg->interrupt_grace_ms, out))
+		goto done;
 
 	if (run_tally_read(out->run_dir, &ta) || ta.bad_lines)
 		tee_say(&tee, TERM_YELLOW, "zlb: warning: %zu unreadable line(s) in "
 			"results.jsonl/events.jsonl", ta.bad_lines);
-	out->rows = ta.rows;
-	out->rows_graph = ta.rows_graph;
-	out->rows_direct = ta.rows_direct;
-	out->tests_passed = ta.passed;
-	out->tests_failed = ta.failed;
-	out->tests_skipped = ta.skipped;
+	take_tally(out, &ta);
 	{
 		struct device_state st;
 		json_object_set_new(identity_section(id, "provenance"), "device_end",
@@ -593,21 +651,18 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	}
 	ret = 0;
 done:
-	if (isolated && remove_tree(isolated))
-		warning("could not remove the isolated tuner cache %s", isolated);
-	if (compile_cache && !cfg->keep_compile_cache && remove_tree(compile_cache))
-		warning("could not remove the run's Triton cache %s", compile_cache);
+	if (f.isolated && remove_tree(f.isolated))
+		warning("could not remove the isolated tuner cache %s", f.isolated);
+	if (f.compile_cache && !cfg->keep_compile_cache && remove_tree(f.compile_cache))
+		warning("could not remove the run's Triton cache %s", f.compile_cache);
 	tee_close(&tee);
 	interrupts_restore();
 	json_decref(id);
 	strvec_clear(&env);
 	strvec_clear(&child_argv);
 	strvec_clear(&plugins);
-	free(shape_archive);
 	free(log_path);
-	free(isolated);
-	free(compile_cache);
-	free(graph_plan);
+	run_files_release(&f);
 	free(tuner);
 	return ret;
 }
