@@ -57,7 +57,7 @@ Graphs are released before returning, whatever happened.
 import math
 import time
 
-from . import _markers, _state
+from . import _io, _markers, _state
 # What the engine's callers and tests name through _graph, libzlbtimer's part
 # of which lives in _timerlib.
 from ._timerlib import (GRAPH_KEYS, STATUS, STOP_REASONS, V2_RESULT_KEYS, V3_RESULT_KEYS,  # noqa: F401
@@ -591,7 +591,7 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, measured_mhz, rule, m
                 blocks.append((st["median_ms"] if st["n"] > 0 else None,
                                st.get("clock_mhz")))
     except CaptureFailure as cf:
-        error = "%s: %s" % (cf.phase, _first_line(first_cause(cf.error)))
+        error = "%s: %s" % (cf.phase, _io.first_line(first_cause(cf.error)))
         blocks = []
     sd, kept, why = probe_spread(blocks, measured_mhz, rule.clock_floor)
     return {"placement_probes": max(0, kept - 1), "placement_sd": sd,
@@ -634,7 +634,3 @@ def log_sd(values):
     mean = sum(logs) / len(logs)
     return math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
 
-
-def _first_line(e):
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__

@@ -156,6 +156,14 @@ def marker(line):
     out.flush()
 
 
+def first_line(exc):
+    """An exception on one line: its first non-empty line, else its type's name."""
+    for line in str(exc).splitlines():
+        if line.strip():
+            return one_line(line)
+    return type(exc).__name__
+
+
 def one_line(text, limit=400):
     """text on one line: whitespace runs collapsed, cut to limit characters."""
     flat = " ".join(str(text).split())

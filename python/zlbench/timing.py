@@ -291,7 +291,7 @@ def _measure_timed(fn, args, ctx, ir):
         reason = _reason(cf.error)
         matched, culprit = _fatal_text(cf.error, s["fatal"])
         if matched is not None:
-            reason = _first_line(culprit)
+            reason = _io.first_line(culprit)
             _io.event(FATAL_MARKER, op=_op(), op_name=ctx["op_name"],
                       dtype=ctx["dtype"], role=ctx["role"], phase=cf.phase,
                       reason=reason, matched=matched, nodeid=_state.nodeid)
@@ -459,14 +459,7 @@ def _reason(error):
     """One line: the first non-empty line of the error that started it."""
     if isinstance(error, str):
         return _io.one_line(error)
-    return _first_line(_graph.first_cause(error))
-
-
-def _first_line(exc):
-    for line in str(exc).splitlines():
-        if line.strip():
-            return _io.one_line(line)
-    return type(exc).__name__
+    return _io.first_line(_graph.first_cause(error))
 
 
 def _note_rng(how):

@@ -615,7 +615,8 @@ static void print_help(void)
 int cmd_batch(int argc, char **argv)
 {
 	struct batch_cmd bc = {
-		STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, STRVEC_INIT,
+		.bargv = STRVEC_INIT, .run_args = STRVEC_INIT, .spec_text = STRVEC_INIT,
+		.dtypes = STRVEC_INIT, .env = STRVEC_INIT, .exec_args = STRVEC_INIT,
 	};
 	struct batch_plan plan;
 	struct stream_reporter term;

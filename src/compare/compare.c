@@ -163,8 +163,8 @@ static void mark_k_difference(struct compare_row *row)
 		same = !strcmp(a->v[i], b->v[i]);
 	if (same)
 		return;
-	compare_add_unique(&row->side[0].markers, MARKER_K_DIFFERS);
-	compare_add_unique(&row->side[1].markers, MARKER_K_DIFFERS);
+	strvec_push_unique(&row->side[0].markers, MARKER_K_DIFFERS);
+	strvec_push_unique(&row->side[1].markers, MARKER_K_DIFFERS);
 }
 
 void compare_analyse(struct compare *c)

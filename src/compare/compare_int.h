@@ -19,7 +19,5 @@ const char *compare_run_op(const struct compare_run *r);
 uint64_t compare_key_hash(const char *key);
 /* The verdict a row's kind k shows: SAME, FASTER, ..., EXCLUDED (compare_report.c). */
 const char *compare_verdict_text(const struct compare_row *row, int k);
-/* Push s (not empty) unless v holds it. */
-void compare_add_unique(struct strvec *v, const char *s);
 
 #endif

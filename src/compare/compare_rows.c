@@ -104,19 +104,13 @@ static void measurement_placement(const json_t *meas, struct stats_sample_set *s
 	}
 }
 
-void compare_add_unique(struct strvec *v, const char *s)
-{
-	if (s && *s && strvec_find(v, s) < 0)
-		strvec_push(v, s);
-}
-
 static void collect_markers(struct strvec *out, const json_t *markers)
 {
 	size_t i;
 	json_t *m;
 
 	json_array_foreach((json_t *)markers, i, m)
-		compare_add_unique(out, json_string_value(m));
+		strvec_push_unique(out, json_string_value(m));
 }
 
 /*
@@ -220,11 +214,11 @@ static int load_row(void *vctx, const struct results_row *row_in, size_t lineno)
 	}
 	row->side[ctx->side].last_run = ctx->run + 1;
 	row->side[ctx->side].present++;
-	compare_add_unique(&row->side[ctx->side].statuses, rr.status ? rr.status : "(none)");
+	strvec_push_unique(&row->side[ctx->side].statuses, rr.status ? rr.status : "(none)");
 	collect_markers(&row->side[ctx->side].markers, json_object_get(obj, "markers"));
 	if (ctx->fallback_all || (rr.nodeid &&
 				  strvec_find(&ctx->fallback_nodes, rr.nodeid) >= 0))
-		compare_add_unique(&row->side[ctx->side].markers, MARKER_REPLAY_FALLBACK);
+		strvec_push_unique(&row->side[ctx->side].markers, MARKER_REPLAY_FALLBACK);
 	if (!rr.status || strcmp(rr.status, "SUCCESS"))
 		return 0;
 	row->side[ctx->side].success++;
@@ -238,11 +232,11 @@ static int load_row(void *vctx, const struct results_row *row_in, size_t lineno)
 			const json_t *k_json = json_object_get(meas, "calls_per_replay");
 
 			results_meas_markers(meas, &row->side[ctx->side].markers);
-			compare_add_unique(&row->side[ctx->side].timers, json_str(meas, "timer"));
+			strvec_push_unique(&row->side[ctx->side].timers, json_str(meas, "timer"));
 			if (json_is_integer(k_json)) {
 				char *kk = xstrfmt("%s=%lld", compare_kind_name[k],
 						   (long long)json_integer_value(k_json));
-				compare_add_unique(&row->side[ctx->side].ks, kk);
+				strvec_push_unique(&row->side[ctx->side].ks, kk);
 				free(kk);
 			}
 		}

@@ -165,3 +165,9 @@ void strvec_sort_unique(struct strvec *sv)
 	sv->nr = j;
 	sv->v[j] = NULL;
 }
+
+void strvec_push_unique(struct strvec *sv, const char *s)
+{
+	if (s && *s && strvec_find(sv, s) < 0)
+		strvec_push(sv, s);
+}

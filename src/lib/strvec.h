@@ -34,6 +34,8 @@ void strvec_clear(struct strvec *sv);
 void strvec_sort(struct strvec *sv);
 /* Sort, then drop repeated items. */
 void strvec_sort_unique(struct strvec *sv);
+/* Push s unless it is NULL, empty, or already in sv. */
+void strvec_push_unique(struct strvec *sv, const char *s);
 /* Index of s in sv, or -1. */
 int strvec_find(const struct strvec *sv, const char *s);
 /* Split s on any byte of seps, skipping empty fields, and push each field. */

@@ -14,16 +14,13 @@
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "run/plugin_plan.h"
+#include "run/preflight_int.h"
 #include "lib/proc.h"
 #include "lib/term.h"
 
 #define PROBE_TIMEOUT_MS 60000
 
-static int fail(struct preflight *pf, const char *check, const char *fix_fmt, ...)
-	ZLB_PRINTF(3, 4);
-
-/* Record a failure: the sentence is the last error(); fix says what to do. */
-static int fail(struct preflight *pf, const char *check, const char *fix_fmt, ...)
+int preflight_fail(struct preflight *pf, const char *check, const char *fix_fmt, ...)
 {
 	va_list ap;
 
@@ -246,7 +243,7 @@ static int probe_python(struct preflight *pf, char *const *envp, json_t **facts)
 		error("%s could not be probed (exit %d)%s%s", pf->python, rc,
 		      out.len ? ": " : "", out.len > 300 ? out.buf + out.len - 300 : out.buf);
 		strbuf_release(&out);
-		return fail(pf, "python", "check that '%s -c pass' works", pf->python);
+		return preflight_fail(pf, "python", "check that '%s -c pass' works", pf->python);
 	}
 	*facts = json_loads(line + 10, JSON_DISABLE_EOF_CHECK, &jerr);
 	strbuf_release(&out);
@@ -254,7 +251,7 @@ static int probe_python(struct preflight *pf, char *const *envp, json_t **facts)
 		error("the Python probe answered garbage: %s", *facts ? "not an object" : jerr.text);
 		json_decref(*facts);
 		*facts = NULL;
-		return fail(pf, "python", "check the interpreter given by --python");
+		return preflight_fail(pf, "python", "check the interpreter given by --python");
 	}
 	return 0;
 }
@@ -267,12 +264,12 @@ static int check_python(struct preflight *pf, const struct run_config *cfg,
 	if (!pf->python) {
 		error("Python interpreter '%s' was not found%s", cfg->python,
 		      strchr(cfg->python, '/') ? "" : " on PATH");
-		return fail(pf, "python", "point --python (ZLB_PYTHON) at the python that "
+		return preflight_fail(pf, "python", "point --python (ZLB_PYTHON) at the python that "
 			    "has torch, triton and pytest");
 	}
 	if (!pf->python_dir) {
 		error("zlb's Python package (zlbench) was not found beside the zlb binary");
-		return fail(pf, "python", "run zlb from its build tree (build/zlb) or an "
+		return preflight_fail(pf, "python", "run zlb from its build tree (build/zlb) or an "
 			    "install, or set ZLB_PYTHON_DIR to the folder holding zlbench/");
 	}
 	/* Before the probe: a file changed while it runs must not match later. */
@@ -290,13 +287,13 @@ static int check_python(struct preflight *pf, const struct run_config *cfg,
 	if (!json_string_value(json_object_get(*facts, "pytest"))) {
 		const char *e = json_string_value(json_object_get(*facts, "pytest_error"));
 		error("%s cannot import pytest (%s)", pf->python, e ? e : "unknown error");
-		return fail(pf, "python", "install pytest for that interpreter, or choose "
+		return preflight_fail(pf, "python", "install pytest for that interpreter, or choose "
 			    "another with --python (ZLB_PYTHON)");
 	}
 	pf->pytest_version = xstrdup(json_string_value(json_object_get(*facts, "pytest")));
 	if (!json_string_value(json_object_get(*facts, "zlbench"))) {
 		error("%s cannot import zlbench from %s", pf->python, pf->python_dir);
-		return fail(pf, "python", "set ZLB_PYTHON_DIR to the folder holding zlbench/");
+		return preflight_fail(pf, "python", "set ZLB_PYTHON_DIR to the folder holding zlbench/");
 	}
 	return 0;
 }
@@ -311,7 +308,7 @@ static int check_checkout(struct preflight *pf, const struct run_config *cfg,
 	if (cfg->test_node && !cfg->flaggems_dir) {
 		/* The node names its own checkout. */
 		if (flaggems_resolve(&pf->target, NULL, NULL, NULL, cfg->test_node))
-			return fail(pf, "benchmark_file", "give a node like "
+			return preflight_fail(pf, "benchmark_file", "give a node like "
 				    "/path/FlagGems/benchmark/test_softmax.py::test_softmax");
 		pf->looked = xstrfmt("the checkout of test node %s", cfg->test_node);
 		return 0;
@@ -319,178 +316,17 @@ static int check_checkout(struct preflight *pf, const struct run_config *cfg,
 	if (flaggems_find_checkout(cfg->flaggems_dir, importable, &looked, &dir)) {
 		pf->looked = strbuf_detach(&looked, NULL);
 		error("%s (looked in: %s)", last_error(), pf->looked);
-		return fail(pf, "flaggems_dir", "set FLAGGEMS_DIR or --flaggems-dir to a "
+		return preflight_fail(pf, "flaggems_dir", "set FLAGGEMS_DIR or --flaggems-dir to a "
 			    "FlagGems checkout (the folder holding benchmark/ and src/)");
 	}
 	pf->looked = strbuf_detach(&looked, NULL);
 	if (flaggems_resolve(&pf->target, dir, cfg->op, cfg->op_file, cfg->test_node)) {
 		free(dir);
-		return fail(pf, "benchmark_file", "name the operator as its test function "
+		return preflight_fail(pf, "benchmark_file", "name the operator as its test function "
 			    "without 'test_' (zlb run softmax), add --op-file when "
 			    "several files define it, or pass --test-node");
 	}
 	free(dir);
-	return 0;
-}
-
-static void chain_text(const struct flaggems_target *t, struct strbuf *sb)
-{
-	for (size_t i = 0; i < t->chain.nr; i++)
-		strbuf_addf(sb, "%s%s", i ? " -> " : "", t->chain.v[i]);
-}
-
-/* The shape mode: as given, else derived from what was given. */
-static const char *shape_mode_of(const struct preflight *pf, const struct run_config *cfg)
-{
-	if (cfg->shape_mode)
-		return cfg->shape_mode;
-	if (cfg->shape_file)
-		return "file";
-	if (cfg->test_node)
-		return "upstream";
-	return pf->builtin ? "inline" : "upstream";
-}
-
-/* Load the user's shape file (file mode): a regular file that parses. */
-static int load_shape_file(struct preflight *pf, const struct run_config *cfg)
-{
-	char *abs = path_absolute(cfg->shape_file);
-	int r = 0;
-
-	if (is_dir(abs)) {
-		error("shape file '%s' is a directory", abs);
-		r = fail(pf, "shape_file", "pass the YAML file itself");
-	} else if (!is_file(abs)) {
-		error(access(abs, F_OK) ? "shape file '%s' does not exist"
-					: "shape file '%s' is not a regular file", abs);
-		r = fail(pf, "shape_file", "check the path given by --shapes (SHAPE_FILE)");
-	} else if (shape_file_load(&pf->shapes, abs, NULL)) {
-		r = fail(pf, "shape_file", "fix the YAML: a mapping of op or class "
-			 "names to {shapes: [[...], ...]}");
-	}
-	free(abs);
-	return r;
-}
-
-/*
- * The shape file has no key for the operator nor for its class chain:
- * a note when zlb cannot know the chain, else a refusal (FlagGems would
- * fall back to DEFAULT_SHAPES, with its 2**30-element tensor).
- */
-static int no_shape_key(struct preflight *pf, const char *lookup_name, const char *chain)
-{
-	const struct flaggems_target *t = &pf->target;
-	struct strvec keys = STRVEC_INIT;
-	struct strbuf wrong = STRBUF_INIT;
-
-	if (!t->chain.nr) {
-		/* The chain is unknown: FlagGems might still find a class key. */
-		strvec_pushf(&pf->notes, "warning: shape file has no '%s' key and "
-			     "zlb could not read the benchmark's class chain; FlagGems "
-			     "may fall back to a class key or to DEFAULT_SHAPES",
-			     lookup_name);
-		return 0;
-	}
-	shape_file_keys(&pf->shapes, &keys);
-	for (size_t i = 0; i < keys.nr; i++)
-		if (ends_with(keys.v[i], "Benchmark"))
-			strbuf_addf(&wrong, "%s'%s'", wrong.len ? ", " : "", keys.v[i]);
-	if (wrong.len)
-		error("shape file %s has no '%s' key, and its class key(s) %s are not "
-		      "in %s's class chain (%s), so none applies; FlagGems would "
-		      "fall back to DEFAULT_SHAPES (which include a 2**30-element tensor)",
-		      pf->shapes.path, lookup_name, wrong.buf, lookup_name, chain);
-	else
-		error("shape file %s has neither '%s' nor any class of its chain (%s); "
-		      "FlagGems would fall back to DEFAULT_SHAPES (which include a "
-		      "2**30-element tensor)", pf->shapes.path, lookup_name, chain);
-	strvec_clear(&keys);
-	strbuf_release(&wrong);
-	return fail(pf, "shape_file", "add a '%s:' entry with 'shapes: [[...]]'", lookup_name);
-}
-
-static int check_shapes(struct preflight *pf, const struct run_config *cfg)
-{
-	const struct flaggems_target *t = &pf->target;
-	const char *lookup_name = t->op_name ? t->op_name : t->op;
-	const char *mode;
-	struct strbuf chain = STRBUF_INIT;
-	int r;
-
-	pf->builtin = builtin_shapes_find(t->op);
-	pf->shape_mode = mode = shape_mode_of(pf, cfg);
-	if (!strcmp(mode, "file") && !cfg->shape_file) {
-		error("shape mode 'file' needs a shape file");
-		return fail(pf, "shape_file", "pass --shapes FILE (SHAPE_FILE)");
-	}
-	if (!strcmp(mode, "inline") && !pf->builtin) {
-		error("zlb has no built-in shapes for '%s'", t->op);
-		return fail(pf, "shape_file", "pass --shapes FILE, or --shape-mode upstream "
-			    "for FlagGems' own core_shapes.yaml");
-	}
-	if (!strcmp(mode, "upstream")) {
-		if (cfg->shape_file) {
-			error("shape mode 'upstream' ignores shape files, but %s was given",
-			      cfg->shape_file);
-			return fail(pf, "shape_file", "drop --shapes or use --shape-mode file");
-		}
-		if (!pf->builtin || cfg->test_node || cfg->shape_mode)
-			strvec_pushf(&pf->notes, "shapes: FlagGems' own benchmark/core_shapes.yaml"
-				     " (upstream mode)");
-		else
-			strvec_pushf(&pf->notes, "shapes: upstream");
-		return 0;
-	}
-	if (!strcmp(mode, "file")) {
-		if ((r = load_shape_file(pf, cfg)))
-			return r;
-	} else if (shape_file_load(&pf->shapes, "<built-in>", pf->builtin->yaml)) {
-		BUG("built-in shapes for %s do not parse", t->op);
-	}
-
-	/*
-	 * A class that hard-codes its shapes only takes keys from its own part
-	 * of the chain (the shapes plugin's rule): a base key such as
-	 * core_shapes.yaml's 'Benchmark' holds another layout and would crash it.
-	 */
-	if (t->hardcoding_class) {
-		int at = strvec_find(&t->chain, t->hardcoding_class);
-		while (at >= 0 && t->chain.nr > (size_t)at + 1)
-			strvec_pop((struct strvec *)&t->chain);
-	}
-	shape_file_lookup(&pf->shapes, lookup_name,
-			  (const char *const *)(t->chain.nr ? t->chain.v : NULL), &pf->lookup);
-	chain_text(t, &chain);
-	if (pf->lookup.problem) {
-		error("shape file %s: %s", pf->shapes.path, pf->lookup.problem);
-		strbuf_release(&chain);
-		return fail(pf, "shape_file", "give '%s' a list of shapes, e.g. "
-			    "'%s: {shapes: [[1024, 1024]]}'", pf->lookup.key, pf->lookup.key);
-	}
-	if (!pf->lookup.key) {
-		if (t->hardcoding_class) {
-			strvec_pushf(&pf->notes, "warning: %s hard-codes its shapes and the shape "
-				     "file has no key for it (%s): its own shapes will be measured",
-				     t->hardcoding_class, chain.buf);
-			r = 0;
-		} else {
-			r = no_shape_key(pf, lookup_name, chain.buf);
-		}
-		strbuf_release(&chain);
-		return r;
-	}
-	if (pf->lookup.via_class)
-		strvec_pushf(&pf->notes, "shapes: no '%s' key; FlagGems will use the class "
-			     "entry '%s' (%zu shapes) along %s", lookup_name, pf->lookup.key,
-			     pf->lookup.count, chain.buf);
-	else
-		strvec_pushf(&pf->notes, "shapes: %zu under '%s' (%s)", pf->lookup.count,
-			     pf->lookup.key, !strcmp(mode, "inline") ? pf->builtin->about
-								     : pf->shapes.path);
-	if (t->hardcoding_class)
-		strvec_pushf(&pf->notes, "note: %s hard-codes its shapes; zlb's shape "
-			     "plugin makes the file win", t->hardcoding_class);
-	strbuf_release(&chain);
 	return 0;
 }
 
@@ -512,7 +348,7 @@ static int check_records(struct preflight *pf, const struct run_config *cfg)
 		if (rc > 0)
 			error("REPLAY_FROM %s has no autotune_records/meta.json: it is not a "
 			      "recording run (a replay run records nothing)", pf->replay_from);
-		ret = fail(pf, "replay_dir", "point --replay-from at the run directory of "
+		ret = preflight_fail(pf, "replay_dir", "point --replay-from at the run directory of "
 			   "the recording side (A), never at a replay of it");
 		goto out;
 	}
@@ -520,7 +356,7 @@ static int check_records(struct preflight *pf, const struct run_config *cfg)
 	if (!backend || strcmp(backend, pf->backend->name)) {
 		error("REPLAY_FROM %s was recorded on backend '%s', this run is on '%s'",
 		      pf->replay_from, backend ? backend : "?", pf->backend->name);
-		ret = fail(pf, "replay_dir", "replay records of the same backend only");
+		ret = preflight_fail(pf, "replay_dir", "replay records of the same backend only");
 		goto out;
 	}
 	if (json_is_boolean(json_object_get(meta, "use_flagtune")) &&
@@ -528,7 +364,7 @@ static int check_records(struct preflight *pf, const struct run_config *cfg)
 		error("REPLAY_FROM %s was recorded with USE_FLAGTUNE=%d, this run has %d: "
 		      "the config spaces differ", pf->replay_from,
 		      json_is_true(json_object_get(meta, "use_flagtune")), cfg->use_flagtune);
-		ret = fail(pf, "replay_dir", "set USE_FLAGTUNE (--use-flagtune) as the "
+		ret = preflight_fail(pf, "replay_dir", "set USE_FLAGTUNE (--use-flagtune) as the "
 			   "recording side had it");
 		goto out;
 	}
@@ -537,7 +373,7 @@ static int check_records(struct preflight *pf, const struct run_config *cfg)
 		error("REPLAY_FROM %s holds no records for %s (recorded op: %s)",
 		      pf->replay_from, pf->target.op,
 		      json_str(meta, "op") ? json_str(meta, "op") : "?");
-		ret = fail(pf, "replay_dir", "replay the recording run of the same operator");
+		ret = preflight_fail(pf, "replay_dir", "replay the recording run of the same operator");
 		goto out;
 	}
 	ret = 0;
@@ -559,7 +395,7 @@ static int check_replay(struct preflight *pf, const struct run_config *cfg)
 		error(is_file(abs) ? "REPLAY_FROM %s is a file, not a run directory"
 				   : "REPLAY_FROM %s does not exist", abs);
 		free(abs);
-		return fail(pf, "replay_dir", "point --replay-from (REPLAY_FROM) at the run "
+		return preflight_fail(pf, "replay_dir", "point --replay-from (REPLAY_FROM) at the run "
 			    "directory of the recording side, e.g. runs/softmax_20260101-120000");
 	}
 	pf->replay_from = abs;
@@ -577,26 +413,26 @@ static int check_device(struct preflight *pf, const struct run_config *cfg,
 		if (rc > 0)
 			error("no %s device is visible: %s", pf->backend->name, why.buf);
 		strbuf_release(&why);
-		return fail(pf, "device", "run on a machine with a %s device, check the "
+		return preflight_fail(pf, "device", "run on a machine with a %s device, check the "
 			    "driver and the visibility variables, or pick another "
 			    "--backend (ZL_BACKEND)", pf->backend->name);
 	}
 	strbuf_release(&why);
 	if (!pf->devices.nr) {
 		error("no %s device is visible", pf->backend->name);
-		return fail(pf, "device", "check the driver and %s",
+		return preflight_fail(pf, "device", "check the driver and %s",
 			    pf->backend->visibility_keys[0]);
 	}
 	if (cfg->device >= pf->devices.nr) {
 		error("device %d was asked for, but only %d %s device(s) are visible",
 		      cfg->device, pf->devices.nr, pf->backend->name);
-		return fail(pf, "device", "pick --device 0..%d (ZL_DEVICE)", pf->devices.nr - 1);
+		return preflight_fail(pf, "device", "pick --device 0..%d (ZL_DEVICE)", pf->devices.nr - 1);
 	}
 	strvec_pushv(&env, (const char *const *)envp);
 	pf->physical_device = backend_physical_device(pf->backend, &env, cfg->device);
 	strvec_clear(&env);
 	if (!pf->physical_device)
-		return fail(pf, "device", "pick a device index among those %s leaves visible",
+		return preflight_fail(pf, "device", "pick a device index among those %s leaves visible",
 			    pf->backend->visibility_keys[0]);
 	return 0;
 }
@@ -610,7 +446,7 @@ static int check_runs_dir(struct preflight *pf, const struct run_config *cfg)
 	if (cfg->run_dir && (is_dir(abs) ? !dir_is_empty(abs) : access(abs, F_OK) == 0)) {
 		error("run directory %s already exists and is not empty", abs);
 		free(abs);
-		return fail(pf, "run_dir", "give --run-dir a path that does not exist yet "
+		return preflight_fail(pf, "run_dir", "give --run-dir a path that does not exist yet "
 			    "(or an empty directory)");
 	}
 
@@ -627,7 +463,7 @@ static int check_runs_dir(struct preflight *pf, const struct run_config *cfg)
 		if (probe != abs)
 			free(probe);
 		free(abs);
-		return fail(pf, cfg->run_dir ? "run_dir" : "runs_dir", cfg->run_dir ?
+		return preflight_fail(pf, cfg->run_dir ? "run_dir" : "runs_dir", cfg->run_dir ?
 			    "choose a writable --run-dir" :
 			    "choose a writable --runs-dir (ZLB_RUNS_DIR)");
 	}
@@ -648,23 +484,23 @@ int preflight_run(struct preflight *pf, const struct run_config *cfg,
 	if (!pf->backend) {
 		char *names = backend_names_help();
 		error("unknown backend '%s'", cfg->backend);
-		fail(pf, "backend", "use one of: %s", names);
+		preflight_fail(pf, "backend", "use one of: %s", names);
 		free(names);
 		return -1;
 	}
 	pf->timer = plan_timer(pf->backend, cfg->timer);
 	if (!pf->timer)
-		return fail(pf, "timer", "use --timer auto or direct");
+		return preflight_fail(pf, "timer", "use --timer auto or direct");
 	locate_own_files(pf, envp);
 	if (!strcmp(pf->timer, "graph") && !pf->timer_lib) {
 		error("libzlbtimer.so was not found beside the zlb binary");
-		return fail(pf, "timer", "build it (make) or set ZLB_TIMER_LIB");
+		return preflight_fail(pf, "timer", "build it (make) or set ZLB_TIMER_LIB");
 	}
 	if (check_python(pf, cfg, envp, 1, &facts))
 		goto out;
 	if (check_checkout(pf, cfg, facts))
 		goto out;
-	if (check_shapes(pf, cfg))
+	if (preflight_check_shapes(pf, cfg))
 		goto out;
 	if (check_replay(pf, cfg))
 		goto out;

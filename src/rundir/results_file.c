@@ -38,12 +38,6 @@ int results_row_get(const json_t *obj, struct results_row *r)
 	return 0;
 }
 
-static void add_unique(struct strvec *v, const char *s)
-{
-	if (s && *s && strvec_find(v, s) < 0)
-		strvec_push(v, s);
-}
-
 void results_meas_markers(const json_t *meas, struct strvec *out)
 {
 	size_t i;
@@ -52,9 +46,9 @@ void results_meas_markers(const json_t *meas, struct strvec *out)
 	if (!json_is_object(meas))
 		return;
 	json_array_foreach(json_object_get(meas, "markers"), i, m)
-		add_unique(out, json_string_value(m));
+		strvec_push_unique(out, json_string_value(m));
 	if (json_is_object(json_object_get(meas, "fallback")))
-		add_unique(out, MARKER_DIRECT);
+		strvec_push_unique(out, MARKER_DIRECT);
 }
 
 /* ---- cutting samples_ms out of a line ------------------------------------ */

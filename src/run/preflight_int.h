@@ -1,0 +1,20 @@
+/*
+ * What the files of preflight share (preflight.c: the run's checks in
+ * order; preflight_shapes.c: the shape mode and file). Private to src/run/.
+ */
+#ifndef ZLB_PREFLIGHT_INT_H
+#define ZLB_PREFLIGHT_INT_H
+
+#include "run/preflight.h"
+
+/* Record a failure: the sentence is the last error(); fix says what to do. Returns -1. */
+int preflight_fail(struct preflight *pf, const char *check, const char *fix_fmt, ...)
+	ZLB_PRINTF(3, 4);
+
+/*
+ * The shapes check: the mode (as given or derived), the shape file loaded
+ * and its key for the operator along its class chain, notes for the header.
+ */
+int preflight_check_shapes(struct preflight *pf, const struct run_config *cfg);
+
+#endif
