@@ -42,39 +42,12 @@ struct ab_state {
 	int interrupted;
 };
 
-static void say(const struct ab_state *st, int paint, enum term_color c, const char *fmt, ...)
-	ZLB_PRINTF(4, 5);
-static void say(const struct ab_state *st, int paint, enum term_color c, const char *fmt, ...)
-{
-	struct strbuf text = STRBUF_INIT, line = STRBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	strbuf_vaddf(&text, fmt, ap);
-	va_end(ap);
-	if (paint)
-		term_addstr_colored(&line, st->color, c, text.buf);
-	else
-		strbuf_addstr(&line, text.buf);
-	report(st->p->rep, REPORT_OUT, "%s", line.buf);
-	strbuf_release(&text);
-	strbuf_release(&line);
-}
-
-static void warn(const struct ab_state *st, const char *fmt, ...) ZLB_PRINTF(2, 3);
-static void warn(const struct ab_state *st, const char *fmt, ...)
-{
-	struct strbuf text = STRBUF_INIT, line = STRBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	strbuf_vaddf(&text, fmt, ap);
-	va_end(ap);
-	term_addstr_colored(&line, st->p->warn_color, TERM_YELLOW, text.buf);
-	report(st->p->rep, REPORT_WARN, "%s", line.buf);
-	strbuf_release(&text);
-	strbuf_release(&line);
-}
+/* A line of zlb ab's own output, in colour c when paint (and colour is on). */
+#define say(st, paint, c, ...) \
+	report_colored((st)->p->rep, REPORT_OUT, (paint) && (st)->color, (c), __VA_ARGS__)
+/* A warning, yellow when colour is on for diagnostics. */
+#define warn(st, ...) \
+	report_colored((st)->p->rep, REPORT_WARN, (st)->p->warn_color, TERM_YELLOW, __VA_ARGS__)
 
 static int save(struct ab_state *st)
 {

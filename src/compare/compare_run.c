@@ -7,21 +7,8 @@
 #include "lib/term.h"
 #include "rundir/exit_codes.h"
 
-static void refuse(struct reporter *rep, const struct compare_run_opts *o, const char *fmt, ...)
-	ZLB_PRINTF(3, 4);
-static void refuse(struct reporter *rep, const struct compare_run_opts *o, const char *fmt, ...)
-{
-	struct strbuf text = STRBUF_INIT, line = STRBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	strbuf_vaddf(&text, fmt, ap);
-	va_end(ap);
-	term_addstr_colored(&line, o->warn_color, TERM_YELLOW, text.buf);
-	report(rep, REPORT_WARN, "%s", line.buf);
-	strbuf_release(&text);
-	strbuf_release(&line);
-}
+/* A refusal: a warning, yellow when colour is on for diagnostics. */
+#define refuse(rep, o, ...) report_colored((rep), REPORT_WARN, (o)->warn_color, TERM_YELLOW, __VA_ARGS__)
 
 /* Step 3's precondition: a run without rows cannot be a round of a side. */
 static int every_run_has_rows(const struct compare *c, const struct compare_run_opts *o,

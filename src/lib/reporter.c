@@ -19,6 +19,23 @@ void report(struct reporter *r, enum report_kind kind, const char *fmt, ...)
 	strbuf_release(&sb);
 }
 
+void report_colored(struct reporter *r, enum report_kind kind, int on, enum term_color c,
+		    const char *fmt, ...)
+{
+	struct strbuf text = STRBUF_INIT, line = STRBUF_INIT;
+	va_list ap;
+
+	if (!r)
+		return;
+	va_start(ap, fmt);
+	strbuf_vaddf(&text, fmt, ap);
+	va_end(ap);
+	term_addstr_colored(&line, on, c, text.buf);
+	report(r, kind, "%s", line.buf);
+	strbuf_release(&text);
+	strbuf_release(&line);
+}
+
 static void erase_live(struct stream_reporter *s)
 {
 	if (!s->drawn)

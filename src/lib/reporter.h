@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "lib/strbuf.h"
+#include "lib/term.h"
 
 enum report_kind {
 	REPORT_OUT,   /* the command's output: lines that stay */
@@ -27,6 +28,10 @@ struct reporter {
  * gets a final newline when it lacks one.
  */
 void report(struct reporter *r, enum report_kind kind, const char *fmt, ...) ZLB_PRINTF(3, 4);
+
+/* The same, the text in colour c when on (lib/term.h), the newline after the codes. */
+void report_colored(struct reporter *r, enum report_kind kind, int on, enum term_color c,
+		    const char *fmt, ...) ZLB_PRINTF(5, 6);
 
 /*
  * A reporter onto two streams: output to out, diagnostics to err (out
