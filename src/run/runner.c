@@ -144,8 +144,6 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 	json_object_set_new(prov, "gpu_total_mem", json_integer((json_int_t)dev->total_mem));
 	json_object_set_new(prov, "driver_version", pf->devices.driver_version ?
 			    json_string(pf->devices.driver_version) : json_null());
-	/* Not caliber: probes are timed after the measured graph (run_config.c). */
-	json_object_set_new(prov, "placement_probes", json_integer(cfg->placement_probes));
 	json_object_set_new(prov, "replay_from", pf->replay_from ? json_string(pf->replay_from)
 								 : json_null());
 	json_object_set_new(prov, "shape_source", json_string(
