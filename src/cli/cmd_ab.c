@@ -288,10 +288,10 @@ static int prepare_sides(struct ab_cmd *ac)
 			return ZLB_EXIT_PREFLIGHT;
 		}
 	}
-	if (strcmp(ac->pf[0].target.op, ac->pf[1].target.op))
+	if (strcmp(ac->pf[0].plan.target.op, ac->pf[1].plan.target.op))
 		REFUSE("A measures '%s' and B '%s' (their checkouts resolve the operator "
-		       "differently); name it with --op-file or --test-node", ac->pf[0].target.op,
-		       ac->pf[1].target.op);
+		       "differently); name it with --op-file or --test-node", ac->pf[0].plan.target.op,
+		       ac->pf[1].plan.target.op);
 	return 0;
 }
 
@@ -363,9 +363,9 @@ int cmd_ab(int argc, char **argv)
 	plan.exe = exe;
 	plan.envp = environ;
 	plan.runs_dir = ac.runs_dir;
-	plan.op = ac.pf[0].target.op;
-	plan.checkout[0] = ac.pf[0].target.dir;
-	plan.checkout[1] = ac.pf[1].target.dir;
+	plan.op = ac.pf[0].plan.target.op;
+	plan.checkout[0] = ac.pf[0].plan.target.dir;
+	plan.checkout[1] = ac.pf[1].plan.target.dir;
 	plan.run_args = &ac.run_args;
 	plan.isolate_tuner_cache = ac.isolate;
 	plan.color = term_color_wanted(STDOUT_FILENO, ac.cfg.color);

@@ -36,9 +36,9 @@ int preflight_fail(struct preflight *pf, const char *check, const char *fix_fmt,
 static void preflight_init(struct preflight *pf)
 {
 	memset(pf, 0, sizeof(*pf));
+	run_plan_init(&pf->plan);
 	strbuf_init(&pf->why, 0);
 	strbuf_init(&pf->fix, 0);
-	strvec_init(&pf->notes);
 }
 
 /* Where zlb's own pieces live: build tree or install prefix. */
@@ -49,44 +49,28 @@ static void locate_own_files(struct preflight *pf, char *const *envp)
 	const char *env_lib = getenv("ZLB_TIMER_LIB");
 
 	if (env_dir && *env_dir)
-		pf->python_dir = path_absolute(env_dir);
+		pf->plan.python_dir = path_absolute(env_dir);
 	if (env_lib && *env_lib)
-		pf->timer_lib = path_absolute(env_lib);
+		pf->plan.timer_lib = path_absolute(env_lib);
 	if (!exe)
 		return;
 	const char *const py_cands[] = { "../python", "../share/zlbench/python", NULL };
-	for (int i = 0; py_cands[i] && !pf->python_dir; i++) {
+	for (int i = 0; py_cands[i] && !pf->plan.python_dir; i++) {
 		char *d = path_join(exe, py_cands[i]);
 		char *init = path_join(d, "zlbench/__init__.py");
 		if (is_file(init))
-			pf->python_dir = path_absolute(d);
+			pf->plan.python_dir = path_absolute(d);
 		free(init);
 		free(d);
 	}
 	const char *const lib_cands[] = { "libzlbtimer.so", "../lib/zlbench/libzlbtimer.so", NULL };
-	for (int i = 0; lib_cands[i] && !pf->timer_lib; i++) {
+	for (int i = 0; lib_cands[i] && !pf->plan.timer_lib; i++) {
 		char *l = path_join(exe, lib_cands[i]);
 		if (is_file(l))
-			pf->timer_lib = path_absolute(l);
+			pf->plan.timer_lib = path_absolute(l);
 		free(l);
 	}
 	free(exe);
-}
-
-void preflight_python_env(const struct preflight *pf, char *const *envp,
-			  struct strvec *env)
-{
-	const char *old;
-
-	strvec_pushv(env, (const char *const *)envp);
-	env_unset(env, PREFLIGHT_PROBED_ENV);
-	old = env_get(env, "PYTHONPATH");
-	if (pf->python_dir) {
-		char *pp = old && *old ? xstrfmt("%s:%s", pf->python_dir, old)
-				       : xstrdup(pf->python_dir);
-		env_set(env, "PYTHONPATH", pp);
-		free(pp);
-	}
 }
 
 static const char probe_script[] =
@@ -165,12 +149,12 @@ char *preflight_probed_value(const struct preflight *pf)
 {
 	unsigned long long start;
 
-	if (!pf->python || !pf->python_identity || !pf->python_facts ||
-	    strpbrk(pf->python, "\t\n") || strpbrk(pf->python_facts, "\t\n") ||
+	if (!pf->plan.python || !pf->plan.python_identity || !pf->plan.python_facts ||
+	    strpbrk(pf->plan.python, "\t\n") || strpbrk(pf->plan.python_facts, "\t\n") ||
 	    process_start(getpid(), &start))
 		return NULL;
-	return xstrfmt("%s\t%s\t%ld:%llu\t%s", pf->python, pf->python_identity,
-		       (long)getpid(), start, pf->python_facts);
+	return xstrfmt("%s\t%s\t%ld:%llu\t%s", pf->plan.python, pf->plan.python_identity,
+		       (long)getpid(), start, pf->plan.python_facts);
 }
 
 static const char *env_value(char *const *envp, const char *key)
@@ -206,7 +190,7 @@ static json_t *handed_down_facts(const struct preflight *pf, char *const *envp)
 		if ((p = strchr(p, '\t')))
 			*p++ = '\0';
 	}
-	if (n != 4 || p || strcmp(field[0], pf->python) || strcmp(field[1], pf->python_identity))
+	if (n != 4 || p || strcmp(field[0], pf->plan.python) || strcmp(field[1], pf->plan.python_identity))
 		goto out;
 	pid = strtol(field[2], &end, 10);
 	if (end == field[2] || *end != ':' || pid != (long)getppid())
@@ -233,17 +217,17 @@ static int probe_python(struct preflight *pf, char *const *envp, json_t **facts)
 	const char *line;
 	int rc;
 
-	preflight_python_env(pf, envp, &env);
-	char *argv[] = { pf->python, "-c", (char *)probe_script, NULL };
+	run_plan_child_env(&pf->plan, envp, &env);
+	char *argv[] = { pf->plan.python, "-c", (char *)probe_script, NULL };
 	rc = run_capture(argv, env.v, NULL, PROBE_TIMEOUT_MS, &out);
 	strvec_clear(&env);
 	line = strstr(out.buf, "ZLB_PROBE ");
 	if (rc != 0 || !line) {
 		strbuf_rtrim(&out);
-		error("%s could not be probed (exit %d)%s%s", pf->python, rc,
+		error("%s could not be probed (exit %d)%s%s", pf->plan.python, rc,
 		      out.len ? ": " : "", out.len > 300 ? out.buf + out.len - 300 : out.buf);
 		strbuf_release(&out);
-		return preflight_fail(pf, "python", "check that '%s -c pass' works", pf->python);
+		return preflight_fail(pf, "python", "check that '%s -c pass' works", pf->plan.python);
 	}
 	*facts = json_loads(line + 10, JSON_DISABLE_EOF_CHECK, &jerr);
 	strbuf_release(&out);
@@ -260,39 +244,39 @@ static int probe_python(struct preflight *pf, char *const *envp, json_t **facts)
 static int check_python(struct preflight *pf, const struct run_config *cfg,
 			char *const *envp, int trust, json_t **facts)
 {
-	pf->python = find_program(cfg->python);
-	if (!pf->python) {
+	pf->plan.python = find_program(cfg->python);
+	if (!pf->plan.python) {
 		error("Python interpreter '%s' was not found%s", cfg->python,
 		      strchr(cfg->python, '/') ? "" : " on PATH");
 		return preflight_fail(pf, "python", "point --python (ZLB_PYTHON) at the python that "
 			    "has torch, triton and pytest");
 	}
-	if (!pf->python_dir) {
+	if (!pf->plan.python_dir) {
 		error("zlb's Python package (zlbench) was not found beside the zlb binary");
 		return preflight_fail(pf, "python", "run zlb from its build tree (build/zlb) or an "
 			    "install, or set ZLB_PYTHON_DIR to the folder holding zlbench/");
 	}
 	/* Before the probe: a file changed while it runs must not match later. */
-	pf->python_identity = file_identity(pf->python);
-	if (trust && pf->python_identity && (*facts = handed_down_facts(pf, envp))) {
-		pf->python_check = "batch";
+	pf->plan.python_identity = file_identity(pf->plan.python);
+	if (trust && pf->plan.python_identity && (*facts = handed_down_facts(pf, envp))) {
+		pf->plan.python_check = "batch";
 	} else {
 		if (probe_python(pf, envp, facts))
 			return -1;
-		pf->python_check = "probed";
+		pf->plan.python_check = "probed";
 	}
-	pf->python_facts = json_dumps(*facts, JSON_COMPACT);
-	pf->python_version = xstrdup(json_string_value(json_object_get(*facts, "python"))
+	pf->plan.python_facts = json_dumps(*facts, JSON_COMPACT);
+	pf->plan.python_version = xstrdup(json_string_value(json_object_get(*facts, "python"))
 				     ? json_string_value(json_object_get(*facts, "python")) : "?");
 	if (!json_string_value(json_object_get(*facts, "pytest"))) {
 		const char *e = json_string_value(json_object_get(*facts, "pytest_error"));
-		error("%s cannot import pytest (%s)", pf->python, e ? e : "unknown error");
+		error("%s cannot import pytest (%s)", pf->plan.python, e ? e : "unknown error");
 		return preflight_fail(pf, "python", "install pytest for that interpreter, or choose "
 			    "another with --python (ZLB_PYTHON)");
 	}
-	pf->pytest_version = xstrdup(json_string_value(json_object_get(*facts, "pytest")));
+	pf->plan.pytest_version = xstrdup(json_string_value(json_object_get(*facts, "pytest")));
 	if (!json_string_value(json_object_get(*facts, "zlbench"))) {
-		error("%s cannot import zlbench from %s", pf->python, pf->python_dir);
+		error("%s cannot import zlbench from %s", pf->plan.python, pf->plan.python_dir);
 		return preflight_fail(pf, "python", "set ZLB_PYTHON_DIR to the folder holding zlbench/");
 	}
 	return 0;
@@ -307,20 +291,20 @@ static int check_checkout(struct preflight *pf, const struct run_config *cfg,
 
 	if (cfg->test_node && !cfg->flaggems_dir) {
 		/* The node names its own checkout. */
-		if (flaggems_resolve(&pf->target, NULL, NULL, NULL, cfg->test_node))
+		if (flaggems_resolve(&pf->plan.target, NULL, NULL, NULL, cfg->test_node))
 			return preflight_fail(pf, "benchmark_file", "give a node like "
 				    "/path/FlagGems/benchmark/test_softmax.py::test_softmax");
-		pf->looked = xstrfmt("the checkout of test node %s", cfg->test_node);
+		pf->plan.looked = xstrfmt("the checkout of test node %s", cfg->test_node);
 		return 0;
 	}
 	if (flaggems_find_checkout(cfg->flaggems_dir, importable, &looked, &dir)) {
-		pf->looked = strbuf_detach(&looked, NULL);
-		error("%s (looked in: %s)", last_error(), pf->looked);
+		pf->plan.looked = strbuf_detach(&looked, NULL);
+		error("%s (looked in: %s)", last_error(), pf->plan.looked);
 		return preflight_fail(pf, "flaggems_dir", "set FLAGGEMS_DIR or --flaggems-dir to a "
 			    "FlagGems checkout (the folder holding benchmark/ and src/)");
 	}
-	pf->looked = strbuf_detach(&looked, NULL);
-	if (flaggems_resolve(&pf->target, dir, cfg->op, cfg->op_file, cfg->test_node)) {
+	pf->plan.looked = strbuf_detach(&looked, NULL);
+	if (flaggems_resolve(&pf->plan.target, dir, cfg->op, cfg->op_file, cfg->test_node)) {
 		free(dir);
 		return preflight_fail(pf, "benchmark_file", "name the operator as its test function "
 			    "without 'test_' (zlb run softmax), add --op-file when "
@@ -337,7 +321,7 @@ static int check_checkout(struct preflight *pf, const struct run_config *cfg,
  */
 static int check_records(struct preflight *pf, const struct run_config *cfg)
 {
-	char *meta_path = xstrfmt("%s/autotune_records/meta.json", pf->replay_from);
+	char *meta_path = xstrfmt("%s/autotune_records/meta.json", pf->plan.replay_from);
 	char *records = NULL;
 	json_t *meta = NULL;
 	const char *backend;
@@ -347,31 +331,31 @@ static int check_records(struct preflight *pf, const struct run_config *cfg)
 	if (rc) {
 		if (rc > 0)
 			error("REPLAY_FROM %s has no autotune_records/meta.json: it is not a "
-			      "recording run (a replay run records nothing)", pf->replay_from);
+			      "recording run (a replay run records nothing)", pf->plan.replay_from);
 		ret = preflight_fail(pf, "replay_dir", "point --replay-from at the run directory of "
 			   "the recording side (A), never at a replay of it");
 		goto out;
 	}
 	backend = json_str(meta, "backend");
-	if (!backend || strcmp(backend, pf->backend->name)) {
+	if (!backend || strcmp(backend, pf->plan.backend->name)) {
 		error("REPLAY_FROM %s was recorded on backend '%s', this run is on '%s'",
-		      pf->replay_from, backend ? backend : "?", pf->backend->name);
+		      pf->plan.replay_from, backend ? backend : "?", pf->plan.backend->name);
 		ret = preflight_fail(pf, "replay_dir", "replay records of the same backend only");
 		goto out;
 	}
 	if (json_is_boolean(json_object_get(meta, "use_flagtune")) &&
 	    json_is_true(json_object_get(meta, "use_flagtune")) != !!cfg->use_flagtune) {
 		error("REPLAY_FROM %s was recorded with USE_FLAGTUNE=%d, this run has %d: "
-		      "the config spaces differ", pf->replay_from,
+		      "the config spaces differ", pf->plan.replay_from,
 		      json_is_true(json_object_get(meta, "use_flagtune")), cfg->use_flagtune);
 		ret = preflight_fail(pf, "replay_dir", "set USE_FLAGTUNE (--use-flagtune) as the "
 			   "recording side had it");
 		goto out;
 	}
-	records = xstrfmt("%s/autotune_records/%s.json", pf->replay_from, pf->target.op);
+	records = xstrfmt("%s/autotune_records/%s.json", pf->plan.replay_from, pf->plan.target.op);
 	if (!is_file(records)) {
 		error("REPLAY_FROM %s holds no records for %s (recorded op: %s)",
-		      pf->replay_from, pf->target.op,
+		      pf->plan.replay_from, pf->plan.target.op,
 		      json_str(meta, "op") ? json_str(meta, "op") : "?");
 		ret = preflight_fail(pf, "replay_dir", "replay the recording run of the same operator");
 		goto out;
@@ -398,7 +382,7 @@ static int check_replay(struct preflight *pf, const struct run_config *cfg)
 		return preflight_fail(pf, "replay_dir", "point --replay-from (REPLAY_FROM) at the run "
 			    "directory of the recording side, e.g. runs/softmax_20260101-120000");
 	}
-	pf->replay_from = abs;
+	pf->plan.replay_from = abs;
 	return check_records(pf, cfg);
 }
 
@@ -407,33 +391,33 @@ static int check_device(struct preflight *pf, const struct run_config *cfg,
 {
 	struct strbuf why = STRBUF_INIT;
 	struct strvec env = STRVEC_INIT;
-	int rc = pf->backend->list_devices(&pf->devices, &why);
+	int rc = pf->plan.backend->list_devices(&pf->plan.devices, &why);
 
 	if (rc) {
 		if (rc > 0)
-			error("no %s device is visible: %s", pf->backend->name, why.buf);
+			error("no %s device is visible: %s", pf->plan.backend->name, why.buf);
 		strbuf_release(&why);
 		return preflight_fail(pf, "device", "run on a machine with a %s device, check the "
 			    "driver and the visibility variables, or pick another "
-			    "--backend (ZL_BACKEND)", pf->backend->name);
+			    "--backend (ZL_BACKEND)", pf->plan.backend->name);
 	}
 	strbuf_release(&why);
-	if (!pf->devices.nr) {
-		error("no %s device is visible", pf->backend->name);
+	if (!pf->plan.devices.nr) {
+		error("no %s device is visible", pf->plan.backend->name);
 		return preflight_fail(pf, "device", "check the driver and %s",
-			    pf->backend->visibility_keys[0]);
+			    pf->plan.backend->visibility_keys[0]);
 	}
-	if (cfg->device >= pf->devices.nr) {
+	if (cfg->device >= pf->plan.devices.nr) {
 		error("device %d was asked for, but only %d %s device(s) are visible",
-		      cfg->device, pf->devices.nr, pf->backend->name);
-		return preflight_fail(pf, "device", "pick --device 0..%d (ZL_DEVICE)", pf->devices.nr - 1);
+		      cfg->device, pf->plan.devices.nr, pf->plan.backend->name);
+		return preflight_fail(pf, "device", "pick --device 0..%d (ZL_DEVICE)", pf->plan.devices.nr - 1);
 	}
 	strvec_pushv(&env, (const char *const *)envp);
-	pf->physical_device = backend_physical_device(pf->backend, &env, cfg->device);
+	pf->plan.physical_device = backend_physical_device(pf->plan.backend, &env, cfg->device);
 	strvec_clear(&env);
-	if (!pf->physical_device)
+	if (!pf->plan.physical_device)
 		return preflight_fail(pf, "device", "pick a device index among those %s leaves visible",
-			    pf->backend->visibility_keys[0]);
+			    pf->plan.backend->visibility_keys[0]);
 	return 0;
 }
 
@@ -480,19 +464,19 @@ int preflight_run(struct preflight *pf, const struct run_config *cfg,
 	int ret = -1;
 
 	preflight_init(pf);
-	pf->backend = backend_find(cfg->backend);
-	if (!pf->backend) {
+	pf->plan.backend = backend_find(cfg->backend);
+	if (!pf->plan.backend) {
 		char *names = backend_names_help();
 		error("unknown backend '%s'", cfg->backend);
 		preflight_fail(pf, "backend", "use one of: %s", names);
 		free(names);
 		return -1;
 	}
-	pf->timer = plan_timer(pf->backend, cfg->timer);
-	if (!pf->timer)
+	pf->plan.timer = plan_timer(pf->plan.backend, cfg->timer);
+	if (!pf->plan.timer)
 		return preflight_fail(pf, "timer", "use --timer auto or direct");
 	locate_own_files(pf, envp);
-	if (!strcmp(pf->timer, "graph") && !pf->timer_lib) {
+	if (!strcmp(pf->plan.timer, "graph") && !pf->plan.timer_lib) {
 		error("libzlbtimer.so was not found beside the zlb binary");
 		return preflight_fail(pf, "timer", "build it (make) or set ZLB_TIMER_LIB");
 	}
@@ -535,22 +519,7 @@ void preflight_failure_text(const struct preflight *pf, const char *side, int co
 
 void preflight_release(struct preflight *pf)
 {
-	free(pf->python);
-	free(pf->python_version);
-	free(pf->pytest_version);
-	free(pf->python_identity);
-	free(pf->python_facts);
-	free(pf->python_dir);
-	free(pf->timer_lib);
-	flaggems_target_release(&pf->target);
-	if (pf->shapes.path)
-		shape_file_release(&pf->shapes);
-	free(pf->lookup.problem);
-	device_list_release(&pf->devices);
-	free(pf->physical_device);
-	free(pf->replay_from);
-	free(pf->looked);
-	strvec_clear(&pf->notes);
+	run_plan_release(&pf->plan);
 	strbuf_release(&pf->why);
 	strbuf_release(&pf->fix);
 }

@@ -1,5 +1,6 @@
 /*
- * Preflight: everything `zlb run` can check before it starts anything.
+ * Preflight: everything `zlb run` can check before it starts anything; what
+ * it establishes is the run's plan (run/run_plan.h).
  * A wrong path must fail as a wrong path: without these checks a missing
  * benchmark directory surfaces as pytest's "unrecognized arguments: --level"
  * several layers away. On failure the caller prints
@@ -10,41 +11,12 @@
 
 #include <stdio.h>
 
-#include "backends/backend.h"
-#include "providers/builtin_shapes.h"
-#include "providers/flaggems.h"
 #include "run/run_config.h"
-#include "run/shapefile.h"
+#include "run/run_plan.h"
 #include "lib/strbuf.h"
-#include "lib/strvec.h"
 
 struct preflight {
-	/* What was established (valid after success). */
-	const struct backend_ops *backend;
-	char *python;                 /* absolute interpreter path */
-	char *python_version;
-	char *pytest_version;
-	/*
-	 * How the python check passed: "probed" (this process spawned the
-	 * probe) or "batch" (the zlb batch that started this process probed
-	 * this very file and handed its answer down, see PREFLIGHT_PROBED_ENV).
-	 */
-	const char *python_check;
-	char *python_identity;        /* dev:ino:mtime_ns:size:ctime_ns of the file */
-	char *python_facts;           /* the probe's answer, compact JSON */
-	char *python_dir;             /* directory holding the zlbench package */
-	char *timer_lib;              /* libzlbtimer.so (graph timer), or NULL */
-	struct flaggems_target target;
-	const char *shape_mode;       /* inline | file | upstream */
-	const struct builtin_shapes *builtin;
-	struct shape_file shapes;     /* loaded unless upstream */
-	struct shape_lookup lookup;
-	struct device_list devices;
-	char *physical_device;        /* value for the visibility variables */
-	const char *timer;            /* graph | direct */
-	char *replay_from;            /* absolute, or NULL */
-	char *looked;                 /* where the checkout was searched */
-	struct strvec notes;          /* lines worth showing in the run header */
+	struct run_plan plan;         /* valid after success */
 
 	/* Why it failed. */
 	const char *failed_check;
@@ -61,14 +33,6 @@ struct preflight {
 int preflight_run(struct preflight *pf, const struct run_config *cfg,
 		  char *const *envp);
 void preflight_release(struct preflight *pf);
-
-/*
- * The environment of the child: envp with the zlbench package on PYTHONPATH
- * and without PREFLIGHT_PROBED_ENV (it vouches to one process, never to
- * what that process starts).
- */
-void preflight_python_env(const struct preflight *pf, char *const *envp,
-			  struct strvec *env);
 
 /*
  * One probe of the interpreter for many runs (zlb batch).

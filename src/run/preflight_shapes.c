@@ -26,7 +26,7 @@ static const char *shape_mode_of(const struct preflight *pf, const struct run_co
 		return "file";
 	if (cfg->test_node)
 		return "upstream";
-	return pf->builtin ? "inline" : "upstream";
+	return pf->plan.builtin ? "inline" : "upstream";
 }
 
 /* Load the user's shape file (file mode): a regular file that parses. */
@@ -42,7 +42,7 @@ static int load_shape_file(struct preflight *pf, const struct run_config *cfg)
 		error(access(abs, F_OK) ? "shape file '%s' does not exist"
 					: "shape file '%s' is not a regular file", abs);
 		r = preflight_fail(pf, "shape_file", "check the path given by --shapes (SHAPE_FILE)");
-	} else if (shape_file_load(&pf->shapes, abs, NULL)) {
+	} else if (shape_file_load(&pf->plan.shapes, abs, NULL)) {
 		r = preflight_fail(pf, "shape_file", "fix the YAML: a mapping of op or class "
 			 "names to {shapes: [[...], ...]}");
 	}
@@ -57,19 +57,19 @@ static int load_shape_file(struct preflight *pf, const struct run_config *cfg)
  */
 static int no_shape_key(struct preflight *pf, const char *lookup_name, const char *chain)
 {
-	const struct flaggems_target *t = &pf->target;
+	const struct flaggems_target *t = &pf->plan.target;
 	struct strvec keys = STRVEC_INIT;
 	struct strbuf wrong = STRBUF_INIT;
 
 	if (!t->chain.nr) {
 		/* The chain is unknown: FlagGems might still find a class key. */
-		strvec_pushf(&pf->notes, "warning: shape file has no '%s' key and "
+		strvec_pushf(&pf->plan.notes, "warning: shape file has no '%s' key and "
 			     "zlb could not read the benchmark's class chain; FlagGems "
 			     "may fall back to a class key or to DEFAULT_SHAPES",
 			     lookup_name);
 		return 0;
 	}
-	shape_file_keys(&pf->shapes, &keys);
+	shape_file_keys(&pf->plan.shapes, &keys);
 	for (size_t i = 0; i < keys.nr; i++)
 		if (ends_with(keys.v[i], "Benchmark"))
 			strbuf_addf(&wrong, "%s'%s'", wrong.len ? ", " : "", keys.v[i]);
@@ -77,11 +77,11 @@ static int no_shape_key(struct preflight *pf, const char *lookup_name, const cha
 		error("shape file %s has no '%s' key, and its class key(s) %s are not "
 		      "in %s's class chain (%s), so none applies; FlagGems would "
 		      "fall back to DEFAULT_SHAPES (which include a 2**30-element tensor)",
-		      pf->shapes.path, lookup_name, wrong.buf, lookup_name, chain);
+		      pf->plan.shapes.path, lookup_name, wrong.buf, lookup_name, chain);
 	else
 		error("shape file %s has neither '%s' nor any class of its chain (%s); "
 		      "FlagGems would fall back to DEFAULT_SHAPES (which include a "
-		      "2**30-element tensor)", pf->shapes.path, lookup_name, chain);
+		      "2**30-element tensor)", pf->plan.shapes.path, lookup_name, chain);
 	strvec_clear(&keys);
 	strbuf_release(&wrong);
 	return preflight_fail(pf, "shape_file", "add a '%s:' entry with 'shapes: [[...]]'", lookup_name);
@@ -89,19 +89,19 @@ static int no_shape_key(struct preflight *pf, const char *lookup_name, const cha
 
 int preflight_check_shapes(struct preflight *pf, const struct run_config *cfg)
 {
-	const struct flaggems_target *t = &pf->target;
+	const struct flaggems_target *t = &pf->plan.target;
 	const char *lookup_name = t->op_name ? t->op_name : t->op;
 	const char *mode;
 	struct strbuf chain = STRBUF_INIT;
 	int r;
 
-	pf->builtin = builtin_shapes_find(t->op);
-	pf->shape_mode = mode = shape_mode_of(pf, cfg);
+	pf->plan.builtin = builtin_shapes_find(t->op);
+	pf->plan.shape_mode = mode = shape_mode_of(pf, cfg);
 	if (!strcmp(mode, "file") && !cfg->shape_file) {
 		error("shape mode 'file' needs a shape file");
 		return preflight_fail(pf, "shape_file", "pass --shapes FILE (SHAPE_FILE)");
 	}
-	if (!strcmp(mode, "inline") && !pf->builtin) {
+	if (!strcmp(mode, "inline") && !pf->plan.builtin) {
 		error("zlb has no built-in shapes for '%s'", t->op);
 		return preflight_fail(pf, "shape_file", "pass --shapes FILE, or --shape-mode upstream "
 			    "for FlagGems' own core_shapes.yaml");
@@ -112,17 +112,17 @@ int preflight_check_shapes(struct preflight *pf, const struct run_config *cfg)
 			      cfg->shape_file);
 			return preflight_fail(pf, "shape_file", "drop --shapes or use --shape-mode file");
 		}
-		if (!pf->builtin || cfg->test_node || cfg->shape_mode)
-			strvec_pushf(&pf->notes, "shapes: FlagGems' own benchmark/core_shapes.yaml"
+		if (!pf->plan.builtin || cfg->test_node || cfg->shape_mode)
+			strvec_pushf(&pf->plan.notes, "shapes: FlagGems' own benchmark/core_shapes.yaml"
 				     " (upstream mode)");
 		else
-			strvec_pushf(&pf->notes, "shapes: upstream");
+			strvec_pushf(&pf->plan.notes, "shapes: upstream");
 		return 0;
 	}
 	if (!strcmp(mode, "file")) {
 		if ((r = load_shape_file(pf, cfg)))
 			return r;
-	} else if (shape_file_load(&pf->shapes, "<built-in>", pf->builtin->yaml)) {
+	} else if (shape_file_load(&pf->plan.shapes, "<built-in>", pf->plan.builtin->yaml)) {
 		BUG("built-in shapes for %s do not parse", t->op);
 	}
 
@@ -136,18 +136,18 @@ int preflight_check_shapes(struct preflight *pf, const struct run_config *cfg)
 		while (at >= 0 && t->chain.nr > (size_t)at + 1)
 			strvec_pop((struct strvec *)&t->chain);
 	}
-	shape_file_lookup(&pf->shapes, lookup_name,
-			  (const char *const *)(t->chain.nr ? t->chain.v : NULL), &pf->lookup);
+	shape_file_lookup(&pf->plan.shapes, lookup_name,
+			  (const char *const *)(t->chain.nr ? t->chain.v : NULL), &pf->plan.lookup);
 	chain_text(t, &chain);
-	if (pf->lookup.problem) {
-		error("shape file %s: %s", pf->shapes.path, pf->lookup.problem);
+	if (pf->plan.lookup.problem) {
+		error("shape file %s: %s", pf->plan.shapes.path, pf->plan.lookup.problem);
 		strbuf_release(&chain);
 		return preflight_fail(pf, "shape_file", "give '%s' a list of shapes, e.g. "
-			    "'%s: {shapes: [[1024, 1024]]}'", pf->lookup.key, pf->lookup.key);
+			    "'%s: {shapes: [[1024, 1024]]}'", pf->plan.lookup.key, pf->plan.lookup.key);
 	}
-	if (!pf->lookup.key) {
+	if (!pf->plan.lookup.key) {
 		if (t->hardcoding_class) {
-			strvec_pushf(&pf->notes, "warning: %s hard-codes its shapes and the shape "
+			strvec_pushf(&pf->plan.notes, "warning: %s hard-codes its shapes and the shape "
 				     "file has no key for it (%s): its own shapes will be measured",
 				     t->hardcoding_class, chain.buf);
 			r = 0;
@@ -157,16 +157,16 @@ int preflight_check_shapes(struct preflight *pf, const struct run_config *cfg)
 		strbuf_release(&chain);
 		return r;
 	}
-	if (pf->lookup.via_class)
-		strvec_pushf(&pf->notes, "shapes: no '%s' key; FlagGems will use the class "
-			     "entry '%s' (%zu shapes) along %s", lookup_name, pf->lookup.key,
-			     pf->lookup.count, chain.buf);
+	if (pf->plan.lookup.via_class)
+		strvec_pushf(&pf->plan.notes, "shapes: no '%s' key; FlagGems will use the class "
+			     "entry '%s' (%zu shapes) along %s", lookup_name, pf->plan.lookup.key,
+			     pf->plan.lookup.count, chain.buf);
 	else
-		strvec_pushf(&pf->notes, "shapes: %zu under '%s' (%s)", pf->lookup.count,
-			     pf->lookup.key, !strcmp(mode, "inline") ? pf->builtin->about
-								     : pf->shapes.path);
+		strvec_pushf(&pf->plan.notes, "shapes: %zu under '%s' (%s)", pf->plan.lookup.count,
+			     pf->plan.lookup.key, !strcmp(mode, "inline") ? pf->plan.builtin->about
+								     : pf->plan.shapes.path);
 	if (t->hardcoding_class)
-		strvec_pushf(&pf->notes, "note: %s hard-codes its shapes; zlb's shape "
+		strvec_pushf(&pf->plan.notes, "note: %s hard-codes its shapes; zlb's shape "
 			     "plugin makes the file win", t->hardcoding_class);
 	strbuf_release(&chain);
 	return 0;

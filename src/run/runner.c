@@ -40,40 +40,40 @@ struct child_files {
 	const char *graph_plan;
 };
 
-static void build_env(const struct run_config *cfg, const struct preflight *pf,
+static void build_env(const struct run_config *cfg, const struct run_plan *plan,
 		      char *const *envp, const char *run_dir, const char *shape_archive,
 		      const char *isolated_cache, const struct child_files *files,
 		      struct strvec *env)
 {
 	struct strbuf fatal = STRBUF_INIT;
 
-	preflight_python_env(pf, envp, env);
-	backend_apply_visibility(pf->backend, env, pf->physical_device);
-	flaggems_child_env(env, pf->backend->flaggems_vendor, cfg->use_flagtune, isolated_cache);
+	run_plan_child_env(plan, envp, env);
+	backend_apply_visibility(plan->backend, env, plan->physical_device);
+	flaggems_child_env(env, plan->backend->flaggems_vendor, cfg->use_flagtune, isolated_cache);
 	env_set(env, "PYTHONUNBUFFERED", "1");
 	env_set(env, "ZLB_RUN_DIR", run_dir);
-	env_set(env, "ZLB_OP", pf->target.op);
-	env_set(env, "ZLB_SHAPE_MODE", pf->shape_mode);
-	if (strcmp(pf->shape_mode, "upstream"))
+	env_set(env, "ZLB_OP", plan->target.op);
+	env_set(env, "ZLB_SHAPE_MODE", plan->shape_mode);
+	if (strcmp(plan->shape_mode, "upstream"))
 		env_set(env, "ZLB_SHAPE_FILE", shape_archive);
 	else
 		env_unset(env, "ZLB_SHAPE_FILE");
-	env_set(env, "ZLB_TIMER", pf->timer);
+	env_set(env, "ZLB_TIMER", plan->timer);
 	run_config_engine_env(cfg, env);
 	env_set(env, "ZLB_IR", cfg->ir ? "1" : "0");
-	env_set(env, "ZLB_BACKEND", pf->backend->name);
-	env_set(env, "ZLB_AUTOTUNE_MODE", pf->replay_from ? "replay" : "record");
-	if (pf->replay_from)
-		env_set(env, "ZLB_REPLAY_FROM", pf->replay_from);
+	env_set(env, "ZLB_BACKEND", plan->backend->name);
+	env_set(env, "ZLB_AUTOTUNE_MODE", plan->replay_from ? "replay" : "record");
+	if (plan->replay_from)
+		env_set(env, "ZLB_REPLAY_FROM", plan->replay_from);
 	else
 		env_unset(env, "ZLB_REPLAY_FROM");
-	if (pf->timer_lib)
-		env_set(env, "ZLB_TIMER_LIB", pf->timer_lib);
-	for (const char *const *f = pf->backend->capture_fatal_texts; f && *f; f++)
+	if (plan->timer_lib)
+		env_set(env, "ZLB_TIMER_LIB", plan->timer_lib);
+	for (const char *const *f = plan->backend->capture_fatal_texts; f && *f; f++)
 		strbuf_addf(&fatal, "%s%s", fatal.len ? "\n" : "", *f);
 	env_set(env, "ZLB_CAPTURE_FATAL", fatal.buf);
-	if (pf->target.package)
-		env_set(env, "ZLB_PACKAGE", pf->target.package);
+	if (plan->target.package)
+		env_set(env, "ZLB_PACKAGE", plan->target.package);
 	env_set(env, "TRITON_CACHE_DIR", files->compile_cache);
 	if (files->graph_plan)
 		env_set(env, "ZLB_GRAPH_PLAN", files->graph_plan);
@@ -82,37 +82,37 @@ static void build_env(const struct run_config *cfg, const struct preflight *pf,
 	strbuf_release(&fatal);
 }
 
-static void build_argv(const struct run_config *cfg, const struct preflight *pf,
+static void build_argv(const struct run_config *cfg, const struct run_plan *plan,
 		       const char *shape_archive, const struct strvec *plugins,
 		       struct strvec *argv)
 {
-	strvec_pushl(argv, pf->python, "-m", "pytest", pf->target.node,
+	strvec_pushl(argv, plan->python, "-m", "pytest", plan->target.node,
 		     "-p", "no:cacheprovider", "-s", "-v", "-rfEsx", NULL);
 	for (size_t i = 0; i < plugins->nr; i++)
 		strvec_pushl(argv, "-p", plugins->v[i], NULL);
 	flaggems_pytest_args(argv, &(struct flaggems_args){
 		.level = cfg->bench_level, .warmup_ms = cfg->warmup_ms, .iter_ms = cfg->rep_ms,
-		.shape_file = strcmp(pf->shape_mode, "upstream") ? shape_archive : NULL,
+		.shape_file = strcmp(plan->shape_mode, "upstream") ? shape_archive : NULL,
 		.dtypes = &cfg->dtypes,
 	});
 }
 
 /* --- identity ----------------------------------------------------------- */
 
-static json_t *initial_identity(const struct run_config *cfg, const struct preflight *pf,
+static json_t *initial_identity(const struct run_config *cfg, const struct run_plan *plan,
 				const char *run_dir, const char *tuner_cache,
 				const struct strvec *plugins, const struct strvec *child_argv,
 				int argc, char **argv)
 {
-	json_t *id = identity_new(pf->target.op, run_dir);
+	json_t *id = identity_new(plan->target.op, run_dir);
 	json_t *prov = identity_section(id, "provenance");
-	const struct device_info *dev = &pf->devices.v[cfg->device];
+	const struct device_info *dev = &plan->devices.v[cfg->device];
 	const struct run_facts facts = {
-		.backend = pf->backend->name, .device = dev->name, .timer = pf->timer,
-		.shape_mode = pf->shape_mode, .tuner_cache = tuner_cache,
+		.backend = plan->backend->name, .device = dev->name, .timer = plan->timer,
+		.shape_mode = plan->shape_mode, .tuner_cache = tuner_cache,
 	};
 	char host[256] = "";
-	char *commit = git_head_commit(pf->target.dir);
+	char *commit = git_head_commit(plan->target.dir);
 	struct strvec cmd = STRVEC_INIT;
 
 	json_object_set_new(id, "caliber", run_caliber(cfg, &facts));
@@ -124,33 +124,33 @@ static json_t *initial_identity(const struct run_config *cfg, const struct prefl
 	json_object_set_new(prov, "command_line", json_strvec(&cmd));
 	json_object_set_new(prov, "host", json_string(host));
 	json_object_set_new(prov, "started_at", identity_now());
-	json_object_set_new(prov, "op_file", json_string(pf->target.op_file));
-	json_object_set_new(prov, "op_name", pf->target.op_name ? json_string(pf->target.op_name)
+	json_object_set_new(prov, "op_file", json_string(plan->target.op_file));
+	json_object_set_new(prov, "op_name", plan->target.op_name ? json_string(plan->target.op_name)
 								: json_null());
-	json_object_set_new(prov, "test_node", json_string(pf->target.node));
-	json_object_set_new(prov, "flaggems_dir", json_string(pf->target.dir));
-	json_object_set_new(prov, "flaggems_package", pf->target.package ?
-			    json_string(pf->target.package) : json_null());
+	json_object_set_new(prov, "test_node", json_string(plan->target.node));
+	json_object_set_new(prov, "flaggems_dir", json_string(plan->target.dir));
+	json_object_set_new(prov, "flaggems_package", plan->target.package ?
+			    json_string(plan->target.package) : json_null());
 	json_object_set_new(prov, "flaggems_commit", commit ? json_string(commit) : json_null());
-	json_object_set_new(prov, "python", json_string(pf->python));
-	json_object_set_new(prov, "python_version", json_string(pf->python_version));
-	json_object_set_new(prov, "pytest_version", json_string(pf->pytest_version));
+	json_object_set_new(prov, "python", json_string(plan->python));
+	json_object_set_new(prov, "python_version", json_string(plan->python_version));
+	json_object_set_new(prov, "pytest_version", json_string(plan->pytest_version));
 	/* "batch": the probe was the batch's, handed down (preflight.h). */
-	json_object_set_new(prov, "python_check", json_string(pf->python_check));
+	json_object_set_new(prov, "python_check", json_string(plan->python_check));
 	json_object_set_new(prov, "device_index", json_integer(cfg->device));
-	json_object_set_new(prov, "device_visible_as", json_string(pf->physical_device));
+	json_object_set_new(prov, "device_visible_as", json_string(plan->physical_device));
 	json_object_set_new(prov, "gpu_name", json_string(dev->name ? dev->name : "unknown"));
 	json_object_set_new(prov, "gpu_uuid", dev->uuid ? json_string(dev->uuid) : json_null());
 	json_object_set_new(prov, "gpu_total_mem", json_integer((json_int_t)dev->total_mem));
-	json_object_set_new(prov, "driver_version", pf->devices.driver_version ?
-			    json_string(pf->devices.driver_version) : json_null());
-	json_object_set_new(prov, "replay_from", pf->replay_from ? json_string(pf->replay_from)
+	json_object_set_new(prov, "driver_version", plan->devices.driver_version ?
+			    json_string(plan->devices.driver_version) : json_null());
+	json_object_set_new(prov, "replay_from", plan->replay_from ? json_string(plan->replay_from)
 								 : json_null());
 	json_object_set_new(prov, "shape_source", json_string(
-		!strcmp(pf->shape_mode, "file") ? pf->shapes.path :
-		!strcmp(pf->shape_mode, "inline") ? "built-in" : "upstream core_shapes.yaml"));
+		!strcmp(plan->shape_mode, "file") ? plan->shapes.path :
+		!strcmp(plan->shape_mode, "inline") ? "built-in" : "upstream core_shapes.yaml"));
 	json_object_set_new(prov, "plugins", json_strvec(plugins));
-	json_object_set_new(prov, "timer_lib", pf->timer_lib ? json_string(pf->timer_lib)
+	json_object_set_new(prov, "timer_lib", plan->timer_lib ? json_string(plan->timer_lib)
 							     : json_null());
 	json_object_set_new(prov, "pytest_command", json_strvec(child_argv));
 	strvec_clear(&cmd);
@@ -188,15 +188,15 @@ static const char *status_word(int exit_code)
 /* --- the device, before and after ------------------------------------- */
 
 /* The device's state as identity JSON, or null where it cannot be read. */
-static json_t *device_snapshot(const struct preflight *pf, int index,
+static json_t *device_snapshot(const struct run_plan *plan, int index,
 			       struct device_state *st)
 {
 	struct strbuf why = STRBUF_INIT;
 	json_t *o, *pids;
 
 	memset(st, 0, sizeof(*st));
-	if (!pf->backend->device_state ||
-	    pf->backend->device_state(&pf->devices.v[index], st, &why)) {
+	if (!plan->backend->device_state ||
+	    plan->backend->device_state(&plan->devices.v[index], st, &why)) {
 		o = json_pack("{s:s}", "unavailable", why.len ? why.buf : "not supported");
 		strbuf_release(&why);
 		return o;
@@ -276,18 +276,18 @@ static void lay_out_ir(struct tee *t, const char *run_dir, json_t *outcome)
 
 /* --- the run ------------------------------------------------------------ */
 
-static int archive_shapes(const struct run_config *cfg, const struct preflight *pf,
+static int archive_shapes(const struct run_config *cfg, const struct run_plan *plan,
 			  const char *dest)
 {
 	char *header;
 	int r;
 
-	if (!strcmp(pf->shape_mode, "upstream")) {
+	if (!strcmp(plan->shape_mode, "upstream")) {
 		/* Not passed to pytest; kept so the run says what FlagGems read. */
 		struct shape_file up;
-		char *core = path_join(pf->target.dir, "benchmark/core_shapes.yaml");
+		char *core = path_join(plan->target.dir, "benchmark/core_shapes.yaml");
 		header = xstrfmt("zlbench: op=%s bench_level=%s shape_mode=upstream\n"
-				 "copy of %s: FlagGems read its own file", pf->target.op,
+				 "copy of %s: FlagGems read its own file", plan->target.op,
 				 cfg->bench_level, core);
 		if (shape_file_load(&up, core, NULL)) {
 			r = error("cannot archive FlagGems' %s", core);
@@ -300,36 +300,36 @@ static int archive_shapes(const struct run_config *cfg, const struct preflight *
 		return r;
 	}
 	header = xstrfmt("zlbench: op=%s bench_level=%s shape_mode=%s\nsource: %s",
-			 pf->target.op, cfg->bench_level, pf->shape_mode,
-			 !strcmp(pf->shape_mode, "inline") ? pf->builtin->about : pf->shapes.path);
-	r = shape_file_archive(&pf->shapes, dest, header);
+			 plan->target.op, cfg->bench_level, plan->shape_mode,
+			 !strcmp(plan->shape_mode, "inline") ? plan->builtin->about : plan->shapes.path);
+	r = shape_file_archive(&plan->shapes, dest, header);
 	free(header);
 	return r;
 }
 
 static void print_header(struct tee *t, const struct run_config *cfg,
-			 const struct preflight *pf, const char *run_dir,
+			 const struct run_plan *plan, const char *run_dir,
 			 const json_t *id, const struct strvec *plugins)
 {
 	const json_t *cal = json_object_get(id, "caliber");
 	const json_t *prov = json_object_get(id, "provenance");
 	const char *commit = json_str(prov, "flaggems_commit");
-	const struct device_info *dev = &pf->devices.v[cfg->device];
+	const struct device_info *dev = &plan->devices.v[cfg->device];
 	struct strbuf sb = STRBUF_INIT;
 	const char *key;
 	json_t *v;
 
-	tee_say(t, TERM_BOLD, "zlb %s: run %s -> %s", ZLB_VERSION, pf->target.op, run_dir);
-	tee_say(t, TEE_PLAIN, "  flaggems: %s (%s%s%.12s) node %s", pf->target.dir,
-	    pf->target.package ? pf->target.package : "package unknown",
-	    commit ? " @ " : "", commit ? commit : "", pf->target.node);
-	tee_say(t, TEE_PLAIN, "  device:   %s %d -> %s=%s, %s%s%s, driver %s", pf->backend->name,
-	    cfg->device, pf->backend->visibility_keys[0], pf->physical_device,
+	tee_say(t, TERM_BOLD, "zlb %s: run %s -> %s", ZLB_VERSION, plan->target.op, run_dir);
+	tee_say(t, TEE_PLAIN, "  flaggems: %s (%s%s%.12s) node %s", plan->target.dir,
+	    plan->target.package ? plan->target.package : "package unknown",
+	    commit ? " @ " : "", commit ? commit : "", plan->target.node);
+	tee_say(t, TEE_PLAIN, "  device:   %s %d -> %s=%s, %s%s%s, driver %s", plan->backend->name,
+	    cfg->device, plan->backend->visibility_keys[0], plan->physical_device,
 	    dev->name ? dev->name : "?", dev->uuid ? " " : "", dev->uuid ? dev->uuid : "",
-	    pf->devices.driver_version ? pf->devices.driver_version : "?");
-	tee_say(t, TEE_PLAIN, "  python:   %s (Python %s, pytest %s): ok (%s)", pf->python,
-	    pf->python_version, pf->pytest_version,
-	    !strcmp(pf->python_check, "batch") ? "checked by the batch" : "probed");
+	    plan->devices.driver_version ? plan->devices.driver_version : "?");
+	tee_say(t, TEE_PLAIN, "  python:   %s (Python %s, pytest %s): ok (%s)", plan->python,
+	    plan->python_version, plan->pytest_version,
+	    !strcmp(plan->python_check, "batch") ? "checked by the batch" : "probed");
 	json_object_foreach((json_t *)cal, key, v) {
 		char *txt = json_is_string(v) ? xstrdup(json_string_value(v))
 					      : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -337,9 +337,9 @@ static void print_header(struct tee *t, const struct run_config *cfg,
 		free(txt);
 	}
 	tee_say(t, TEE_PLAIN, "  caliber:  %s", sb.buf);
-	for (size_t i = 0; i < pf->notes.nr; i++)
-		tee_say(t, starts_with(pf->notes.v[i], "warning") ? TERM_YELLOW : TEE_PLAIN,
-		    "  %s", pf->notes.v[i]);
+	for (size_t i = 0; i < plan->notes.nr; i++)
+		tee_say(t, starts_with(plan->notes.v[i], "warning") ? TERM_YELLOW : TEE_PLAIN,
+		    "  %s", plan->notes.v[i]);
 	strbuf_reset(&sb);
 	for (size_t i = 0; i < plugins->nr; i++)
 		strbuf_addf(&sb, "%s%s", i ? " " : "", plugins->v[i]);
@@ -458,12 +458,12 @@ static void finalize_identity(json_t *id, const struct run_outcome *o,
  * process shares it, which the terminal is told), written at once.
  */
 static int note_device_start(struct tee *t, const struct run_config *cfg,
-			     const struct preflight *pf, const char *run_dir, json_t *id)
+			     const struct run_plan *plan, const char *run_dir, json_t *id)
 {
 	struct device_state st;
 	json_t *prov = identity_section(id, "provenance");
 
-	json_object_set_new(prov, "device_start", device_snapshot(pf, cfg->device, &st));
+	json_object_set_new(prov, "device_start", device_snapshot(plan, cfg->device, &st));
 	json_object_set_new(prov, "device_shared_at_start",
 			    json_boolean(st.procs_known && st.nprocs));
 	warn_shared(t, &st);
@@ -533,11 +533,11 @@ struct run_files {
 	size_t planned;        /* its measurements */
 };
 
-static int prepare_files(const struct run_config *cfg, const struct preflight *pf,
+static int prepare_files(const struct run_config *cfg, const struct run_plan *plan,
 			 const char *run_dir, struct run_files *f)
 {
 	f->shape_archive = path_join(run_dir, "shapes.yaml");
-	if (archive_shapes(cfg, pf, f->shape_archive))
+	if (archive_shapes(cfg, plan, f->shape_archive))
 		return -1;
 	if (cfg->isolate_tuner_cache) {
 		f->isolated = path_join(run_dir, "tuner_cache");
@@ -551,7 +551,7 @@ static int prepare_files(const struct run_config *cfg, const struct preflight *p
 	f->compile_cache = path_join(run_dir, COMPILE_CACHE_DIR);
 	if (mkdir_p(f->compile_cache, 0755))
 		return -1;
-	if (pf->replay_from && graph_plan_write(pf->replay_from, run_dir, &f->graph_plan,
+	if (plan->replay_from && graph_plan_write(plan->replay_from, run_dir, &f->graph_plan,
 						&f->planned))
 		return -1;
 	return 0;
@@ -565,13 +565,13 @@ static void run_files_release(struct run_files *f)
 	free(f->graph_plan);
 }
 
-int runner_run(const struct run_config *cfg, struct preflight *pf,
+int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	       char *const *envp, int argc, char **argv, int out_fd,
 	       struct run_outcome *out)
 {
 	struct tee tee = { .log_fd = -1, .term_fd = out_fd };
 	struct strvec env = STRVEC_INIT, child_argv = STRVEC_INIT, plugins = STRVEC_INIT;
-	struct plugin_plan_input plan = { pf->backend, pf->shape_mode, &cfg->extra_plugins,
+	struct plugin_plan_input plugin_in = { plan->backend, plan->shape_mode, &cfg->extra_plugins,
 					  cfg->ir };
 	struct child c = { 0 };
 	struct run_tally ta;
@@ -594,19 +594,19 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	if (interrupts_install())
 		return -1;
 	if (cfg->run_dir ? rundir_claim_exact(cfg->run_dir, &out->run_dir) :
-	    rundir_claim(cfg->runs_dir, pf->target.op, time(NULL), &out->run_dir))
+	    rundir_claim(cfg->runs_dir, plan->target.op, time(NULL), &out->run_dir))
 		goto done;
 
-	if (prepare_files(cfg, pf, out->run_dir, &f))
+	if (prepare_files(cfg, plan, out->run_dir, &f))
 		goto done;
-	plan_plugins(&plan, &plugins);
+	plan_plugins(&plugin_in, &plugins);
 	{
 		struct child_files files = { f.compile_cache, f.graph_plan };
-		build_env(cfg, pf, envp, out->run_dir, f.shape_archive, f.isolated, &files, &env);
+		build_env(cfg, plan, envp, out->run_dir, f.shape_archive, f.isolated, &files, &env);
 	}
-	build_argv(cfg, pf, f.shape_archive, &plugins, &child_argv);
+	build_argv(cfg, plan, f.shape_archive, &plugins, &child_argv);
 	tuner = flaggems_tuner_cache(&env, f.isolated);
-	id = initial_identity(cfg, pf, out->run_dir, tuner, &plugins, &child_argv, argc, argv);
+	id = initial_identity(cfg, plan, out->run_dir, tuner, &plugins, &child_argv, argc, argv);
 	{
 		json_t *prov = identity_section(id, "provenance");
 		json_object_set_new(prov, "compile_cache_dir", json_string(f.compile_cache));
@@ -621,12 +621,12 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	log_path = path_join(out->run_dir, "run.log");
 	if (tee_open(&tee, log_path, out_fd, term_color_wanted(out_fd, cfg->color)))
 		goto done;
-	print_header(&tee, cfg, pf, out->run_dir, id, &plugins);
-	if (note_device_start(&tee, cfg, pf, out->run_dir, id))
+	print_header(&tee, cfg, plan, out->run_dir, id, &plugins);
+	if (note_device_start(&tee, cfg, plan, out->run_dir, id))
 		goto done;
-	say_command(&tee, pf->target.dir, &child_argv);
+	say_command(&tee, plan->target.dir, &child_argv);
 
-	if (run_pytest(&c, &child_argv, &env, pf->target.dir, &tee, cfg->interrupt_grace_ms, out))
+	if (run_pytest(&c, &child_argv, &env, plan->target.dir, &tee, cfg->interrupt_grace_ms, out))
 		goto done;
 
 	if (run_tally_read(out->run_dir, &ta) || ta.bad_lines)
@@ -636,11 +636,11 @@ int runner_run(const struct run_config *cfg, struct preflight *pf,
 	{
 		struct device_state st;
 		json_object_set_new(identity_section(id, "provenance"), "device_end",
-				    device_snapshot(pf, cfg->device, &st));
+				    device_snapshot(plan, cfg->device, &st));
 	}
 	if (cfg->ir)
 		lay_out_ir(&tee, out->run_dir, identity_section(id, "outcome"));
-	finalize_identity(id, out, &ta, &c, pf->timer);
+	finalize_identity(id, out, &ta, &c, plan->timer);
 	print_summary(&tee, out, &ta, &c);
 	run_tally_release(&ta);
 	if (identity_write(out->run_dir, id)) {

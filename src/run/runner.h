@@ -7,7 +7,7 @@
 #ifndef ZLB_RUNNER_H
 #define ZLB_RUNNER_H
 
-#include "run/preflight.h"
+#include "run/run_plan.h"
 #include "run/run_config.h"
 
 /* The run's own Triton cache (TRITON_CACHE_DIR), dropped at the end unless
@@ -33,7 +33,7 @@ struct run_outcome {
  * out->exit_code), or -1 with error() when zlb itself could not do its
  * part (out->exit_code is then ZLB_EXIT_IO or ZLB_EXIT_USAGE).
  */
-int runner_run(const struct run_config *cfg, struct preflight *pf,
+int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	       char *const *envp, int argc, char **argv, int out_fd,
 	       struct run_outcome *out);
 void run_outcome_release(struct run_outcome *out);
