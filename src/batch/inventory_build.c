@@ -179,109 +179,118 @@ static long add_collect_row(struct inventory *inv, const char *repo, const char 
 	return (long)(inv->nr - 1);
 }
 
-int inventory_apply_collect(struct inventory *inv, size_t first, const char *output,
-			    int rc, struct inventory_repo_info *info)
+/* What the reading of pytest --collect-only output has gathered so far. */
+struct collect_read {
+	struct strvec err_files, err_msgs;  /* files that failed to import, and why */
+	size_t *cases;                      /* items collected per inventory row */
+	size_t ncases;
+	size_t items;
+	long hint;                          /* the row the last item matched */
+	int listing;                        /* still in the list of items */
+	char *cur_err;                      /* the file of an open "ERROR collecting" */
+};
+
+static void note_collect_error(struct collect_read *cr, const char *file, const char *msg)
 {
-	struct strvec err_files = STRVEC_INIT, err_msgs = STRVEC_INIT;
-	size_t scanned = inv->nr, items = 0;
-	size_t *cases = xcalloc(inv->nr + 1, sizeof(size_t));
-	size_t ncases = inv->nr + 1;
-	int listing = 1;
-	long hint = -1;
-	char *cur_err = NULL;
-
-	for (const char *p = output; *p; ) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		char *line = xstrndup(p, len);
-		const char *rest;
-
-		p += len + (nl ? 1 : 0);
-		while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
-			line[--len] = '\0';
-		/* Items come first; sections and summaries may quote nodes again. */
-		if (line[0] == '=' || strstr(line, " collected") || starts_with(line, "no tests"))
-			listing = 0;
-		/* "____ ERROR collecting benchmark/x.py ____", then "E   Error: why". */
-		if ((rest = strstr(line, "ERROR collecting ")) && line[0] == '_') {
-			rest += strlen("ERROR collecting ");
-			free(cur_err);
-			cur_err = xstrndup(rest, strcspn(rest, " "));
-		} else if (cur_err && starts_with(line, "E ")) {
-			struct strbuf m = STRBUF_INIT;
-			strbuf_addstr(&m, line + 2);
-			strbuf_trim(&m);
-			if (strvec_find(&err_files, cur_err) < 0) {
-				strvec_push(&err_files, cur_err);
-				strvec_push(&err_msgs, m.buf);
-			}
-			strbuf_release(&m);
-			FREE_AND_NULL(cur_err);
-		}
-		if (skip_prefix(line, "ERROR ", &rest) && starts_with(rest, "benchmark/")) {
-			size_t flen = strcspn(rest, " :");
-			const char *msg = rest + flen;
-			char *f = xstrndup(rest, flen);
-			while (*msg == ' ' || *msg == '-')
-				msg++;
-			if (strvec_find(&err_files, f) < 0) {
-				strvec_push(&err_files, f);
-				strvec_push(&err_msgs, msg);
-			}
-			free(f);
-		} else if (listing && starts_with(line, "benchmark/") && strstr(line, "::")) {
-			char *node = xstrdup(line);
-			char *br = strchr(strstr(node, "::"), '[');
-			if (br)
-				*br = '\0';
-			long r = find_node(inv, first, node, hint);
-			if (r < 0) {
-				r = add_collect_row(inv, info->repo, node);
-				info->collect_only++;
-			}
-			if ((size_t)r >= ncases) {
-				cases = xrealloc(cases, (inv->nr + 64) * sizeof(size_t));
-				memset(cases + ncases, 0, (inv->nr + 64 - ncases) * sizeof(size_t));
-				ncases = inv->nr + 64;
-			}
-			cases[r]++;
-			items++;
-			hint = r;
-			free(node);
-		}
-		free(line);
+	if (strvec_find(&cr->err_files, file) < 0) {
+		strvec_push(&cr->err_files, file);
+		strvec_push(&cr->err_msgs, msg);
 	}
-	free(cur_err);
-	info->collect_errors = err_files.nr;
-	if (!items && (err_files.nr || (rc != 0 && rc != 5))) {
-		struct strbuf why = STRBUF_INIT;
-		strbuf_addf(&why, "pytest could not collect (exit %d", rc);
-		if (err_files.nr)
-			strbuf_addf(&why, ", %zu file(s) failed to import", err_files.nr);
-		strbuf_addstr(&why, ")");
-		if (err_files.nr && *err_msgs.v[0])
-			strbuf_addf(&why, ": %s", err_msgs.v[0]);
-		else {
-			struct strbuf line = STRBUF_INIT;
-			failure_line(output, &line);
-			if (line.len)
-				strbuf_addf(&why, ": %s", line.buf);
-			strbuf_release(&line);
-		}
-		set_unverified(inv, first, info, why.buf);
-		strbuf_release(&why);
-		strvec_clear(&err_files);
-		strvec_clear(&err_msgs);
-		free(cases);
-		return -1;
+}
+
+static void count_item(struct inventory *inv, size_t first, struct collect_read *cr,
+		       struct inventory_repo_info *info, const char *line)
+{
+	char *node = xstrdup(line);
+	char *br = strchr(strstr(node, "::"), '[');
+
+	if (br)
+		*br = '\0';
+	long r = find_node(inv, first, node, cr->hint);
+	if (r < 0) {
+		r = add_collect_row(inv, info->repo, node);
+		info->collect_only++;
 	}
+	if ((size_t)r >= cr->ncases) {
+		cr->cases = xrealloc(cr->cases, (inv->nr + 64) * sizeof(size_t));
+		memset(cr->cases + cr->ncases, 0, (inv->nr + 64 - cr->ncases) * sizeof(size_t));
+		cr->ncases = inv->nr + 64;
+	}
+	cr->cases[r]++;
+	cr->items++;
+	cr->hint = r;
+	free(node);
+}
+
+/* One line of the output (trailing blanks and CR already cut). */
+static void read_collect_line(struct inventory *inv, size_t first, struct collect_read *cr,
+			      struct inventory_repo_info *info, const char *line)
+{
+	const char *rest;
+
+	/* Items come first; sections and summaries may quote nodes again. */
+	if (line[0] == '=' || strstr(line, " collected") || starts_with(line, "no tests"))
+		cr->listing = 0;
+	/* "____ ERROR collecting benchmark/x.py ____", then "E   Error: why". */
+	if ((rest = strstr(line, "ERROR collecting ")) && line[0] == '_') {
+		rest += strlen("ERROR collecting ");
+		free(cr->cur_err);
+		cr->cur_err = xstrndup(rest, strcspn(rest, " "));
+	} else if (cr->cur_err && starts_with(line, "E ")) {
+		struct strbuf m = STRBUF_INIT;
+		strbuf_addstr(&m, line + 2);
+		strbuf_trim(&m);
+		note_collect_error(cr, cr->cur_err, m.buf);
+		strbuf_release(&m);
+		FREE_AND_NULL(cr->cur_err);
+	}
+	if (skip_prefix(line, "ERROR ", &rest) && starts_with(rest, "benchmark/")) {
+		size_t flen = strcspn(rest, " :");
+		const char *msg = rest + flen;
+		char *f = xstrndup(rest, flen);
+		while (*msg == ' ' || *msg == '-')
+			msg++;
+		note_collect_error(cr, f, msg);
+		free(f);
+	} else if (cr->listing && starts_with(line, "benchmark/") && strstr(line, "::")) {
+		count_item(inv, first, cr, info, line);
+	}
+}
+
+/* Nothing was collected: every row of the repo is unverified, with pytest's reason. */
+static void collect_failed(struct inventory *inv, size_t first, const struct collect_read *cr,
+			   struct inventory_repo_info *info, const char *output, int rc)
+{
+	struct strbuf why = STRBUF_INIT;
+
+	strbuf_addf(&why, "pytest could not collect (exit %d", rc);
+	if (cr->err_files.nr)
+		strbuf_addf(&why, ", %zu file(s) failed to import", cr->err_files.nr);
+	strbuf_addstr(&why, ")");
+	if (cr->err_files.nr && *cr->err_msgs.v[0]) {
+		strbuf_addf(&why, ": %s", cr->err_msgs.v[0]);
+	} else {
+		struct strbuf line = STRBUF_INIT;
+		failure_line(output, &line);
+		if (line.len)
+			strbuf_addf(&why, ": %s", line.buf);
+		strbuf_release(&line);
+	}
+	set_unverified(inv, first, info, why.buf);
+	strbuf_release(&why);
+}
+
+/* Each row of the repo: collected or not, why not, and how many cases. */
+static void mark_rows(struct inventory *inv, size_t first, size_t scanned,
+		      const struct collect_read *cr, struct inventory_repo_info *info)
+{
 	info->collected = info->not_collected = info->unverified = 0;
 	for (size_t i = first; i < inv->nr; i++) {
 		struct inventory_row *r = &inv->rows[i];
 		char *file = xstrndup(r->node, strcspn(r->node, ":"));
-		int e = strvec_find(&err_files, file);
+		int e = strvec_find(&cr->err_files, file);
 		free(file);
-		if (cases[i]) {
+		if (cr->cases[i]) {
 			set_field(&r->collected, "yes");
 			info->collected++;
 		} else {
@@ -289,8 +298,8 @@ int inventory_apply_collect(struct inventory *inv, size_t first, const char *out
 			info->not_collected++;
 			if (e >= 0) {
 				free(r->note);
-				r->note = xstrfmt("collection error: %s", *err_msgs.v[e]
-						  ? err_msgs.v[e] : "see pytest --collect-only");
+				r->note = xstrfmt("collection error: %s", *cr->err_msgs.v[e]
+						  ? cr->err_msgs.v[e] : "see pytest --collect-only");
 			} else if (i < scanned && !*r->note) {
 				int at_import = strstr(r->skipif, "importorskip:") ||
 						strstr(r->skipif, "module skip:") || *r->skip;
@@ -299,14 +308,44 @@ int inventory_apply_collect(struct inventory *inv, size_t first, const char *out
 			}
 		}
 		free(r->cases);
-		r->cases = xstrfmt("%zu", cases[i]);
+		r->cases = xstrfmt("%zu", cr->cases[i]);
 	}
-	free(info->verify);
-	info->verify = xstrdup("pytest");
-	strvec_clear(&err_files);
-	strvec_clear(&err_msgs);
-	free(cases);
-	return 0;
+}
+
+int inventory_apply_collect(struct inventory *inv, size_t first, const char *output,
+			    int rc, struct inventory_repo_info *info)
+{
+	struct collect_read cr = { STRVEC_INIT, STRVEC_INIT, NULL, 0, 0, -1, 1, NULL };
+	size_t scanned = inv->nr;
+	int ret = 0;
+
+	cr.ncases = inv->nr + 1;
+	cr.cases = xcalloc(cr.ncases, sizeof(size_t));
+	for (const char *p = output; *p; ) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = xstrndup(p, len);
+
+		p += len + (nl ? 1 : 0);
+		while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+			line[--len] = '\0';
+		read_collect_line(inv, first, &cr, info, line);
+		free(line);
+	}
+	info->collect_errors = cr.err_files.nr;
+	if (!cr.items && (cr.err_files.nr || (rc != 0 && rc != 5))) {
+		collect_failed(inv, first, &cr, info, output, rc);
+		ret = -1;
+	} else {
+		mark_rows(inv, first, scanned, &cr, info);
+		free(info->verify);
+		info->verify = xstrdup("pytest");
+	}
+	free(cr.cur_err);
+	strvec_clear(&cr.err_files);
+	strvec_clear(&cr.err_msgs);
+	free(cr.cases);
+	return ret;
 }
 
 void inventory_verify(struct inventory *inv, size_t first,

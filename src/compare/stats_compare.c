@@ -553,13 +553,60 @@ static void not_ok(struct stats_cmp *c, const char *why)
 	c->p = 1;
 }
 
+/* What the comparison reports of each side, whatever the test. */
+static void describe_sides(const struct side *A, const struct side *B, struct stats_cmp *c)
+{
+	c->ka = A->k;
+	c->kb = B->k;
+	c->na = A->n;
+	c->nb = B->n;
+	c->a_ms = exp(A->mean);
+	c->b_ms = exp(B->mean);
+	c->diff = B->mean - A->mean;
+	c->ratio = exp(c->diff);
+	c->floor_a = A->k == 1 && A->floor > 0;
+	c->floor_b = B->k == 1 && B->floor > 0;
+	c->drift_a = A->k == 1 ? A->floor : NAN;
+	c->drift_b = B->k == 1 ? B->floor : NAN;
+	c->place_a = A->place;
+	c->place_b = B->place;
+	if (A->k >= 2)
+		c->spread_a = sqrt(A->s2);
+	if (B->k >= 2)
+		c->spread_b = sqrt(B->s2);
+}
+
+/*
+ * The hierarchical bootstrap's percentile interval of the log ratio; the
+ * reported interval is the wider of it and the parametric one (c->lo, hi).
+ */
+static void widen_by_bootstrap(const struct side *A, const struct side *B, const struct stats_cmp_opts *o,
+			       double alpha, struct stats_cmp *c)
+{
+	struct stats_rng rng;
+	double *d = xmalloc(o->nboot * sizeof(*d));
+	double plo, phi;
+
+	stats_rng_seed(&rng, o->seed);
+	for (unsigned i = 0; i < o->nboot; i++)
+		d[i] = side_draw(B, &rng) - side_draw(A, &rng);
+	stats_sort(d, o->nboot);
+	plo = stats_quantile_sorted(d, o->nboot, alpha / 2);
+	phi = stats_quantile_sorted(d, o->nboot, 1 - alpha / 2);
+	free(d);
+	if (plo < c->lo)
+		c->lo = plo;
+	if (phi > c->hi)
+		c->hi = phi;
+}
+
 int stats_compare(const struct stats_sample_set *a, size_t ka,
 		  const struct stats_sample_set *b, size_t kb,
 		  const struct stats_cmp_opts *o, struct stats_cmp *c)
 {
 	struct side A, B;
 	struct stats_welch w;
-	double alpha = 1 - o->confidence, tq, plo, phi;
+	double alpha = 1 - o->confidence, tq;
 	int ra, rb, pooled;
 
 	memset(c, 0, sizeof(*c));
@@ -574,24 +621,7 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 		side_release(&B);
 		return -1;
 	}
-	c->ka = A.k;
-	c->kb = B.k;
-	c->na = A.n;
-	c->nb = B.n;
-	c->a_ms = exp(A.mean);
-	c->b_ms = exp(B.mean);
-	c->diff = B.mean - A.mean;
-	c->ratio = exp(c->diff);
-	c->floor_a = A.k == 1 && A.floor > 0;
-	c->floor_b = B.k == 1 && B.floor > 0;
-	c->drift_a = A.k == 1 ? A.floor : NAN;
-	c->drift_b = B.k == 1 ? B.floor : NAN;
-	c->place_a = A.place;
-	c->place_b = B.place;
-	if (A.k >= 2)
-		c->spread_a = sqrt(A.s2);
-	if (B.k >= 2)
-		c->spread_b = sqrt(B.s2);
+	describe_sides(&A, &B, c);
 
 	if ((A.k == 1 && A.n < o->min_samples) || (B.k == 1 && B.n < o->min_samples)) {
 		not_ok(c, "a single round with too few samples to know its noise");
@@ -635,23 +665,8 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	tq = stats_t_ppf(1 - alpha / 2, w.df);
 	c->lo = c->diff - tq * w.se;
 	c->hi = c->diff + tq * w.se;
-	/* the hierarchical bootstrap's percentile interval */
-	if (o->nboot >= 2) {
-		struct stats_rng rng;
-		double *d = xmalloc(o->nboot * sizeof(*d));
-
-		stats_rng_seed(&rng, o->seed);
-		for (unsigned i = 0; i < o->nboot; i++)
-			d[i] = side_draw(&B, &rng) - side_draw(&A, &rng);
-		stats_sort(d, o->nboot);
-		plo = stats_quantile_sorted(d, o->nboot, alpha / 2);
-		phi = stats_quantile_sorted(d, o->nboot, 1 - alpha / 2);
-		free(d);
-		if (plo < c->lo)
-			c->lo = plo;
-		if (phi > c->hi)
-			c->hi = phi;
-	}
+	if (o->nboot >= 2)
+		widen_by_bootstrap(&A, &B, o, alpha, c);
 	c->lo = exp(c->lo);
 	c->hi = exp(c->hi);
 out:

@@ -499,6 +499,77 @@ static int unknown_op(const char *dir, const char *op, const char *where)
 	return r;
 }
 
+/* The file named by --op-file: "stem" or, one folder deeper, "folder/stem" (test_FLA/chunk). */
+static int find_in_op_file(struct flaggems_target *t, const char *op, const char *op_file,
+			   struct strbuf *text)
+{
+	const char *slash = strrchr(op_file, '/');
+	char *rel = slash ? xstrfmt("benchmark/%.*s/test_%s.py",
+				    (int)(slash - op_file), op_file, slash + 1)
+			  : xstrfmt("benchmark/test_%s.py", op_file);
+
+	t->test_path = path_join(t->dir, rel);
+	free(rel);
+	if (!is_file(t->test_path))
+		return error("benchmark file %s does not exist (from op file '%s')",
+			     t->test_path, op_file);
+	if (!file_defines(t->test_path, op, text))
+		return unknown_op(t->dir, op, t->test_path);
+	return 0;
+}
+
+/* No file named: the one benchmark file that defines test_<op>. */
+static int find_in_benchmarks(struct flaggems_target *t, const char *op, struct strbuf *text)
+{
+	struct strvec files = STRVEC_INIT, hits = STRVEC_INIT;
+	int ret = 0;
+
+	flaggems_list_benchmark_files(t->dir, &files);
+	for (size_t i = 0; i < files.nr; i++)
+		if (file_defines(files.v[i], op, text))
+			strvec_push(&hits, files.v[i]);
+	if (hits.nr == 1) {
+		t->test_path = xstrdup(hits.v[0]);
+		file_defines(t->test_path, op, text);
+	} else if (!hits.nr) {
+		char *where = xstrfmt("%s/benchmark", t->dir);
+		ret = unknown_op(t->dir, op, where);
+		free(where);
+	} else {
+		struct strbuf sb = STRBUF_INIT;
+		for (size_t i = 0; i < hits.nr; i++)
+			strbuf_addf(&sb, "%s%s", i ? ", " : "", path_basename(hits.v[i]));
+		ret = error("test_%s is defined in %zu benchmark files (%s); "
+			    "choose one with --op-file (OP_FILE)", op, hits.nr, sb.buf);
+		strbuf_release(&sb);
+	}
+	strvec_clear(&files);
+	strvec_clear(&hits);
+	return ret;
+}
+
+/* The node and op_file from the test path: relative path kept for subfolders. */
+static int name_node(struct flaggems_target *t)
+{
+	char *bdir = path_join(t->dir, "benchmark/");
+	const char *rel = t->test_path + strlen(bdir);
+	const char *base = path_basename(t->test_path);
+
+	if (!starts_with(t->test_path, bdir)) {
+		error("'%s' is not under %s", t->test_path, bdir);
+		free(bdir);
+		return -1;
+	}
+	size_t folder = (size_t)(base - rel);
+	size_t skip = starts_with(base, "test_") ? 5 : 0;
+	t->node = xstrfmt("benchmark/%s::test_%s", rel, t->op);
+	/* The form --op-file accepts back: "stem" or "folder/stem". */
+	t->op_file = xstrfmt("%.*s%.*s", (int)folder, rel,
+			     (int)(strlen(base) - skip - 3), base + skip);
+	free(bdir);
+	return 0;
+}
+
 int flaggems_resolve(struct flaggems_target *t, const char *dir, const char *op,
 		     const char *op_file, const char *test_node)
 {
@@ -520,84 +591,23 @@ int flaggems_resolve(struct flaggems_target *t, const char *dir, const char *op,
 					"using %s", test_node, t->dir, want, t->dir);
 			free(want);
 		}
-		if (!file_defines(t->test_path, t->op, &text)) {
+		if (!file_defines(t->test_path, t->op, &text))
 			ret = error("'%s' defines no module-level test_%s", t->test_path, t->op);
-			goto out;
-		}
 	} else {
 		if (!op || !*op)
 			return error("no operator given");
 		t->dir = path_absolute(dir);
 		t->op = xstrdup(op);
-		if (op_file && *op_file) {
-			/* "stem" or, one folder deeper, "folder/stem" (test_FLA/chunk). */
-			const char *slash = strrchr(op_file, '/');
-			char *rel = slash ? xstrfmt("benchmark/%.*s/test_%s.py",
-						    (int)(slash - op_file), op_file, slash + 1)
-					  : xstrfmt("benchmark/test_%s.py", op_file);
-			t->test_path = path_join(t->dir, rel);
-			free(rel);
-			if (!is_file(t->test_path)) {
-				ret = error("benchmark file %s does not exist (from op file '%s')",
-					    t->test_path, op_file);
-				goto out;
-			}
-			if (!file_defines(t->test_path, op, &text)) {
-				char *where = xstrfmt("%s", t->test_path);
-				ret = unknown_op(t->dir, op, where);
-				free(where);
-				goto out;
-			}
-		} else {
-			struct strvec files = STRVEC_INIT, hits = STRVEC_INIT;
-			flaggems_list_benchmark_files(t->dir, &files);
-			for (size_t i = 0; i < files.nr; i++)
-				if (file_defines(files.v[i], op, &text))
-					strvec_push(&hits, files.v[i]);
-			if (hits.nr == 1) {
-				t->test_path = xstrdup(hits.v[0]);
-				file_defines(t->test_path, op, &text);
-			} else if (!hits.nr) {
-				char *where = xstrfmt("%s/benchmark", t->dir);
-				ret = unknown_op(t->dir, op, where);
-				free(where);
-			} else {
-				struct strbuf sb = STRBUF_INIT;
-				for (size_t i = 0; i < hits.nr; i++)
-					strbuf_addf(&sb, "%s%s", i ? ", " : "",
-						    path_basename(hits.v[i]));
-				ret = error("test_%s is defined in %zu benchmark files (%s); "
-					    "choose one with --op-file (OP_FILE)", op, hits.nr, sb.buf);
-				strbuf_release(&sb);
-			}
-			strvec_clear(&files);
-			strvec_clear(&hits);
-			if (ret)
-				goto out;
-		}
+		ret = op_file && *op_file ? find_in_op_file(t, op, op_file, &text)
+					  : find_in_benchmarks(t, op, &text);
 	}
-	{
-		/* op_file: the stem of the file, relative path kept for subfolders. */
-		char *bdir = path_join(t->dir, "benchmark/");
-		const char *rel = t->test_path + strlen(bdir);
-		const char *base = path_basename(t->test_path);
-		if (!starts_with(t->test_path, bdir)) {
-			ret = error("'%s' is not under %s", t->test_path, bdir);
-			free(bdir);
-			goto out;
-		}
-		size_t folder = (size_t)(base - rel);
-		size_t skip = starts_with(base, "test_") ? 5 : 0;
-		t->node = xstrfmt("benchmark/%s::test_%s", rel, t->op);
-		/* The form --op-file accepts back: "stem" or "folder/stem". */
-		t->op_file = xstrfmt("%.*s%.*s", (int)folder, rel,
-				     (int)(strlen(base) - skip - 3), base + skip);
-		free(bdir);
+	if (!ret)
+		ret = name_node(t);
+	if (!ret) {
+		pkg = flaggems_package(t->dir);
+		t->package = pkg ? xstrdup(pkg) : NULL;
+		flaggems_scan_benchmark(t, text.buf);
 	}
-	pkg = flaggems_package(t->dir);
-	t->package = pkg ? xstrdup(pkg) : NULL;
-	flaggems_scan_benchmark(t, text.buf);
-out:
 	strbuf_release(&text);
 	if (ret)
 		flaggems_target_release(t);
