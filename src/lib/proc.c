@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -259,29 +260,76 @@ static void show_partial(struct line_state *ls, const struct pump_ops *ops, void
 					     ls->line.len - ls->shown);
 }
 
+/*
+ * A descriptor that polls readable when pid exits (Linux 5.3+), so a
+ * waiting loop wakes on the exit itself instead of on its next timeout.
+ * -1 where the kernel has none: callers then poll with a short timeout.
+ */
+static int exit_fd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+/* Without an exit descriptor: how often a loop looks for the child's exit. */
+#define REAP_POLL_MS 100
+
+/* The poll timeout to the earliest of the deadlines set (-1: none, wait). */
+static int next_timeout(long long now, const long long *deadlines, size_t n, int cap)
+{
+	long long t = cap;
+
+	for (size_t i = 0; i < n; i++)
+		if (deadlines[i] >= 0 && (t < 0 || deadlines[i] - now < t))
+			t = deadlines[i] > now ? deadlines[i] - now : 0;
+	return (int)t;
+}
+
 int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace_ms)
 {
 	struct line_state ls = { STRBUF_INIT, 0, now_ms() };
 	long long escalate_at = -1, orphan_deadline = -1;
 	int stage = 0; /* 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent */
 	int open_fd = c->out_fd >= 0;
+	int pidfd = exit_fd(c->pid);
 	char buf[65536];
 
 	while (open_fd || !c->exited) {
-		struct pollfd pfd[2];
-		int nfds = 0, timeout = 100;
-		long long now;
+		struct pollfd pfd[3];
+		int nfds = 0, out_i = -1;
+		long long now = now_ms();
+		long long deadlines[3] = {
+			open_fd && ls.line.len > ls.shown ? ls.last_data + PARTIAL_AFTER_MS : -1,
+			stage > 0 && stage < 3 ? escalate_at : -1,
+			orphan_deadline,
+		};
+		int timeout = next_timeout(now, deadlines, 3,
+					   c->exited || pidfd >= 0 ? -1 : REAP_POLL_MS);
 
-		if (open_fd)
+		if (open_fd) {
+			out_i = nfds;
 			pfd[nfds++] = (struct pollfd){ c->out_fd, POLLIN, 0 };
+		}
 		if (sig_pipe[0] >= 0)
 			pfd[nfds++] = (struct pollfd){ sig_pipe[0], POLLIN, 0 };
+		if (pidfd >= 0 && !c->exited)
+			pfd[nfds++] = (struct pollfd){ pidfd, POLLIN, 0 };
 		if (poll(pfd, (nfds_t)nfds, timeout) < 0 && errno != EINTR) {
 			strbuf_release(&ls.line);
+			if (pidfd >= 0)
+				close(pidfd);
 			return error_errno("poll failed");
 		}
 		now = now_ms();
-		if (open_fd && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+		if (out_i >= 0 && (pfd[out_i].revents & (POLLIN | POLLHUP | POLLERR))) {
 			ssize_t n = read(c->out_fd, buf, sizeof(buf));
 			if (n > 0) {
 				feed(&ls, buf, (size_t)n, ops, ctx);
@@ -332,6 +380,8 @@ int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace
 			}
 		}
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	if (ls.line.len)
 		ops->on_line(ctx, ls.line.buf, ls.line.len, ls.shown);
 	/* Nothing of the child's group may outlive the run. */
@@ -374,12 +424,20 @@ int run_capture(char *const *argv, char *const *envp, const char *dir,
 	close(c.out_fd);
 	c.out_fd = -1;
 	/* A child may close its output and keep running: the deadline still holds. */
+	int pidfd = timed_out ? -1 : exit_fd(c.pid);
 	while (!timed_out && child_reap(&c, 1) == 0) {
-		if (now_ms() >= deadline)
+		long long left = deadline - now_ms();
+		struct pollfd pfd = { pidfd, POLLIN, 0 };
+
+		if (left <= 0)
 			timed_out = 1;
+		else if (pidfd >= 0)
+			poll(&pfd, 1, (int)left);
 		else
 			poll(NULL, 0, 5);
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	if (timed_out)
 		child_kill(&c, SIGKILL);
 	child_reap(&c, 0);
