@@ -22,6 +22,7 @@
 #include "batch/batch_policy.h"
 #include "batch/batch_progress.h"
 #include "batch/batch_status.h"
+#include "batch/batch_workers.h"
 #include "rundir/preflight_report.h"
 #include "rundir/exit_codes.h"
 #include "executors/executor.h"
@@ -61,8 +62,12 @@ struct op_state {
 	struct exec_job job;
 	struct strvec argv;
 	char *run_abs, *run_rel, *console;
+	const char *worker;       /* the worker's socket for this attempt, or NULL */
+	int worker_job;           /* which job of that worker it is (1: the first) */
+	int fresh_reruns;         /* attempts rerun in a fresh worker */
 };
 
+/* A device slot; with --pin it has its own queue, else all share the batch's. */
 struct lane {
 	int device;
 	size_t *queue, nq, next;
@@ -73,6 +78,9 @@ struct batch {
 	const struct batch_plan *p;
 	struct op_state *ops;
 	struct lane *lanes;
+	struct lane shared;       /* the one queue, without --pin */
+	struct worker_pool workers;
+	int use_workers;
 	struct executor ex;
 	struct progress prog;
 	json_t *json;
@@ -161,6 +169,8 @@ static json_t *plan_json(const struct batch *b)
 	json_object_set_new(opt, "op_timeout_s", json_real(p->op_timeout_s));
 	json_object_set_new(opt, "grace_s", json_real(p->grace_s));
 	json_object_set_new(opt, "retries", json_integer(p->max_retries));
+	json_object_set_new(opt, "isolation", json_string(p->isolation ? p->isolation : "process"));
+	json_object_set_new(opt, "pin", json_boolean(p->pin));
 	{
 		json_t *d = json_array();
 		for (size_t i = 0; i < p->dtypes->nr; i++)
@@ -187,10 +197,11 @@ static json_t *plan_json(const struct batch *b)
 						      "device", p->devices[d]));
 	json_object_set_new(o, "devices", devs);
 	for (size_t i = 0; i < p->nr; i++)
-		json_array_append_new(ops, json_pack("{s:s,s:s,s:s,s:s,s:i}",
+		json_array_append_new(ops, json_pack("{s:s,s:s,s:s,s:s,s:o}",
 			"spec", p->specs[i].spec, "repo", p->specs[i].repo,
 			"op", p->specs[i].op, "dir", b->ops[i].run_rel,
-			"device", p->devices[b->ops[i].lane]));
+			/* One queue: the device is known when the operator starts. */
+			"device", p->pin ? json_integer(p->devices[b->ops[i].lane]) : json_null()));
 	json_object_set_new(o, "ops", ops);
 	json_object_set_new(o, "tables", json_pack("{s:i,s:i}", "ops_status", OPS_STATUS_VERSION,
 						   "complete", COMPLETE_VERSION));
@@ -337,6 +348,8 @@ static void build_argv(struct batch *b, struct op_state *o)
 		strvec_pushl(&o->argv, "--replay-from", src, NULL);
 		free(src);
 	}
+	if (o->worker)
+		strvec_pushl(&o->argv, "--worker", o->worker, NULL);
 	strvec_pushv(&o->argv, (const char *const *)p->run_args->v);
 }
 
@@ -344,6 +357,12 @@ static int start_attempt(struct batch *b, struct op_state *o)
 {
 	if (move_aside(b, o))
 		return -1;
+	o->worker = NULL;
+	if (b->use_workers) {
+		o->worker = worker_for(&b->workers, o->lane, o->spec->repo, &o->worker_job);
+		if (!o->worker)
+			return -1;
+	}
 	build_argv(b, o);
 	memset(&o->job, 0, sizeof(o->job));
 	o->job.argv = o->argv.v;
@@ -416,8 +435,17 @@ static void say_end(struct batch *b, struct op_state *o)
 	struct progress_lane *pl = &b->prog.lanes[o->lane];
 	char line[1024];
 
+	size_t done = pl->done, total = pl->total;
+
+	if (!b->p->pin) {
+		/* One queue: where the batch stands, whichever device ends. */
+		done = 0;
+		for (int d = 0; d < b->p->ndevices; d++)
+			done += b->prog.lanes[d].done;
+		total = b->p->nr;
+	}
 	snprintf(line, sizeof(line), "[device %d %zu/%zu] %-7s %s %.1fs%s%s", l->device,
-		 pl->done, pl->total, op_status_name(o->row.status), o->spec->spec,
+		 done, total, op_status_name(o->row.status), o->spec->spec,
 		 o->row.seconds, o->row.remarks ? " " : "", o->row.remarks ? o->row.remarks : "");
 	if (!b->prog.live || (o->row.status != OP_PASS && o->row.status != OP_SKIP))
 		progress_line(&b->prog, line);
@@ -432,8 +460,10 @@ static void finish_op(struct batch *b, struct op_state *o, enum op_status st)
 	o->row.status = st;
 	o->row.exit_code = o->last.exit_code;
 	o->row.rows = o->last.rows;
-	o->row.attempts = o->prog.attempts;
+	o->row.attempts = o->prog.attempts + o->fresh_reruns;
 	policy_remarks(&o->prog, &o->last, st, &remarks);
+	if (o->fresh_reruns)
+		strbuf_addf(&remarks, "%sfresh_worker", remarks.len ? ";" : "");
 	op_row_set(&o->row.remarks, remarks.len ? remarks.buf : NULL);
 	strbuf_release(&remarks);
 	timer = is_dir(o->run_abs) ? final_timer(o->run_abs) : NULL;
@@ -450,12 +480,35 @@ static void finish_op(struct batch *b, struct op_state *o, enum op_status st)
 
 static struct op_state *next_op(struct batch *b, struct lane *l)
 {
-	while (l->next < l->nq) {
-		struct op_state *o = &b->ops[l->queue[l->next++]];
-		if (!o->done)
+	struct lane *q = b->p->pin ? l : &b->shared;
+
+	while (q->next < q->nq) {
+		struct op_state *o = &b->ops[q->queue[q->next++]];
+		if (!o->done) {
+			o->lane = (int)(l - b->lanes);
 			return o;
+		}
 	}
 	return NULL;
+}
+
+/*
+ * Without --pin a lane's share is not known ahead: each lane's total is
+ * what it did, what it does, and an even share of what is left.
+ */
+static void share_totals(struct batch *b)
+{
+	size_t left = 0, share;
+
+	if (b->p->pin)
+		return;
+	for (size_t i = b->shared.next; i < b->shared.nq; i++)
+		left += !b->ops[b->shared.queue[i]].done;
+	share = (left + (size_t)b->p->ndevices - 1) / (size_t)b->p->ndevices;
+	for (int d = 0; d < b->p->ndevices; d++) {
+		struct progress_lane *pl = &b->prog.lanes[d];
+		pl->total = pl->done + (b->lanes[d].current ? 1 : 0) + share;
+	}
 }
 
 /* Start the next operator of lane l, skipping those that cannot start. */
@@ -503,6 +556,7 @@ static void fill_lane(struct batch *b, struct lane *l, double now)
 		}
 		o->row.status = OP_RUNNING;
 		l->current = o;
+		share_totals(b);
 		pl->current = o->spec->spec;
 		pl->op_started = now;
 		save_status(b);
@@ -529,6 +583,24 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 		pl->current = NULL;
 		save_status(b);
 		return;
+	}
+	if (o->worker) {
+		worker_check(&b->workers, o->lane);
+		/*
+		 * Not passed after other jobs in the same worker: the worker's
+		 * state (a poisoned context, a switch an earlier test left) may be
+		 * the cause, so the verdict is a fresh worker's, as a process of
+		 * its own would give it.
+		 */
+		if (o->last.exit_code != ZLB_EXIT_OK && o->worker_job > 1 && !interrupted &&
+		    !o->fresh_reruns) {
+			worker_stop(&b->workers, o->lane, (int)(b->p->grace_s * 1000));
+			o->fresh_reruns++;
+			if (!start_attempt(b, o))
+				return;
+			warning("%s: %s", o->spec->spec, last_error());
+			b->io_failed = 1;
+		}
 	}
 	act = policy_next(&o->prog, &o->last, &st);
 	if (act != POLICY_DONE && !interrupted) {
@@ -643,6 +715,9 @@ static void init_ops(struct batch *b)
 		struct lane *l = &b->lanes[b->ops[i].lane];
 		l->queue[l->nq++] = i;
 	}
+	b->shared.queue = xcalloc(p->nr + 1, sizeof(size_t));
+	for (size_t i = 0; i < p->nr; i++)
+		b->shared.queue[b->shared.nq++] = i;
 	free(counts);
 }
 
@@ -677,6 +752,7 @@ static void release(struct batch *b)
 	}
 	for (int d = 0; b->lanes && d < b->p->ndevices; d++)
 		free(b->lanes[d].queue);
+	free(b->shared.queue);
 	free(b->ops);
 	free(b->lanes);
 	progress_release(&b->prog);
@@ -726,6 +802,10 @@ int batch_execute(const struct batch_plan *p)
 	if (!b.ex.ops)
 		BUG("executor '%s' is not registered", p->executor);
 	b.ex.args = p->executor_args;
+	b.use_workers = p->isolation && !strcmp(p->isolation, "worker");
+	if (b.use_workers && worker_pool_open(&b.workers, p->ndevices, p->dir, p->python,
+					      p->worker_envp))
+		goto out;
 	if (interrupts_install() || b.ex.ops->open(&b.ex))
 		goto out;
 	b.ex.wake_fd = interrupt_fd();
@@ -743,6 +823,8 @@ int batch_execute(const struct batch_plan *p)
 	}
 	r = run_loop(&b);
 	b.ex.ops->close(&b.ex);
+	if (b.use_workers)
+		worker_pool_close(&b.workers, (int)(p->grace_s * 1000));
 	interrupts_restore();
 	progress_finish(&b.prog);
 	if (r < 0) {

@@ -58,6 +58,21 @@ struct batch_plan {
 	enum batch_progress progress;
 	const char *executor;         /* "local", "slurm" (executors/registry.c) */
 	const struct strvec *executor_args; /* --slurm-args words, or NULL */
+	/*
+	 * "process": each operator's pytest in a process of its own; "worker":
+	 * in its lane's warm worker (batch/batch_workers.h), python then names
+	 * the interpreter and worker_envp the workers' environment.
+	 */
+	const char *isolation;
+	const char *python;
+	char *const *worker_envp;
+	/*
+	 * 1: each operator runs on the device slot its spec hashes to
+	 * (batch_shard), the same on every batch of the same devices, so an A/B
+	 * pair of batches meets each operator on the same GPU. 0: one queue,
+	 * the next operator to the first free device.
+	 */
+	int pin;
 	json_t *args;                 /* command line and options for batch.json (borrowed) */
 	struct reporter *rep;         /* progress and the closing line (the command's) */
 };

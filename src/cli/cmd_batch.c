@@ -31,6 +31,7 @@ extern char **environ;
 
 static const char *const progress_modes[] = { "auto", "live", "plain", NULL };
 static const char *const executors[] = { "local", "slurm", NULL };
+static const char *const isolations[] = { "process", "worker", NULL };
 /* With a remote executor --devices numbers parallel jobs, up to this many. */
 #define REMOTE_SLOTS_MAX 4096
 
@@ -90,6 +91,17 @@ static const struct opt_def batch_option_defs[] = {
 	{ "slurm-args", NULL, "ZLB_SLURM_ARGS", NULL, OPT_STRING, NULL, 0, 0, "\"ARGS\"",
 	  "srun options for every job, after zlb's own (so they may override them), e.g. "
 	  "\"--partition=gpu --account=perf --gres=gpu:h200:1\"", NULL },
+	{ "isolation", NULL, "ZLB_ISOLATION", "process", OPT_CHOICE, isolations, 0, 0, "MODE",
+	  "process: each operator's pytest in a process of its own; worker: in a warm "
+	  "Python worker per device that imports torch, triton and flag_gems once and "
+	  "serves one operator after another (local executor only; compiled kernels and "
+	  "tuner choices are dropped between operators, and an operator that fails after "
+	  "others in the same worker is rerun in a fresh one). Recorded as caliber "
+	  "isolation", NULL },
+	{ "pin", NULL, "ZLB_PIN", NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "each operator on the device its name hashes to (stable across batches on the "
+	  "same devices, for A/B pairs); default: one queue, the next operator to the "
+	  "first free device", NULL },
 	{ NULL },
 };
 
@@ -247,6 +259,8 @@ struct batch_cmd {
 	const struct backend_ops *be;
 	int *devices, ndevices;
 	int remote;                 /* the executor places jobs (Slurm) */
+	char *python;               /* the interpreter the batch probed (local executor) */
+	struct strvec worker_env;   /* the warm workers' environment */
 	int ops_given;
 	char *dir, *shape_file, *replay_root, *main_dir, *vllm_dir;
 };
@@ -451,6 +465,8 @@ static int prepare_children(struct batch_cmd *bc)
 			preflight_release(&pf);
 			return ZLB_EXIT_PREFLIGHT;
 		}
+		bc->python = xstrdup(pf.plan.python);
+		run_plan_child_env(&pf.plan, bc->env.v, &bc->worker_env);
 		probed = preflight_probed_value(&pf);
 		if (probed)
 			env_set(&bc->env, PREFLIGHT_PROBED_ENV, probed);
@@ -476,6 +492,10 @@ static int resolve_devices(struct batch_cmd *bc)
 					   "start with '-'; zlb gives srun the command itself)",
 					   bc->exec_args.v[k]);
 	}
+	if (bc->remote && !strcmp(opt_get(batch_option_defs, &bc->raw, "isolation"), "worker"))
+		REFUSE("--isolation worker keeps warm workers on this machine; with --executor "
+		       "%s each operator runs where the cluster puts it: use --isolation process",
+		       opt_get(batch_option_defs, &bc->raw, "executor"));
 	if (bc->remote) {
 		/*
 		 * Each job sees only the GPU the cluster gives it, so no local
@@ -592,6 +612,8 @@ static void batch_cmd_release(struct batch_cmd *bc)
 	strvec_clear(&bc->spec_text);
 	strvec_clear(&bc->dtypes);
 	strvec_clear(&bc->env);
+	strvec_clear(&bc->worker_env);
+	free(bc->python);
 	free(bc->dir);
 	free(bc->shape_file);
 	free(bc->replay_root);
@@ -617,6 +639,7 @@ int cmd_batch(int argc, char **argv)
 	struct batch_cmd bc = {
 		.bargv = STRVEC_INIT, .run_args = STRVEC_INIT, .spec_text = STRVEC_INIT,
 		.dtypes = STRVEC_INIT, .env = STRVEC_INIT, .exec_args = STRVEC_INIT,
+		.worker_env = STRVEC_INIT,
 	};
 	struct batch_plan plan;
 	struct stream_reporter term;
@@ -685,6 +708,11 @@ int cmd_batch(int argc, char **argv)
 		BATCH_PROGRESS_LIVE : BATCH_PROGRESS_PLAIN;
 	plan.executor = opt_get(batch_option_defs, &bc.raw, "executor");
 	plan.executor_args = &bc.exec_args;
+	plan.isolation = opt_get(batch_option_defs, &bc.raw, "isolation");
+	plan.python = bc.python;
+	plan.worker_envp = bc.worker_env.v;
+	s = opt_get(batch_option_defs, &bc.raw, "pin");
+	plan.pin = s && opt_parse_bool(s) == 1;
 	plan.args = args;
 
 	set_error_routine(NULL);

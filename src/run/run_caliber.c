@@ -67,6 +67,16 @@ static json_t *compile_cache(const struct run_config *c, const struct run_facts 
 	return json_string("own");
 }
 
+/*
+ * Whether pytest ran in a process of its own or in a warm worker that served
+ * other runs before (python/zlbench/worker.py): the CUDA context and the
+ * allocator's history are then not this run's alone.
+ */
+static json_t *isolation(const struct run_config *c, const struct run_facts *f)
+{
+	return json_string(c->worker ? "worker" : "process");
+}
+
 /* What the reported latency is (docs/protocol.md section 5). */
 static json_t *centre(const struct run_config *c, const struct run_facts *f)
 {
@@ -94,6 +104,7 @@ static const struct fact facts_after[] = {
 	{ "placement_order", placement_order },
 	{ "compile_cache", compile_cache },
 	{ "centre", centre },
+	{ "isolation", isolation },
 	{ NULL },
 };
 

@@ -245,6 +245,11 @@ const struct opt_def run_option_defs[] = {
 	  "MS", "after Ctrl-C/SIGTERM, how long pytest gets before SIGTERM, and again "
 	  "before SIGKILL, to its whole process group", NULL,
 	  BIND(INT, interrupt_grace_ms) },
+	{ "worker", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "SOCKET",
+	  "run pytest in the warm worker listening on SOCKET instead of a process of "
+	  "its own (zlb batch --isolation worker starts them; python/zlbench/worker.py); "
+	  "recorded as caliber isolation=worker", NULL,
+	  BIND(STR, worker) },
 	{ NULL },
 };
 

@@ -86,7 +86,12 @@ static void build_argv(const struct run_config *cfg, const struct run_plan *plan
 		       const char *shape_archive, const struct strvec *plugins,
 		       struct strvec *argv)
 {
-	strvec_pushl(argv, plan->python, "-m", "pytest", plan->target.node,
+	/* A worker runs the same pytest arguments in its warm process (run/run_config.h). */
+	if (cfg->worker)
+		strvec_pushl(argv, plan->python, "-m", "zlbench.worker_client", cfg->worker, NULL);
+	else
+		strvec_pushl(argv, plan->python, "-m", "pytest", NULL);
+	strvec_pushl(argv, plan->target.node,
 		     "-p", "no:cacheprovider", "-s", "-v", "-rfEsx", NULL);
 	for (size_t i = 0; i < plugins->nr; i++)
 		strvec_pushl(argv, "-p", plugins->v[i], NULL);

@@ -216,10 +216,14 @@ def test_two_devices_in_parallel(world):
     slow = spans["b_slow"]
     other = [spans[o] for o in ops if devs[o] != devs["b_slow"]]
     assert any(s < slow[1] and slow[0] < e for s, e in other), spans
-    # sharding is stable: the same list gives the same devices
-    r2 = world.cmd("batch", "--batch-dir", str(world.bdir) + "2", "--progress", "plain",
-                   "--ops", *ops, "--devices", "0,1", env={"FAKE_CUDA_DEVICES": "2"})
-    assert {op: status(Path(str(world.bdir) + "2"))[op]["device"] for op in ops} == devs
+    # with --pin the sharding is stable: the same list gives the same devices
+    # (without it, one queue: tests/cli/test_batch_worker.py)
+    pinned = []
+    for k in ("2", "3"):
+        world.cmd("batch", "--batch-dir", str(world.bdir) + k, "--progress", "plain", "--pin",
+                  "--ops", *ops, "--devices", "0,1", env={"FAKE_CUDA_DEVICES": "2"})
+        pinned.append({op: status(Path(str(world.bdir) + k))[op]["device"] for op in ops})
+    assert pinned[0] == pinned[1] and set(pinned[0].values()) == {"0", "1"}, pinned
 
 
 def wait_for(pred, timeout=30):

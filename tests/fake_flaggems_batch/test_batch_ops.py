@@ -118,3 +118,13 @@ def test_b_trivial():
 @pytest.mark.skip(reason="fake: benchmark fails upstream (issue #1)")
 def test_b_skipmarked():
     raise AssertionError("an unconditionally skipped test must never run")
+
+
+@pytest.mark.b_poison
+def test_b_poison():
+    """Passes, and leaves the process broken for whatever runs after it in it."""
+    _note("b_poison")
+
+    def broken(*a, **k):
+        raise RuntimeError("fake: torch.exp was broken by an earlier test in this process")
+    torch.exp = broken

@@ -1,0 +1,179 @@
+"""What a warm worker (worker.py) undoes between two jobs, so that the second
+compiles, tunes and imports its plugins as a process of its own would.
+
+Kept apart from worker.py because it is what knows the libraries: Triton's
+JIT and autotuner caches, FlagGems' LibEntry, torch's global switches. Like
+_autotune.py it recognises objects by the names of their classes, so vendor
+forks that subclass them are covered, and it imports nothing it does not find
+already imported.
+"""
+
+import gc
+import sys
+
+
+
+def class_names(tp):
+    """The names of tp and its bases (a copy of _autotune's: that module is
+    imported afresh for each job, this one lives as long as the worker)."""
+    try:
+        return frozenset(c.__name__ for c in tp.__mro__)
+    except Exception:
+        return frozenset()
+
+# Modules a job imports that must be imported afresh by the next: zlb's own
+# plugins (their state is per run) and the benchmark's test files (pytest
+# imports a test module once per process; a fresh process would run its
+# module-level code again). The worker itself stays.
+_KEEP = frozenset(("zlbench", "zlbench.worker", "zlbench._worker_reset"))
+
+
+def _is_job_module(name):
+    if name.startswith("zlbench.") or name == "zlbench":
+        return name not in _KEEP
+    head, _, tail = name.rpartition(".")
+    leaf = tail or head
+    return (name.startswith("benchmark.") and leaf.startswith("test_")) or (
+        name.startswith("test_") and "." not in name)
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+class Reset:
+    def __init__(self):
+        self.switches = {}
+
+    def warm_up(self):
+        """Import what every job imports and that does not touch the device.
+
+        torch and triton import without initialising CUDA (checked on the
+        H200); flag_gems initialises it at import (vendor detection), so it
+        is left to the first job, which runs with its device's visibility.
+        """
+        for name in ("pytest", "torch", "triton", "triton.testing", "yaml", "numpy"):
+            try:
+                __import__(name)
+            except Exception:
+                pass
+        self.switches = self._read_switches()
+
+    def _read_switches(self):
+        t = _torch()
+        out = {}
+        if t is None:
+            return out
+        probes = {
+            "grad": lambda: t.is_grad_enabled(),
+            "default_dtype": lambda: t.get_default_dtype(),
+            "deterministic": lambda: t.are_deterministic_algorithms_enabled(),
+            "matmul_tf32": lambda: t.backends.cuda.matmul.allow_tf32,
+            "cudnn_tf32": lambda: t.backends.cudnn.allow_tf32,
+            "cudnn_benchmark": lambda: t.backends.cudnn.benchmark,
+            "threads": lambda: t.get_num_threads(),
+        }
+        for k, f in probes.items():
+            try:
+                out[k] = f()
+            except Exception:
+                pass
+        return out
+
+    def _restore_switches(self):
+        t = _torch()
+        s = self.switches
+        if t is None or not s:
+            return
+        setters = {
+            "grad": lambda v: t.set_grad_enabled(v),
+            "default_dtype": lambda v: t.set_default_dtype(v),
+            "deterministic": lambda v: t.use_deterministic_algorithms(v),
+            "matmul_tf32": lambda v: setattr(t.backends.cuda.matmul, "allow_tf32", v),
+            "cudnn_tf32": lambda v: setattr(t.backends.cudnn, "allow_tf32", v),
+            "cudnn_benchmark": lambda v: setattr(t.backends.cudnn, "benchmark", v),
+            "threads": lambda v: t.set_num_threads(v),
+        }
+        for k, v in s.items():
+            try:
+                setters[k](v)
+            except Exception:
+                pass
+
+    def drop_job_modules(self):
+        gone = [n for n in list(sys.modules) if _is_job_module(n)]
+        for n in gone:
+            sys.modules.pop(n, None)
+        return gone
+
+    def clear_kernel_caches(self):
+        """Compiled kernels, autotuner choices and dispatch caches: gone.
+
+        A fresh process compiles every kernel (into the run's own Triton
+        cache) and tunes every plain autotuner again; LibTuner's choices live
+        in FlagGems' database, which a fresh process reads too, so they stay.
+        Returns how many objects were cleared.
+        """
+        n = 0
+        kinds = {}   # type -> its class names when it is a kernel's, else None
+        for obj in gc.get_objects():
+            tp = type(obj)
+            names = kinds.get(tp, 0)
+            if names == 0:
+                names = class_names(tp)
+                if "KernelInterface" not in names and "LibEntry" not in names:
+                    names = None
+                kinds[tp] = names
+            if names is None:
+                continue
+            d = getattr(obj, "__dict__", None)
+            if d is None:
+                continue
+            touched = False
+            caches = d.get("device_caches")
+            if hasattr(caches, "clear"):      # JITFunction: compiled kernels per device
+                caches.clear()
+                touched = True
+            if "Autotuner" in names and "LibTuner" not in names:
+                cache = d.get("cache")
+                if hasattr(cache, "clear"):
+                    cache.clear()
+                    touched = True
+            if "Autotuner" in names or "LibTuner" in names:
+                # cached_property: the benchmarker bound at its first tuning,
+                # which would be the previous job's (patched) timer.
+                if d.pop("do_bench", None) is not None:
+                    touched = True
+                if "best_config" in d:
+                    d["best_config"] = None
+            if "LibEntry" in names:
+                for attr in ("kernel_cache", "_cpu_cache"):
+                    c = d.get(attr)
+                    if hasattr(c, "clear"):
+                        c.clear()
+                        touched = True
+            n += touched
+        return n
+
+    def between_jobs(self):
+        self.drop_job_modules()
+        self.clear_kernel_caches()
+        self._restore_switches()
+        gc.collect()
+        t = _torch()
+        try:
+            if t is not None and t.cuda.is_initialized():
+                t.cuda.empty_cache()
+        except Exception:
+            pass
+
+    def device_unusable(self):
+        """Why the device context cannot serve another job, or None."""
+        t = _torch()
+        try:
+            if t is None or not t.cuda.is_initialized():
+                return None
+            t.cuda.synchronize()
+        except Exception as e:
+            return "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
+        return None

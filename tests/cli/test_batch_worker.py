@@ -1,0 +1,118 @@
+"""zlb batch --isolation worker: warm workers against the fake FlagGems.
+
+The fake suite's operators crash, hang and pass (tests/fake_flaggems_batch);
+b_poison leaves the process broken for whatever runs after it. What must hold:
+every operator still gets its own run directory and identity (caliber
+isolation=worker), several operators share one worker process, and no
+operator's outcome depends on what ran before it in the same worker.
+"""
+import json
+import re
+import time
+
+from test_batch import batch, status, world  # noqa: F401 (fixture)
+
+
+def worker_jobs(zlb, st, spec):
+    """(worker pid, job number) of each attempt, read from the run's log."""
+    log = (zlb.bdir / st[spec]["run_dir"] / "run.log").read_text()
+    return [(int(p), int(j)) for j, p in re.findall(r"job (\d+) of worker pid (\d+)", log)]
+
+
+def test_operators_share_one_warm_worker(world):
+    r = batch(world, "--isolation", "worker", "--ops", "b_pass", "b_trivial", "b_slow")
+    assert r.rc == 0, r
+    st = status(world.bdir)
+    seen = {}
+    for spec, row in st.items():
+        assert row["status"] in ("PASS", "SKIP"), row
+        ident = json.loads((world.bdir / row["run_dir"] / "run_identity.json").read_text())
+        assert ident["caliber"]["isolation"] == "worker"
+        (pid, job), = worker_jobs(world, st, spec)
+        seen[job] = pid
+    assert sorted(seen) == [1, 2, 3] and len(set(seen.values())) == 1, seen
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    assert bj["options"]["isolation"] == "worker"
+
+
+def test_a_crash_costs_one_fresh_worker_not_the_batch(world):
+    r = batch(world, "--isolation", "worker", "--ops", "b_pass", "b_segv", "b_trivial")
+    assert r.rc == 1, r
+    st = status(world.bdir)
+    assert st["b_pass"]["status"] == "PASS" and st["b_trivial"]["status"] == "PASS", st
+    segv = st["b_segv"]
+    assert segv["status"] == "FAIL"
+    assert "fresh_worker" in segv["remarks"] and "signal=11" in segv["remarks"], segv
+    # Its final attempt was the first job of a fresh worker, killed by the
+    # same signal a process of its own dies of.
+    assert segv["exit_code"] == str(128 + 11)
+    (pid_final, job_final), = worker_jobs(world, st, "b_segv")
+    (pid_first, _), = worker_jobs(world, st, "b_pass")
+    assert job_final == 1 and pid_final != pid_first
+    # The evidence of the attempt in the shared worker is kept, moved aside.
+    assert list((world.bdir / ".attempts" / "main").glob("b_segv.*.log"))
+    (pid_next, job_next), = worker_jobs(world, st, "b_trivial")
+    assert job_next == 1 and pid_next not in (pid_first, pid_final)
+
+
+def test_an_operator_broken_by_the_one_before_is_judged_in_a_fresh_worker(world):
+    r = batch(world, "--isolation", "worker", "--ops", "b_poison", "b_pass", "b_trivial")
+    assert r.rc == 0, r
+    st = status(world.bdir)
+    assert [st[o]["status"] for o in ("b_poison", "b_pass", "b_trivial")] == ["PASS"] * 3, st
+    assert "fresh_worker" in st["b_pass"]["remarks"]
+    assert st["b_pass"]["attempts"] == "2"
+    (_, job), = worker_jobs(world, st, "b_pass")
+    assert job == 1
+    # The broken attempt's log, kept aside, shows why it was rerun.
+    aside = list((world.bdir / ".attempts" / "main").glob("b_pass.*.log"))
+    assert aside and "broken by an earlier test" in aside[0].read_text()
+
+
+def test_a_hang_inside_a_worker_times_out_and_the_batch_goes_on(world):
+    t0 = time.monotonic()
+    r = batch(world, "--isolation", "worker", "--ops", "b_pass", "b_hang", "b_trivial",
+              "--op-timeout", "3", "--grace", "1")
+    assert r.rc == 1, r
+    st = status(world.bdir)
+    assert st["b_hang"]["status"] == "TIMEOUT", st
+    assert st["b_pass"]["status"] == "PASS" and st["b_trivial"]["status"] == "PASS", st
+    assert time.monotonic() - t0 < 60
+    for pid in (p for p, _ in worker_jobs(world, st, "b_pass")):
+        assert not alive_pid(pid), "the worker that ran the hung operator must be gone"
+
+
+def alive_pid(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_the_queue_gives_the_next_operator_to_the_free_device(world):
+    world.env["FAKE_CUDA_DEVICES"] = "2"
+    r = batch(world, "--ops", "b_slow", "b_pass", "b_trivial", "b_fp32only",
+              "--devices", "0,1", env={"FAKE_BATCH_SLOW": "3"})
+    assert r.rc == 0, r
+    st = status(world.bdir)
+    assert st["b_slow"]["device"] == "0"
+    assert [st[o]["device"] for o in ("b_pass", "b_trivial", "b_fp32only")] == ["1"] * 3, st
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    assert bj["options"]["pin"] is False
+    assert all(o["device"] is None for o in bj["ops"])
+
+
+def test_pin_keeps_each_operator_on_its_hashed_device(world):
+    world.env["FAKE_CUDA_DEVICES"] = "2"
+    ops = ["b_slow", "b_pass", "b_trivial", "b_fp32only", "b_skipif"]
+    r = batch(world, "--ops", *ops, "--devices", "0,1", "--pin")
+    assert r.rc == 0, r
+    st = status(world.bdir)
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    planned = {o["spec"]: str(o["device"]) for o in bj["ops"]}
+    assert {o: st[o]["device"] for o in ops} == planned
+    # The same plan in another directory: the same devices.
+    world.bdir = world.bdir.parent / "b2"
+    assert batch(world, "--ops", *ops, "--devices", "0,1", "--pin").rc == 0
+    assert {o: st2["device"] for o, st2 in status(world.bdir).items()} == planned
