@@ -206,6 +206,7 @@ static json_t *plan_json(const struct batch *b)
 	json_object_set_new(o, "tables", json_pack("{s:i,s:i}", "ops_status", OPS_STATUS_VERSION,
 						   "complete", COMPLETE_VERSION));
 	json_object_set_new(o, "sessions", json_array());
+	json_object_set(o, "resume", p->record ? p->record : json_null());
 	return o;
 }
 
@@ -250,9 +251,15 @@ static int open_json(struct batch *b)
 	} else if (r < 0) {
 		return -1;
 	}
-	json_array_append_new(sessions, json_pack("{s:o,s:n,s:s,s:b,s:i}",
-		"started_at", identity_now(), "ended_at", "status", "running",
-		"resume", b->p->resume, "pid", (int)getpid()));
+	{
+		json_t *ov = json_array();
+
+		for (size_t i = 0; b->p->overrides && i < b->p->overrides->nr; i++)
+			json_array_append_new(ov, json_string(b->p->overrides->v[i]));
+		json_array_append_new(sessions, json_pack("{s:o,s:n,s:s,s:b,s:i,s:o}",
+			"started_at", identity_now(), "ended_at", "status", "running",
+			"resume", b->p->resume, "pid", (int)getpid(), "overrides", ov));
+	}
 	json_object_set(b->json, "started_at", json_object_get(json_array_get(sessions, 0),
 							       "started_at"));
 	json_object_set_new(b->json, "ended_at", json_null());

@@ -2,7 +2,7 @@
  * zlb batch: many operators, one `zlb run` child each, serial per device,
  * devices in parallel (DESIGN §8). The layout of a batch directory:
  *
- *   batch.json           schema_version 1: args, options, devices, the
+ *   batch.json           schema_version 2: args, options, devices, the
  *                        operator list with each one's device, the tables'
  *                        versions, status, started/ended (per session)
  *   ops_status.csv       one row per operator (batch/batch_status.h)
@@ -32,7 +32,7 @@
 #include "batch/opspec.h"
 #include "lib/strvec.h"
 
-#define BATCH_SCHEMA_VERSION 1
+#define BATCH_SCHEMA_VERSION 2
 
 enum batch_progress { BATCH_PROGRESS_PLAIN, BATCH_PROGRESS_LIVE };
 
@@ -74,6 +74,8 @@ struct batch_plan {
 	 */
 	int pin;
 	json_t *args;                 /* command line and options for batch.json (borrowed) */
+	json_t *record;               /* batch.json "resume" (batch/batch_resume.h; borrowed) */
+	const struct strvec *overrides; /* --resume --override: what this session changed */
 	struct reporter *rep;         /* progress and the closing line (the command's) */
 };
 

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/usage.h"
 #include "batch/batch.h"
+#include "batch/batch_resume.h"
 #include "batch/inventory.h"
 #include "lib/jsonfile.h"
 #include "batch/opspec.h"
@@ -98,6 +99,10 @@ static const struct opt_def batch_option_defs[] = {
 	  "tuner choices are dropped between operators, and an operator that fails after "
 	  "others in the same worker is rerun in a fresh one). Recorded as caliber "
 	  "isolation", NULL },
+	{ "override", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "with --resume: options given again with another value than the batch was "
+	  "started with take effect for the rest of the batch (recorded with this "
+	  "session) instead of being refused", NULL },
 	{ "pin", NULL, "ZLB_PIN", NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "each operator on the device its name hashes to (stable across batches on the "
 	  "same devices, for A/B pairs); default: one queue, the next operator to the "
@@ -108,6 +113,21 @@ static const struct opt_def batch_option_defs[] = {
 /* zlb run options a batch sets per operator itself. */
 static const char *const owned_run_options[] = {
 	"op", "op-file", "test-node", "device", "run-dir", "replay-from", "interrupt-grace",
+	NULL,
+};
+/*
+ * zlb run options the batch gives each child itself, from its own options
+ * of the same names or per operator (the checkout of the operator's repo,
+ * dtypes and shapes the retry policy may drop): never recorded as the
+ * children's, never passed through.
+ */
+static const char *const unrecorded_run_options[] = {
+	"op", "op-file", "test-node", "device", "run-dir", "replay-from", "interrupt-grace",
+	"runs-dir", "flaggems-dir", "shapes", "dtypes", "backend", "worker", NULL,
+};
+/* Batch options that belong to one session, not to the batch a --resume continues. */
+static const char *const session_options[] = {
+	"resume", "override", "batch-dir", "progress", "all", "ops-file", "ops-dir", "dismiss",
 	NULL,
 };
 
@@ -210,27 +230,6 @@ static char *default_batch_dir(const char *runs_dir)
 	return base;
 }
 
-/* The operator list of an earlier session (batch.json), for a bare --resume. */
-static int specs_from_batch(const char *dir, struct strvec *specs)
-{
-	char *path = path_join(dir, "batch.json");
-	json_t *j = NULL, *v;
-	size_t i;
-	int r = json_read_file(path, &j);
-
-	if (r) {
-		r = error("%s cannot be read: there is nothing to resume there", path);
-		free(path);
-		return r;
-	}
-	json_array_foreach(json_object_get(j, "ops"), i, v)
-		if (json_str(v, "spec"))
-			strvec_push(specs, json_str(v, "spec"));
-	json_decref(j);
-	free(path);
-	return 0;
-}
-
 static int has_inventory(const char *ops_dir)
 {
 	for (const char *const *r = inventory_repos; *r; r++) {
@@ -251,6 +250,10 @@ struct batch_cmd {
 	struct strvec spec_text;    /* the operators as written */
 	struct strvec dtypes, env, exec_args;
 	struct opt_values raw;
+	struct opt_values rraw;     /* zlb run's options as given (flags, environment) */
+	json_t *record;             /* batch.json "resume": what a later --resume continues */
+	struct strvec overrides;    /* with --resume --override: what this session changed */
+	int resume;
 	struct op_spec *specs;
 	size_t nspecs;
 	struct run_config cfg;      /* what the children resolve from run_args */
@@ -283,17 +286,22 @@ static int check_options(struct batch_cmd *bc)
 		return r;
 	}
 	strvec_clear(&check);
+	s = opt_get(batch_option_defs, &bc->raw, "resume");
+	bc->resume = s && opt_parse_bool(s) == 1;
+	s = opt_get(batch_option_defs, &bc->raw, "override");
+	if (s && opt_parse_bool(s) == 1 && !bc->resume)
+		REFUSE("--override is for --resume: a new batch has nothing to override");
 
-	/* zlb run's options: checked once by its own table (cfg: what children resolve). */
-	strvec_pushl(&check, "run", "softmax", NULL);
+	/* zlb run's options as given, on the command line or in the environment. */
+	strvec_push(&check, "run");
 	strvec_pushv(&check, (const char *const *)bc->run_args.v);
 	{
-		struct opt_values rraw = { 0 };
-		int r = run_config_parse(&bc->cfg, (int)check.nr, check.v, environ, &rraw);
+		struct strvec pos = STRVEC_INIT;
+		int r = options_parse(run_option_defs, (int)check.nr, check.v, environ, &bc->rraw,
+				      &pos, &help);
 
-		opt_values_release(&rraw);
+		strvec_clear(&pos);
 		strvec_clear(&check);
-		bc->have_cfg = 1;
 		if (r)
 			REFUSE("%s", last_error());
 	}
@@ -340,32 +348,118 @@ static int select_operators(struct batch_cmd *bc)
 				       "collected, dismissed)\n", excluded.nr);
 			strvec_clear(&excluded);
 		}
-		if (!sources) {
-			const char *bd = opt_get(batch_option_defs, &bc->raw, "batch-dir");
-			if (!bd)
-				REFUSE("--resume needs --batch-dir DIR");
-			if (specs_from_batch(bd, &bc->spec_text))
-				REFUSE("%s", last_error());
-		}
-		bc->specs = xcalloc(bc->spec_text.nr + 1, sizeof(*bc->specs));
-		for (size_t i = 0; i < bc->spec_text.nr; i++) {
-			int dup = 0;
-			if (opspec_parse(&bc->specs[bc->nspecs], bc->spec_text.v[i]))
-				REFUSE("%s", last_error());
-			for (size_t k = 0; k < bc->nspecs && !dup; k++)
-				dup = !strcmp(bc->specs[k].repo, bc->specs[bc->nspecs].repo) &&
-				      !strcmp(bc->specs[k].key, bc->specs[bc->nspecs].key);
-			if (dup) {
-				warning("%s is listed twice; measured once", bc->specs[bc->nspecs].spec);
-				opspec_release(&bc->specs[bc->nspecs]);
-				continue;
-			}
-			bc->nspecs++;
-		}
-		if (!bc->nspecs)
-			REFUSE("the operator list is empty");
+		if (resume && !opt_get(batch_option_defs, &bc->raw, "batch-dir"))
+			REFUSE("--resume needs --batch-dir DIR");
+		/* A bare --resume: the list comes with the rest in continue_batch(). */
 	}
 
+	return 0;
+}
+
+/*
+ * --resume: the batch that was started continues, every option as it was
+ * (batch/batch_resume.h); an option given again with another value is
+ * refused unless --override, and then recorded with the session.
+ */
+static int continue_batch(struct batch_cmd *bc)
+{
+	struct batch_knobs bk = { batch_option_defs, &bc->raw, session_options };
+	struct batch_knobs rk = { run_option_defs, &bc->rraw, unrecorded_run_options };
+	struct strvec conflicts = STRVEC_INIT, notes = STRVEC_INIT;
+	json_t *rec = NULL;
+	const char *s;
+	size_t n;
+
+	if (!bc->resume)
+		return 0;
+	if (batch_record_read(opt_get(batch_option_defs, &bc->raw, "batch-dir"), &rec))
+		REFUSE("%s", last_error());
+	n = batch_record_restore(rec, &bk, &rk, &bc->spec_text, &conflicts, &notes);
+	json_decref(rec);
+	for (size_t i = 0; i < notes.nr; i++)
+		warning("%s", notes.v[i]);
+	strvec_clear(&notes);
+	s = opt_get(batch_option_defs, &bc->raw, "override");
+	if (n && !(s && opt_parse_bool(s) == 1)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		for (size_t i = 0; i < conflicts.nr; i++)
+			strbuf_addf(&sb, "\n  %s", conflicts.v[i]);
+		strvec_clear(&conflicts);
+		fprintf(stderr, "zlb batch: --resume continues the batch as it was started, and "
+			"%zu option(s) given now differ:%s\n  fix: drop them to continue as started, "
+			"or add --override to change them for the rest of the batch (one batch then "
+			"holds two calibers: this session records what changed)\n", n, sb.buf);
+		strbuf_release(&sb);
+		return ZLB_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < conflicts.nr; i++)
+		strvec_push(&bc->overrides, conflicts.v[i]);
+	strvec_clear(&conflicts);
+	return 0;
+}
+
+/* The operator list as specs, each once. */
+static int parse_specs(struct batch_cmd *bc)
+{
+	bc->specs = xcalloc(bc->spec_text.nr + 1, sizeof(*bc->specs));
+	for (size_t i = 0; i < bc->spec_text.nr; i++) {
+		int dup = 0;
+		if (opspec_parse(&bc->specs[bc->nspecs], bc->spec_text.v[i]))
+			REFUSE("%s", last_error());
+		for (size_t k = 0; k < bc->nspecs && !dup; k++)
+			dup = !strcmp(bc->specs[k].repo, bc->specs[bc->nspecs].repo) &&
+			      !strcmp(bc->specs[k].key, bc->specs[bc->nspecs].key);
+		if (dup) {
+			warning("%s is listed twice; measured once", bc->specs[bc->nspecs].spec);
+			opspec_release(&bc->specs[bc->nspecs]);
+			continue;
+		}
+		bc->nspecs++;
+	}
+	if (!bc->nspecs)
+		REFUSE("the operator list is empty");
+	return 0;
+}
+
+/*
+ * zlb run's options for every child, as flags: what came from the
+ * environment too (the children's environment holds none of them, so a
+ * resumed batch's children cannot pick up a variable set since), checked
+ * once by zlb run's own table (cfg: what the children resolve).
+ */
+static int check_run_options(struct batch_cmd *bc)
+{
+	struct strvec check = STRVEC_INIT;
+	struct opt_values rraw = { 0 };
+	char *const no_env[] = { NULL };
+	int r;
+
+	strvec_clear(&bc->run_args);
+	for (size_t i = 0; i < bc->rraw.nr; i++) {
+		const struct opt_def *d = &run_option_defs[i];
+
+		/* The children's environment holds no option: a default is theirs too. */
+		if (bc->rraw.source[i] == OPT_FROM_DEFAULT || !bc->rraw.value[i] ||
+		    (d->def && !strcmp(d->def, bc->rraw.value[i])) ||
+		    in_list(unrecorded_run_options, d->name))
+			continue;
+		strvec_pushf(&bc->run_args, "--%s=%s", d->name, bc->rraw.value[i]);
+	}
+	strvec_pushl(&check, "run", "softmax", NULL);
+	strvec_pushv(&check, (const char *const *)bc->run_args.v);
+	r = run_config_parse(&bc->cfg, (int)check.nr, check.v, no_env, &rraw);
+	opt_values_release(&rraw);
+	strvec_clear(&check);
+	bc->have_cfg = 1;
+	if (r)
+		REFUSE("%s", last_error());
+	{
+		struct batch_knobs bk = { batch_option_defs, &bc->raw, session_options };
+		struct batch_knobs rk = { run_option_defs, &bc->rraw, unrecorded_run_options };
+
+		bc->record = batch_record_make(&bk, &rk, &bc->spec_text);
+	}
 	return 0;
 }
 
@@ -436,6 +530,10 @@ static int prepare_children(struct batch_cmd *bc)
 	strvec_pushv(&bc->env, (const char *const *)environ);
 	for (const char *const *k = scrubbed_env; *k; k++)
 		env_unset(&bc->env, *k);
+	/* They travel as flags (check_run_options), never as variables. */
+	for (const struct opt_def *d = run_option_defs; d->name; d++)
+		if (d->env)
+			env_unset(&bc->env, d->env);
 
 	/*
 	 * The interpreter, once for the whole batch: every child would probe
@@ -613,6 +711,9 @@ static void batch_cmd_release(struct batch_cmd *bc)
 	strvec_clear(&bc->dtypes);
 	strvec_clear(&bc->env);
 	strvec_clear(&bc->worker_env);
+	strvec_clear(&bc->overrides);
+	opt_values_release(&bc->rraw);
+	json_decref(bc->record);
 	free(bc->python);
 	free(bc->dir);
 	free(bc->shape_file);
@@ -639,7 +740,7 @@ int cmd_batch(int argc, char **argv)
 	struct batch_cmd bc = {
 		.bargv = STRVEC_INIT, .run_args = STRVEC_INIT, .spec_text = STRVEC_INIT,
 		.dtypes = STRVEC_INIT, .env = STRVEC_INIT, .exec_args = STRVEC_INIT,
-		.worker_env = STRVEC_INIT,
+		.worker_env = STRVEC_INIT, .overrides = STRVEC_INIT,
 	};
 	struct batch_plan plan;
 	struct stream_reporter term;
@@ -657,6 +758,7 @@ int cmd_batch(int argc, char **argv)
 		goto out;
 	}
 	if (rc || (rc = check_options(&bc)) || (rc = select_operators(&bc)) ||
+	    (rc = continue_batch(&bc)) || (rc = parse_specs(&bc)) || (rc = check_run_options(&bc)) ||
 	    (rc = resolve_paths(&bc)) || (rc = prepare_children(&bc)) ||
 	    (rc = resolve_devices(&bc)))
 		goto out;
@@ -700,8 +802,9 @@ int cmd_batch(int argc, char **argv)
 	plan.op_timeout_s = strtod(opt_get(batch_option_defs, &bc.raw, "op-timeout"), NULL);
 	plan.grace_s = strtod(opt_get(batch_option_defs, &bc.raw, "grace"), NULL);
 	plan.max_retries = atoi(opt_get(batch_option_defs, &bc.raw, "retries"));
-	plan.resume = opt_get(batch_option_defs, &bc.raw, "resume") &&
-		      opt_parse_bool(opt_get(batch_option_defs, &bc.raw, "resume")) == 1;
+	plan.resume = bc.resume;
+	plan.record = bc.record;
+	plan.overrides = &bc.overrides;
 	s = opt_get(batch_option_defs, &bc.raw, "progress");
 	plan.progress = !strcmp(s, "live") || (!strcmp(s, "auto") && isatty(STDOUT_FILENO) &&
 		!(getenv("TERM") && !strcmp(getenv("TERM"), "dumb"))) ?

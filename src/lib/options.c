@@ -399,3 +399,87 @@ json_t *opt_record_json(const struct opt_def *d, const void *obj)
 	BUG("option --%s has no binding to record", d->name);
 	return NULL;
 }
+
+static int in_names(const char *const *names, const char *name)
+{
+	for (; names && *names; names++)
+		if (!strcmp(*names, name))
+			return 1;
+	return 0;
+}
+
+json_t *opt_values_record(const struct opt_def *defs, const struct opt_values *v,
+			  const char *const *skip, int given_only)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < v->nr; i++) {
+		if (in_names(skip, defs[i].name))
+			continue;
+		if (given_only && v->source[i] != OPT_FROM_FLAG && v->source[i] != OPT_FROM_ENV)
+			continue;
+		json_object_set_new(o, defs[i].name, v->value[i] ? json_string(v->value[i])
+								 : json_null());
+	}
+	return o;
+}
+
+/* Two texts of one option's value the same? Booleans by meaning ("1" and "yes"). */
+static int same_value(const struct opt_def *d, const char *a, const char *b)
+{
+	if (!a || !b)
+		return !a && !b;
+	if (d->kind == OPT_BOOL)
+		return opt_parse_bool(a) == opt_parse_bool(b);
+	return !strcmp(a, b);
+}
+
+size_t opt_values_restore(const struct opt_def *defs, struct opt_values *v,
+			  const json_t *rec, const char *const *skip,
+			  const char *from_what, const json_t *env_then,
+			  struct strvec *conflicts, struct strvec *notes)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->nr; i++) {
+		const json_t *r = json_object_get(rec, defs[i].name);
+		const char *was;
+
+		if (!r || in_names(skip, defs[i].name))
+			continue;
+		was = json_string_value(r);
+		if (v->source[i] == OPT_FROM_ENV && !same_value(&defs[i], was, v->value[i]) &&
+		    !same_value(&defs[i], json_string_value(json_object_get(env_then, defs[i].env)),
+				v->value[i]))
+			strvec_pushf(notes, "%s=%s is not used: %s has --%s %s (give --%s with "
+				     "--override to change it)", v->origin[i], v->value[i], from_what,
+				     defs[i].name, was ? was : "unset", defs[i].name);
+		if (v->source[i] == OPT_FROM_DEFAULT || v->source[i] == OPT_FROM_ENV) {
+			free(v->value[i]);
+			v->value[i] = was ? xstrdup(was) : NULL;
+			v->source[i] = OPT_FROM_RECORD;
+			v->origin[i] = from_what;
+		} else if (!same_value(&defs[i], was, v->value[i])) {
+			strvec_pushf(conflicts, "--%s: %s has %s%s%s, given %s%s%s (by %s%s)",
+				     defs[i].name, from_what, was ? "'" : "", was ? was : "nothing",
+				     was ? "'" : "", v->value[i] ? "'" : "",
+				     v->value[i] ? v->value[i] : "nothing", v->value[i] ? "'" : "",
+				     v->source[i] == OPT_FROM_FLAG ? "--" : "",
+				     v->source[i] == OPT_FROM_FLAG ? defs[i].name : v->origin[i]);
+			n++;
+		}
+	}
+	return n;
+}
+
+json_t *opt_env_record(const struct opt_def *defs, char *const *envp)
+{
+	json_t *o = json_object();
+
+	for (const struct opt_def *d = defs; d->name; d++) {
+		const char *e = d->env ? env_lookup(envp, d->env) : NULL;
+		if (e && *e)
+			json_object_set_new(o, d->env, json_string(e));
+	}
+	return o;
+}

@@ -22,7 +22,12 @@ enum opt_kind {
 	OPT_LIST,     /* words separated by spaces or commas, each in choices[] if given */
 };
 
-enum opt_source { OPT_FROM_DEFAULT, OPT_FROM_ENV, OPT_FROM_FLAG };
+enum opt_source {
+	OPT_FROM_DEFAULT,
+	OPT_FROM_ENV,
+	OPT_FROM_FLAG,
+	OPT_FROM_RECORD,  /* restored from what an earlier session recorded (opt_values_restore) */
+};
 
 /* How opt_bind stores a value in the caller's struct (at opt_def.offset). */
 enum opt_store {
@@ -115,6 +120,36 @@ char *opt_format(const struct opt_def *d, const void *obj);
  * text a string; null for an unset string. A new reference.
  */
 struct json_t *opt_record_json(const struct opt_def *d, const void *obj);
+
+/*
+ * What a session resolved, for a later one to continue it: a JSON object
+ * {name: value text} (null for an unset option) with every def not in skip
+ * (a NULL-terminated list of names), or only those given on the command line
+ * or in the environment when given_only. A new reference.
+ */
+struct json_t *opt_values_record(const struct opt_def *defs, const struct opt_values *v,
+				 const char *const *skip, int given_only);
+
+/*
+ * Continue what rec (opt_values_record's object) recorded. The precedence
+ * is flag > recorded > environment > default, as flag > environment was
+ * when it was recorded: an option v holds at its default or from the
+ * environment takes the recorded value (source OPT_FROM_RECORD, origin
+ * from_what; a variable that says otherwise, and said otherwise than in
+ * env_then (opt_env_record's object of that session, or NULL), gets a line
+ * in notes). A flag
+ * given again with another value is a conflict, one line each in conflicts:
+ * "--name: <from_what> has 'X', given 'Y' (by --name)"; its value stays in
+ * v: the caller refuses, or lets it override. Options in skip, and those
+ * rec does not name, are left alone. Returns the number of conflicts.
+ */
+size_t opt_values_restore(const struct opt_def *defs, struct opt_values *v,
+			  const struct json_t *rec, const char *const *skip,
+			  const char *from_what, const struct json_t *env_then,
+			  struct strvec *conflicts, struct strvec *notes);
+
+/* {VAR: value} of every defs' variable set (non-empty) in envp. A new reference. */
+struct json_t *opt_env_record(const struct opt_def *defs, char *const *envp);
 
 /* Parse an OPT_BOOL value ("1", "yes", ...): 1/0, or -1 if not a boolean. */
 int opt_parse_bool(const char *s);

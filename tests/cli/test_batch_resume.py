@@ -1,0 +1,111 @@
+"""zlb batch --resume continues the batch that was started (issue 14).
+
+A bare --resume restores every option from batch.json; an option given again
+with another value is refused with both values named, or, with --override,
+changes for the rest of the batch and is recorded with the session.
+"""
+import json
+import signal
+
+from test_batch import (alive, assert_nothing_left, batch, popen_batch, recorded, status,
+                        wait_for, world)  # noqa: F401 (fixture)
+
+
+def ident(zlb, op):
+    return json.loads((zlb.bdir / "main" / op / "run_identity.json").read_text())
+
+
+STARTED = ["--dtypes", "float32", "--retries", "0", "--op-timeout", "240", "--warmup", "7"]
+
+
+def test_a_bare_resume_continues_with_every_option_it_started_with(world):
+    r = batch(world, "--ops", "b_pass", "b_fail", *STARTED)
+    assert r.rc == 1, r
+    first = json.loads((world.bdir / "batch.json").read_text())
+    r = batch(world, "--resume")
+    assert r.rc == 1, r
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    assert bj["options"] == first["options"] and bj["resume"] == first["resume"]
+    assert bj["options"]["dtypes"] == ["float32"] and bj["options"]["retries"] == 0
+    assert bj["options"]["op_timeout_s"] == 240
+    # The rerun operator ran as the first session's did: its warm-up, its dtypes
+    # (on its first attempt: the last one, dtype_rescue, runs without them), no retry.
+    cmd = ident(world, "b_fail")["provenance"]["pytest_command"]
+    assert cmd[cmd.index("--warmup") + 1] == "7" and "--dtypes" not in cmd
+    aside = sorted((world.bdir / ".attempts" / "main").glob("b_fail.*/run_identity.json"),
+                   key=lambda p: int(p.parent.name.rsplit(".", 1)[1]))
+    cmd = json.loads(aside[-1].read_text())["provenance"]["pytest_command"]
+    assert cmd[cmd.index("--dtypes") + 1] == "float32"
+    row = status(world.bdir)["b_fail"]
+    assert row["attempts"] == "2" and row["remarks"] == "dtype_rescue", row
+    assert [s["overrides"] for s in bj["sessions"]] == [[], []]
+
+
+def test_an_option_given_again_differently_is_refused_and_nothing_changes(world):
+    r = batch(world, "--ops", "b_pass", "b_fail", *STARTED)
+    assert r.rc == 1, r
+    before = (world.bdir / "batch.json").read_bytes()
+    table = (world.bdir / "ops_status.csv").read_bytes()
+    r = batch(world, "--resume", "--retries", "3", "--dtypes", "float16")
+    assert r.rc == 2, r
+    assert "--retries: batch.json has '0', given '3' (by --retries)" in r.err, r
+    assert "--dtypes: batch.json has 'float32', given 'float16'" in r.err, r
+    assert "--override" in r.err
+    assert (world.bdir / "batch.json").read_bytes() == before
+    assert (world.bdir / "ops_status.csv").read_bytes() == table
+    # A variable set since does not change a batch under way: it is named, not used.
+    r = batch(world, "--resume", env={"ZL_ITER_MS": "9"})
+    assert r.rc == 1, r
+    assert "ZL_ITER_MS=9 is not used: batch.json has --iter 5" in r.err, r
+    assert "ZL_WARMUP_MS" not in r.err    # as it was when the batch started: no news
+    cmd = ident(world, "b_fail")["provenance"]["pytest_command"]
+    assert cmd[cmd.index("--iter") + 1] == "5"
+    # The same value again is no conflict.
+    r = batch(world, "--resume", "--retries", "0")
+    assert r.rc == 1, r
+
+
+def test_override_changes_the_rest_of_the_batch_and_says_so(world):
+    r = batch(world, "--ops", "b_pass", "b_fail", *STARTED)
+    assert r.rc == 1, r
+    r = batch(world, "--resume", "--override", "--retries", "2")
+    assert r.rc == 1, r
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    assert bj["options"]["retries"] == 2 and bj["resume"]["batch"]["retries"] == "2"
+    assert bj["sessions"][0]["overrides"] == []
+    assert bj["sessions"][1]["overrides"] == [
+        "--retries: batch.json has '0', given '2' (by --retries)"]
+    r = batch(world, "--override", "--ops", "b_pass")
+    assert r.rc == 2 and "--override is for --resume" in r.err, r
+
+
+def test_another_operator_list_is_a_conflict(world):
+    assert batch(world, "--ops", "b_pass", "b_trivial").rc == 0
+    r = batch(world, "--resume", "--ops", "b_pass")
+    assert r.rc == 2 and "the operator list" in r.err, r
+    r = batch(world, "--resume", "--ops", "b_pass", "b_trivial")
+    assert r.rc == 0, r
+
+
+def test_a_worker_batch_killed_resumes_in_workers(world):
+    ops = ["b_pass", "b_slow", "b_trivial"]
+    p = popen_batch(world, "--isolation", "worker", "--ops", *ops,
+                    env={"FAKE_BATCH_SLOW": "30"})
+    assert wait_for(lambda: any(n.startswith("b_slow.") for n, _, _ in recorded(world))), \
+        p.communicate()
+    workers = {pid for n, pid, _ in recorded(world)}
+    p.send_signal(signal.SIGKILL)
+    p.communicate()
+    # The worker (which ran b_pass and b_slow) does not outlive its batch.
+    assert wait_for(lambda: not any(alive(w) for w in workers), timeout=15)
+    r = batch(world, "--resume", env={"FAKE_BATCH_SLOW": "0"})
+    assert r.rc == 0, r
+    st = status(world.bdir)
+    assert {o: st[o]["status"] for o in ops} == {"b_pass": "PASS", "b_slow": "PASS",
+                                                  "b_trivial": "PASS"}
+    assert ident(world, "b_slow")["caliber"]["isolation"] == "worker"
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    assert bj["options"]["isolation"] == "worker"
+    assert [s["status"] for s in bj["sessions"]] == ["killed", "completed"]
+    runs = [n.split(".")[0] for n, _, _ in recorded(world)]
+    assert runs.count("b_pass") == 1 and runs.count("b_slow") == 2
