@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -87,8 +89,32 @@ struct batch {
 	char *status_path, *json_path;
 	int lock_fd;
 	int io_failed;
+	int env_code;             /* the environment failed: the batch's exit code; else 0 */
+	char env_why[512];        /* and what said so */
 	char child_grace[24];
 };
+
+/*
+ * A failure no operator can escape (batch/batch_policy.h): stop at once,
+ * the running operators stopped as by an interrupt, and every operator not
+ * finished left PENDING for a --resume once it is fixed.
+ */
+static void stop_batch(struct batch *b, int code, const char *fmt, ...)
+	ZLB_PRINTF(3, 4);
+
+static void stop_batch(struct batch *b, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (b->env_code)
+		return;
+	b->env_code = code;
+	va_start(ap, fmt);
+	vsnprintf(b->env_why, sizeof(b->env_why), fmt, ap);
+	va_end(ap);
+	if (b->ex.ops && b->ex.ops->running && b->ex.ops->running(&b->ex))
+		b->ex.ops->stop_all(&b->ex);
+}
 
 /* ---- state files ----------------------------------------------------------- */
 
@@ -104,6 +130,7 @@ static int save_status(struct batch *b)
 	if (r) {
 		b->io_failed = 1;
 		warning("ops_status.csv could not be written: %s", last_error());
+		stop_batch(b, ZLB_EXIT_IO, "ops_status.csv could not be written (%s)", last_error());
 	}
 	return r;
 }
@@ -114,6 +141,7 @@ static int save_json(struct batch *b)
 	if (r) {
 		b->io_failed = 1;
 		warning("batch.json could not be written: %s", last_error());
+		stop_batch(b, ZLB_EXIT_IO, "batch.json could not be written (%s)", last_error());
 	}
 	return r;
 }
@@ -481,6 +509,7 @@ static void finish_op(struct batch *b, struct op_state *o, enum op_status st)
 	if ((st == OP_PASS || st == OP_SKIP) && complete_write(o->run_abs, o->spec, &o->row)) {
 		b->io_failed = 1;
 		warning("%s", last_error());
+		stop_batch(b, ZLB_EXIT_IO, "%s's .complete could not be written", o->spec->spec);
 	}
 	save_status(b);
 }
@@ -577,14 +606,40 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 	struct progress_lane *pl = &b->prog.lanes[o->lane];
 	enum op_status st = OP_FAIL;
 	enum policy_action act;
+	int env;
 
 	o->row.seconds += o->job.seconds;
 	read_result(o);
-	if (interrupted && o->job.stopped && !o->job.timed_out) {
+	if (!interrupted && !b->env_code && (env = policy_environment_failure(&o->last))) {
+		char check[64];
+
+		snprintf(check, sizeof(check), "%s", env == ZLB_EXIT_IO ? "io" : o->last.preflight);
+		if (env == ZLB_EXIT_IO)
+			stop_batch(b, env, "%s: zlb run could not write its own files (exit 7; "
+				   "its log: %s)", o->spec->spec, o->console);
+		else
+			stop_batch(b, env, "%s: PREFLIGHT_FAILED check=%s (its log: %s)",
+				   o->spec->spec, check, o->console);
+		o->row.status = OP_PENDING;
+		o->row.attempts = o->prog.attempts + 1;
+		{
+			char *rm = xstrfmt("environment=%s", check);
+			op_row_set(&o->row.remarks, rm);
+			free(rm);
+		}
+		op_row_set(&o->row.run_dir, is_dir(o->run_abs) ? o->run_rel : NULL);
+		l->current = NULL;
+		pl->current = NULL;
+		save_status(b);
+		progress_line(&b->prog, "zlb batch: the environment failed, not an operator: "
+			      "stopping; every operator not finished stays PENDING");
+		return;
+	}
+	if ((interrupted || b->env_code) && o->job.stopped && !o->job.timed_out) {
 		/* Stopped by the user: not an outcome of the operator. Rerun on resume. */
 		o->row.status = OP_PENDING;
 		o->row.attempts = o->prog.attempts + 1;
-		op_row_set(&o->row.remarks, "interrupted");
+		op_row_set(&o->row.remarks, b->env_code ? "stopped" : "interrupted");
 		op_row_set(&o->row.run_dir, is_dir(o->run_abs) ? o->run_rel : NULL);
 		l->current = NULL;
 		pl->current = NULL;
@@ -654,7 +709,7 @@ static int run_loop(struct batch *b)
 				      "operators (state kept: resume with --resume)");
 			b->ex.ops->stop_all(&b->ex);
 		}
-		if (!interrupted)
+		if (!interrupted && !b->env_code)
 			for (int d = 0; d < b->p->ndevices; d++)
 				fill_lane(b, &b->lanes[d], now);
 		for (int d = 0; d < b->p->ndevices; d++)
@@ -844,7 +899,12 @@ int batch_execute(const struct batch_plan *p)
 	code = r ? ZLB_EXIT_INTERRUPTED : exit_status(&b);
 	if (b.io_failed && code == ZLB_EXIT_OK)
 		code = ZLB_EXIT_IO;
-	close_json(&b, r ? "interrupted" : "completed", code);
+	if (b.env_code && !r) {
+		code = b.env_code;
+		report(p->rep, REPORT_WARN, "zlb batch: stopped by the environment: %s; fix it, "
+		       "then continue with --resume", b.env_why);
+	}
+	close_json(&b, r ? "interrupted" : b.env_code ? "environment" : "completed", code);
 	{
 		char took[32];
 

@@ -137,3 +137,21 @@ void policy_remarks(const struct op_progress *p, const struct attempt_result *r,
 	add_count(out, "no_cudagraph_rows", r->rows_direct);
 	add_count(out, "replay_fallback", r->replay_fallbacks);
 }
+
+int policy_environment_failure(const struct attempt_result *r)
+{
+	static const char *const shared_checks[] = {
+		"backend", "timer", "python", "flaggems_dir", "device", "runs_dir", NULL,
+	};
+
+	if (r->timed_out)
+		return 0;
+	if (r->exit_code == ZLB_EXIT_IO)
+		return ZLB_EXIT_IO;
+	if (r->exit_code != ZLB_EXIT_PREFLIGHT)
+		return 0;
+	for (const char *const *c = shared_checks; *c; c++)
+		if (!strcmp(r->preflight, *c))
+			return ZLB_EXIT_PREFLIGHT;
+	return 0;
+}

@@ -82,4 +82,17 @@ enum policy_action policy_next(struct op_progress *p, const struct attempt_resul
 void policy_remarks(const struct op_progress *p, const struct attempt_result *r,
 		    enum op_status status, struct strbuf *out);
 
+/*
+ * Did this attempt fail because of the environment, which no operator can
+ * escape (and which would fail every one after it)? Returns the batch's
+ * exit code for it, or 0 when the failure, if any, is the operator's:
+ *  - ZLB_EXIT_PREFLIGHT for a preflight check that does not depend on the
+ *    operator: backend, timer, python, flaggems_dir, device, runs_dir
+ *    (benchmark_file, shape_file and replay_dir are the operator's own);
+ *  - ZLB_EXIT_IO when zlb run could not write its own files (a full disk,
+ *    a read-only file system).
+ * A timed-out attempt is never the environment's.
+ */
+int policy_environment_failure(const struct attempt_result *r);
+
 #endif

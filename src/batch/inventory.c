@@ -216,3 +216,23 @@ out:
 	free(dpath);
 	return ret;
 }
+
+char *inventory_checkout(const char *ops_dir, const char *repo)
+{
+	char *path = path_join(ops_dir, "inventory.json");
+	json_t *meta = NULL;
+	const char *dir;
+	char *out = NULL;
+
+	if (json_read_file(path, &meta) == 0 &&
+	    json_integer_value(json_object_get(meta, "schema_version")) == INVENTORY_SCHEMA_VERSION) {
+		dir = json_string_value(json_object_get(json_object_get(json_object_get(meta, "repos"),
+									 repo), "checkout"));
+		/* Only an absolute path: a relative one would mean another place from here. */
+		if (dir && dir[0] == '/')
+			out = xstrdup(dir);
+	}
+	json_decref(meta);
+	free(path);
+	return out;
+}

@@ -83,4 +83,12 @@ char *inventory_spec(const struct inventory *inv, size_t r);
 int inventory_select_all(const char *ops_dir, const char *dismiss_path,
 			 struct strvec *specs, struct strvec *excluded);
 
+/*
+ * The checkout of repo ("main", "vllm") that the inventory in ops_dir was
+ * built from (inventory.json), or NULL when it records none (or only a
+ * relative path). Whether it still is a checkout is the caller's check.
+ * Fresh allocation.
+ */
+char *inventory_checkout(const char *ops_dir, const char *repo);
+
 #endif

@@ -125,6 +125,10 @@ static const char *const unrecorded_run_options[] = {
 	"op", "op-file", "test-node", "device", "run-dir", "replay-from", "interrupt-grace",
 	"runs-dir", "flaggems-dir", "shapes", "dtypes", "backend", "worker", NULL,
 };
+/* Batch options that name a file or directory. */
+static const char *const path_options[] = {
+	"flaggems-dir", "vllm-dir", "shape-file", "replay-root", NULL,
+};
 /* Batch options that belong to one session, not to the batch a --resume continues. */
 static const char *const session_options[] = {
 	"resume", "override", "batch-dir", "progress", "all", "ops-file", "ops-dir", "dismiss",
@@ -286,6 +290,15 @@ static int check_options(struct batch_cmd *bc)
 		return r;
 	}
 	strvec_clear(&check);
+	/* Paths as absolute: what is recorded and compared on --resume is where, not how. */
+	for (const char *const *p = path_options; *p; p++) {
+		size_t i = opt_index(batch_option_defs, *p);
+		if (bc->raw.value[i] && *bc->raw.value[i]) {
+			char *abs = path_absolute(bc->raw.value[i]);
+			free(bc->raw.value[i]);
+			bc->raw.value[i] = abs;
+		}
+	}
 	s = opt_get(batch_option_defs, &bc->raw, "resume");
 	bc->resume = s && opt_parse_bool(s) == 1;
 	s = opt_get(batch_option_defs, &bc->raw, "override");
@@ -347,6 +360,20 @@ static int select_operators(struct batch_cmd *bc)
 				printf("zlb batch: --all leaves out %zu function(s) (skip marks, not "
 				       "collected, dismissed)\n", excluded.nr);
 			strvec_clear(&excluded);
+			/* The checkouts the inventory was built from, unless given again. */
+			{
+				char *m = inventory_checkout(ops_dir, "main");
+				char *v = inventory_checkout(ops_dir, "vllm");
+
+				if (m)
+					opt_set(batch_option_defs, &bc->raw, "flaggems-dir", m,
+						"inventory.json");
+				if (v)
+					opt_set(batch_option_defs, &bc->raw, "vllm-dir", v,
+						"inventory.json");
+				free(m);
+				free(v);
+			}
 		}
 		if (resume && !opt_get(batch_option_defs, &bc->raw, "batch-dir"))
 			REFUSE("--resume needs --batch-dir DIR");
@@ -454,12 +481,23 @@ static int check_run_options(struct batch_cmd *bc)
 	bc->have_cfg = 1;
 	if (r)
 		REFUSE("%s", last_error());
-	{
-		struct batch_knobs bk = { batch_option_defs, &bc->raw, session_options };
-		struct batch_knobs rk = { run_option_defs, &bc->rraw, unrecorded_run_options };
+	return 0;
+}
 
-		bc->record = batch_record_make(&bk, &rk, &bc->spec_text);
-	}
+/*
+ * What a --resume continues (batch/batch_resume.h), with the checkout as
+ * found: a discovered one is recorded as if it had been given, so that a
+ * resume elsewhere (another cwd, another interpreter) cannot find another.
+ */
+static int record_batch(struct batch_cmd *bc)
+{
+	struct batch_knobs bk = { batch_option_defs, &bc->raw, session_options };
+	struct batch_knobs rk = { run_option_defs, &bc->rraw, unrecorded_run_options };
+
+	if (bc->main_dir)
+		opt_set(batch_option_defs, &bc->raw, "flaggems-dir", bc->main_dir, "found");
+	/* (a given one is absolute already: check_options) */
+	bc->record = batch_record_make(&bk, &rk, &bc->spec_text);
 	return 0;
 }
 
@@ -565,6 +603,33 @@ static int prepare_children(struct batch_cmd *bc)
 		}
 		bc->python = xstrdup(pf.plan.python);
 		run_plan_child_env(&pf.plan, bc->env.v, &bc->worker_env);
+		/*
+		 * The checkout, once: every operator would fail the same check.
+		 * The one found is given to every child, and recorded for --resume.
+		 */
+		{
+			char *found = NULL;
+			int bad = preflight_checkout(&pf, bc->main_dir, &found);
+
+			if (!bad && bc->vllm_dir) {
+				char *v = NULL;
+				bad = preflight_checkout(&pf, bc->vllm_dir, &v);
+				free(v);
+			}
+			if (bad) {
+				struct strbuf sb = STRBUF_INIT;
+
+				preflight_failure_text(&pf, NULL, term_color_wanted(2, bc->cfg.color),
+						       &sb);
+				fputs(sb.buf, stderr);
+				strbuf_release(&sb);
+				preflight_release(&pf);
+				free(found);
+				return ZLB_EXIT_PREFLIGHT;
+			}
+			free(bc->main_dir);
+			bc->main_dir = found;
+		}
 		probed = preflight_probed_value(&pf);
 		if (probed)
 			env_set(&bc->env, PREFLIGHT_PROBED_ENV, probed);
@@ -760,7 +825,7 @@ int cmd_batch(int argc, char **argv)
 	if (rc || (rc = check_options(&bc)) || (rc = select_operators(&bc)) ||
 	    (rc = continue_batch(&bc)) || (rc = parse_specs(&bc)) || (rc = check_run_options(&bc)) ||
 	    (rc = resolve_paths(&bc)) || (rc = prepare_children(&bc)) ||
-	    (rc = resolve_devices(&bc)))
+	    (rc = resolve_devices(&bc)) || (rc = record_batch(&bc)))
 		goto out;
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

@@ -483,3 +483,16 @@ json_t *opt_env_record(const struct opt_def *defs, char *const *envp)
 	}
 	return o;
 }
+
+void opt_set(const struct opt_def *defs, struct opt_values *v, const char *name,
+	     const char *value, const char *origin)
+{
+	size_t i = opt_index(defs, name);
+
+	if (v->source[i] == OPT_FROM_FLAG || v->source[i] == OPT_FROM_ENV)
+		return;
+	free(v->value[i]);
+	v->value[i] = value ? xstrdup(value) : NULL;
+	v->source[i] = OPT_FROM_RECORD;
+	v->origin[i] = origin;
+}

@@ -148,6 +148,14 @@ size_t opt_values_restore(const struct opt_def *defs, struct opt_values *v,
 			  const char *from_what, const struct json_t *env_then,
 			  struct strvec *conflicts, struct strvec *notes);
 
+/*
+ * Set name's value in v as a caller resolved it (a default made concrete),
+ * unless it was given (flag or environment): source OPT_FROM_RECORD, origin
+ * as given (a string that outlives v).
+ */
+void opt_set(const struct opt_def *defs, struct opt_values *v, const char *name,
+	     const char *value, const char *origin);
+
 /* {VAR: value} of every defs' variable set (non-empty) in envp. A new reference. */
 struct json_t *opt_env_record(const struct opt_def *defs, char *const *envp);
 

@@ -511,6 +511,24 @@ int preflight_python(struct preflight *pf, const struct run_config *cfg,
 	return r;
 }
 
+int preflight_checkout(struct preflight *pf, const char *dir, char **found)
+{
+	struct strbuf looked = STRBUF_INIT;
+	json_t *facts = pf->plan.python_facts ? json_loads(pf->plan.python_facts, 0, NULL) : NULL;
+	const char *importable = json_string_value(json_object_get(facts, "flag_gems"));
+	int r = flaggems_find_checkout(dir, importable, &looked, found);
+
+	json_decref(facts);
+	if (r) {
+		error("%s (looked in: %s)", last_error(), looked.buf);
+		strbuf_release(&looked);
+		return preflight_fail(pf, "flaggems_dir", "set FLAGGEMS_DIR or --flaggems-dir to a "
+				      "FlagGems checkout (the folder holding benchmark/ and src/)");
+	}
+	strbuf_release(&looked);
+	return 0;
+}
+
 void preflight_failure_text(const struct preflight *pf, const char *side, int color,
 			    struct strbuf *sb)
 {

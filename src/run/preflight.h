@@ -78,6 +78,15 @@ int preflight_python(struct preflight *pf, const struct run_config *cfg,
 		     char *const *envp);
 
 /*
+ * The checkout check of preflight_run alone, for zlb batch to make once for
+ * all its operators after preflight_python() passed on pf: dir (or, NULL,
+ * the checkout zlb run would discover with pf's interpreter) must be a
+ * FlagGems checkout. Returns 0 with *found (absolute, the caller's), or -1
+ * with check flaggems_dir filled as preflight_run fills it.
+ */
+int preflight_checkout(struct preflight *pf, const char *dir, char **found);
+
+/*
  * The PREFLIGHT_PROBED_ENV value that vouches for pf's probe to the
  * direct children of this process. NULL when none can be made (a path
  * holding a tab or newline, no /proc): children then probe themselves.

@@ -61,3 +61,20 @@ def test_inventory_then_batch_all_then_summary(world, tmp_path):  # noqa: F811
                for row in rows if row["op"] == "b_pass")
     doc = json.loads((world.bdir / "summary.json").read_text())
     assert doc["ops"] == len(expected)
+
+
+def test_batch_all_takes_the_checkout_the_inventory_was_built_from(world, tmp_path):  # noqa: F811
+    fg = world.env.pop("FLAGGEMS_DIR")
+    ops_dir = tmp_path / "ops"
+    r = world.cmd("inventory", "--out", str(ops_dir), "--flaggems-dir", fg)
+    assert r.rc == 0, r
+    keep = {"b_pass", "b_trivial"}
+    (ops_dir / "dismiss.txt").write_text("".join(
+        f"{row['op']}  not this test's\n" for row in read_csv(ops_dir / "inventory_main.csv")
+        if row["op"] not in keep))
+    r = batch(world, "--all", "--ops-dir", str(ops_dir))       # no directory given twice
+    assert r.rc == 0, r
+    assert set(status(world.bdir)) == keep
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    assert bj["options"]["flaggems_dir"] == fg
+    assert bj["resume"]["batch"]["flaggems-dir"] == fg

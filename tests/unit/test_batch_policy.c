@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "batch/batch.h"
@@ -170,6 +171,35 @@ static void test_status_csv_and_shard(void **state)
 	}
 }
 
+static void test_environment_failures(void **state)
+{
+	struct attempt_result r = res(3);
+	const char *shared[] = { "backend", "timer", "python", "flaggems_dir", "device",
+				 "runs_dir" };
+	const char *own[] = { "benchmark_file", "shape_file", "replay_dir", "" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(shared) / sizeof(*shared); i++) {
+		snprintf(r.preflight, sizeof(r.preflight), "%s", shared[i]);
+		assert_int_equal(policy_environment_failure(&r), 3);
+	}
+	for (size_t i = 0; i < sizeof(own) / sizeof(*own); i++) {
+		snprintf(r.preflight, sizeof(r.preflight), "%s", own[i]);
+		assert_int_equal(policy_environment_failure(&r), 0);
+	}
+	r = res(7);
+	assert_int_equal(policy_environment_failure(&r), 7);
+	r.timed_out = 1;
+	assert_int_equal(policy_environment_failure(&r), 0);
+	for (int code = 0; code < 140; code++) {
+		if (code == 3 || code == 7)
+			continue;
+		r = res(code);
+		snprintf(r.preflight, sizeof(r.preflight), "python");
+		assert_int_equal(policy_environment_failure(&r), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_retry_cutoff),
 		cmocka_unit_test(test_dtype_fallback_and_rescue),
 		cmocka_unit_test(test_status_csv_and_shard),
+		cmocka_unit_test(test_environment_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
