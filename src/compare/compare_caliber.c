@@ -322,6 +322,80 @@ static void check_autotune_sources(struct compare *c, const struct strvec *group
 	strbuf_release(&sb);
 }
 
+/* The GPU a run measured on (provenance.device_uuid), or NULL when unrecorded. */
+static const char *run_gpu(const struct compare_run *r)
+{
+	return r->identity ? json_str(json_object_get(r->identity, "provenance"), "device_uuid")
+			   : NULL;
+}
+
+/* Does every GPU of one side's runs of operator g appear on the other's, and back? */
+static int same_gpus(const struct compare *c, int g, const char **a_gpu, const char **b_gpu)
+{
+	const char **first[2] = { a_gpu, b_gpu };
+
+	*a_gpu = *b_gpu = NULL;
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < c->side[s].nr && !*first[s]; i++)
+			if (g < 0 || c->side[s].runs[i].group == g)
+				*first[s] = run_gpu(&c->side[s].runs[i]);
+	if (!*a_gpu || !*b_gpu)
+		return 1;   /* unrecorded on a side: nothing to tell */
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < c->side[s].nr; i++) {
+			const struct compare_run *r = &c->side[s].runs[i];
+			const char *u = run_gpu(r);
+			int found = 0;
+
+			if ((g >= 0 && r->group != g) || !u)
+				continue;
+			for (size_t k = 0; k < c->side[!s].nr && !found; k++) {
+				const struct compare_run *o = &c->side[!s].runs[k];
+				const char *v = run_gpu(o);
+				found = (g < 0 || o->group == g) && (!v || !strcmp(u, v));
+			}
+			if (!found)
+				return 0;
+		}
+	return 1;
+}
+
+/*
+ * Operators measured on other GPUs in A than in B: two GPUs of one model
+ * differ by more than the threshold on some kernels, so the difference may
+ * be the GPU's and not the build's. A warning, not a caliber problem: the
+ * device model (caliber device) is checked already.
+ */
+static void check_gpus(struct compare *c, const struct strvec *groups,
+		       const struct strvec *group_ops)
+{
+	struct strvec differ = STRVEC_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	const char *a = NULL, *b = NULL;
+
+	if (!groups) {
+		if (!same_gpus(c, -1, &a, &b))
+			strvec_pushf(&differ, "A on %s, B on %s", a, b);
+	} else {
+		for (size_t g = 0; g < groups->nr; g++)
+			if (!same_gpus(c, (int)g, &a, &b))
+				strvec_pushf(&differ, "%s (A on %s, B on %s)", group_ops->v[g], a, b);
+	}
+	if (differ.nr) {
+		if (groups)
+			strbuf_addf(&sb, "%zu operator%s ran on other GPUs in A than in B (by uuid): ",
+				    differ.nr, differ.nr == 1 ? "" : "s");
+		else
+			strbuf_addstr(&sb, "the runs ran on other GPUs (by uuid): ");
+		name_ops(&sb, &differ);
+		strbuf_addstr(&sb, "; a difference may be the GPU's, not the build's: run both "
+			      "batches with zlb batch --pin on the same devices");
+		strvec_push(&c->warnings, sb.buf);
+	}
+	strvec_clear(&differ);
+	strbuf_release(&sb);
+}
+
 /*
  * The operators of both sides (run_group keys, and their op for messages),
  * first seen first; each run gets its operator's index, once, so that the
@@ -489,6 +563,7 @@ size_t compare_check_caliber(struct compare *c)
 	}
 
 	check_autotune_sources(c, by_operator ? &groups : NULL, &group_ops);
+	check_gpus(c, by_operator ? &groups : NULL, &group_ops);
 	strvec_clear(&groups);
 	strvec_clear(&group_ops);
 

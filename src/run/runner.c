@@ -144,6 +144,8 @@ static json_t *initial_identity(const struct run_config *cfg, const struct run_p
 	json_object_set_new(prov, "python_check", json_string(plan->python_check));
 	json_object_set_new(prov, "device_index", json_integer(cfg->device));
 	json_object_set_new(prov, "device_visible_as", json_string(plan->physical_device));
+	/* Which GPU, whatever its index: zlb compare tells A/B pairs that met different ones. */
+	json_object_set_new(prov, "device_uuid", dev->uuid ? json_string(dev->uuid) : json_null());
 	json_object_set_new(prov, "gpu_name", json_string(dev->name ? dev->name : "unknown"));
 	json_object_set_new(prov, "gpu_uuid", dev->uuid ? json_string(dev->uuid) : json_null());
 	json_object_set_new(prov, "gpu_total_mem", json_integer((json_int_t)dev->total_mem));

@@ -58,3 +58,26 @@ def test_a_caliber_difference_is_one_line_with_its_operators(world, tmp_path):  
     r = compare(world, a, b, tmp_path, "--allow-caliber-mismatch")
     assert r.rc == 0, r
     assert "paired rows" in r.out
+
+
+def test_operators_that_met_other_gpus_are_named_and_pin_avoids_it(world, tmp_path):  # noqa: F811
+    world.env["FAKE_CUDA_DEVICES"] = "2"
+    slow = {"FAKE_BATCH_SLOW": "2"}
+
+    def two(bdir, order, *extra):
+        r = world.cmd("batch", "--batch-dir", str(bdir), "--progress", "plain", "--devices",
+                      "0,1", "--ops", *order, *extra, env=slow)
+        assert r.rc == 0, r
+        return bdir
+
+    # One queue: the slow operator holds the device it got first, so the
+    # order of the list decides where the others go.
+    a = two(tmp_path / "A", ["b_slow", "b_pass"])
+    b = two(tmp_path / "B", ["b_pass", "b_slow"], "--replay-root", str(tmp_path / "A"))
+    r = compare(world, a, b, tmp_path / "c1")
+    assert "2 operators ran on other GPUs in A than in B (by uuid)" in r.out + r.err, r
+    assert "b_pass (A on " in r.out + r.err
+    pa = two(tmp_path / "PA", ["b_slow", "b_pass"], "--pin")
+    pb = two(tmp_path / "PB", ["b_pass", "b_slow"], "--pin", "--replay-root", str(tmp_path / "PA"))
+    r = compare(world, pa, pb, tmp_path / "c2")
+    assert "other GPUs" not in r.out + r.err, r
