@@ -75,11 +75,26 @@ static const json_t *caliber_of(const struct compare_run *r)
 	return json_is_object(cal) ? cal : NULL;
 }
 
+/*
+ * Caliber keys added after runs were recorded without them, and what their
+ * absence meant: every run before them ran that way. Any other missing key
+ * is "(absent)" and differs from every value.
+ */
+static const struct { const char *field, *then; } implied[] = {
+	{ "isolation", "process" },   /* warm workers came later (zlb batch --isolation) */
+	{ "preset", "full" },         /* presets came later (zlb run --preset) */
+	{ NULL, NULL },
+};
+
 /* The value of field in r's caliber as compact text; "(absent)" when missing. */
 static char *caliber_text(const struct compare_run *r, const char *field)
 {
 	const json_t *v = json_object_get(caliber_of(r), field);
 
+	if (!v && caliber_of(r))
+		for (size_t i = 0; implied[i].field; i++)
+			if (!strcmp(implied[i].field, field))
+				return xstrdup(implied[i].then);
 	if (!v)
 		return xstrdup("(absent)");
 	if (json_is_string(v))
@@ -130,17 +145,33 @@ static void caliber_keys(const struct compare *c, struct strvec *keys)
 		}
 }
 
+/* Fields whose difference deserves its reason beside the values. */
+static const struct { const char *field, *why; } field_reasons[] = {
+	{ "preset", "a screening run is for triage, not for a verdict against a full one: "
+		    "compare screen with screen, or measure both at full caliber" },
+	{ "isolation", "a warm worker shares its CUDA context and allocator history between "
+		       "operators: compare runs of one isolation" },
+	{ NULL, NULL },
+};
+
 static void problem(struct compare *c, const char *field, const struct strvec *a,
 		    const struct strvec *b, const char *text)
 {
 	json_t *f = json_object();
+	struct strbuf sb = STRBUF_INIT;
 
+	strbuf_addstr(&sb, text);
+	for (size_t i = 0; field_reasons[i].field; i++)
+		if (!strcmp(field, field_reasons[i].field))
+			strbuf_addf(&sb, " (%s)", field_reasons[i].why);
+	text = sb.buf;
 	strvec_push(&c->caliber_problems, text);
 	json_object_set_new(f, "field", json_string(field));
 	json_object_set_new(f, "a", json_strvec(a));
 	json_object_set_new(f, "b", json_strvec(b));
 	json_object_set_new(f, "text", json_string(text));
 	json_array_append_new(c->caliber_fields, f);
+	strbuf_release(&sb);
 }
 
 /* A path as shown: relative to the current directory when under it. */

@@ -84,6 +84,21 @@ static int valid_op_file(const char *v, struct strbuf *why)
  * measured process's environment (run_config_engine_env); a .record knob is
  * caliber, recorded under that key in run_identity.json (run_caliber.c).
  */
+/*
+ * Named sets of defaults (--preset). Each entry is a knob's value under the
+ * preset; a knob given on the command line or in the environment wins, as
+ * it wins over any default. "full" is the table's own defaults.
+ */
+static const char *const presets[] = { "full", "screen", NULL };
+static const struct preset_value { const char *preset, *option, *value; } preset_values[] = {
+	/* Triage: a tenth of the warm-up and a quarter of the sampling, looser noise. */
+	{ "screen", "warmup", "100" },
+	{ "screen", "iter", "25" },
+	{ "screen", "noise-target", "0.005" },
+	{ "screen", "max-wall", "500" },
+	{ NULL, NULL, NULL },
+};
+
 #define BIND(kind, field) .store = OPT_STORE_##kind, .offset = offsetof(struct run_config, field)
 
 const struct opt_def run_option_defs[] = {
@@ -150,6 +165,12 @@ const struct opt_def run_option_defs[] = {
 	  "graph: graph replay timed by libzlbtimer (per-row fallback to direct); "
 	  "direct: upstream do_bench; auto: graph where the backend supports it", NULL,
 	  BIND(STR, timer) },
+	{ "preset", NULL, "ZL_PRESET", "full", OPT_CHOICE, presets, 0, 0, "NAME",
+	  "full: the defaults below; screen: a triage caliber (warm-up 100 ms, 25 ms "
+	  "sampled, noise target 0.005, 500 ms wall per measurement) for a first pass "
+	  "over a whole suite. A preset sets defaults only: a knob given still wins. "
+	  "Caliber: zlb compare refuses a screen against a full run", NULL,
+	  BIND(STR, preset), .record = "preset" },
 	{ "warmup", NULL, "ZL_WARMUP_MS", "1000", OPT_INT, NULL, 0, 600000, "MS",
 	  "warm-up budget per measurement before capture (ms; at most "
 	  "--warmup-max-calls calls)", NULL,
@@ -253,6 +274,17 @@ const struct opt_def run_option_defs[] = {
 	{ NULL },
 };
 
+/* The preset's values for the knobs raw holds at their defaults. */
+static void run_preset_apply(const struct opt_def *defs, struct opt_values *raw)
+{
+	const char *name = opt_get(defs, raw, "preset");
+
+	for (const struct preset_value *p = preset_values; p->preset; p++)
+		if (name && !strcmp(p->preset, name) &&
+		    opt_source_of(defs, raw, p->option) == OPT_FROM_DEFAULT)
+			opt_set(defs, raw, p->option, p->value, "preset");
+}
+
 static char *dup_opt(const struct opt_values *v, const char *name)
 {
 	const char *s = opt_get(run_option_defs, v, name);
@@ -307,6 +339,7 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	}
 	strvec_clear(&pos);
 
+	run_preset_apply(run_option_defs, raw);
 	opt_bind(run_option_defs, raw, cfg);
 	if (!cfg->backend)
 		cfg->backend = xstrdup(backend_all()[0]->name);

@@ -657,3 +657,23 @@ def test_an_unreadable_results_file_is_said_once(zlb, tmp_path):
     said = [l for l in res.err.splitlines() if "results.jsonl" in l]
     assert len(said) == 1, res.err
     assert said[0].startswith("zlb compare: ")
+
+
+def test_a_screen_against_a_full_run_is_refused_with_the_reason(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"caliber": {"preset": "screen"}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4, res
+    # A's runs predate presets: their absence means full, and the reason is said.
+    assert "!!! [caliber] preset: A=full B=screen (a screening run is for triage" in res.out
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
+    assert res.rc == 0, res
+
+
+def test_keys_added_later_mean_what_every_run_before_them_did(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"caliber": {"isolation": "process", "preset": "full"}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    assert "[caliber]" not in res.out
+    a, b = make_sides(tmp_path / "w", b_kw={"caliber": {"isolation": "worker"}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4 and "isolation: A=process B=worker (a warm worker" in res.out, res
