@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -167,8 +168,76 @@ static void mark_k_difference(struct compare_row *row)
 	strvec_push_unique(&row->side[1].markers, MARKER_K_DIFFERS);
 }
 
+/* The statistics of one paired row, both kinds: independent of every other row. */
+static void row_statistics(const struct compare *c, struct compare_row *row)
+{
+	for (int k = 0; k < COMPARE_KINDS; k++) {
+		struct stats_cmp_opts so = STATS_CMP_OPTS_INIT;
+		struct compare_rounds *a = &row->side[0].r[k], *b = &row->side[1].r[k];
+
+		if (!a->nr || !b->nr)
+			continue;
+		so.confidence = c->opts.confidence;
+		so.drift_floor = c->opts.drift_floor;
+		so.nboot = c->opts.nboot;
+		/* Each row's own seed: the same numbers however the rows are shared out. */
+		so.seed = stats_mix64(c->opts.seed ^ compare_key_hash(row->key) ^ (uint64_t)k);
+		if (stats_compare(a->set, a->nr, b->set, b->nr, &so, &row->res[k]))
+			continue;
+		row->has[k] = 1;
+	}
+}
+
+/* The paired rows shared out among threads, one row at a time. */
+struct row_work {
+	const struct compare *c;
+	size_t *rows;           /* indices of the paired rows */
+	size_t n;
+	size_t next;            /* taken with __atomic_fetch_add */
+};
+
+static void *row_worker(void *arg)
+{
+	struct row_work *w = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->n)
+		row_statistics(w->c, &w->c->rows[w->rows[i]]);
+	return NULL;
+}
+
+/*
+ * Two whole-suite batches are ~11000 rows, each with two bootstraps of
+ * 2000 draws: most of zlb compare's time, and every row stands alone
+ * (its own seed, its own result), so the rows use every core. The output
+ * does not depend on how many threads ran.
+ */
+#define ROWS_PER_THREAD_MIN 64
+#define THREADS_MAX 16
+
+static void all_row_statistics(struct compare *c, size_t *rows, size_t n)
+{
+	struct row_work w = { c, rows, n, 0 };
+	pthread_t tid[THREADS_MAX];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = cpus > 1 ? (size_t)cpus : 1, started = 0;
+
+	if (nthreads > THREADS_MAX)
+		nthreads = THREADS_MAX;
+	if (nthreads > n / ROWS_PER_THREAD_MIN)
+		nthreads = n / ROWS_PER_THREAD_MIN ? n / ROWS_PER_THREAD_MIN : 1;
+	for (size_t t = 1; t < nthreads; t++)
+		if (!pthread_create(&tid[started], NULL, row_worker, &w))
+			started++;
+	row_worker(&w);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+}
+
 void compare_analyse(struct compare *c)
 {
+	size_t *paired_rows = xmalloc((c->nr_rows ? c->nr_rows : 1) * sizeof(size_t));
+	size_t npaired = 0;
 	double *p = xmalloc((c->nr_rows ? c->nr_rows : 1) * sizeof(double));
 	double *q = xmalloc((c->nr_rows ? c->nr_rows : 1) * sizeof(double));
 	size_t *idx = xmalloc((c->nr_rows ? c->nr_rows : 1) * sizeof(size_t));
@@ -198,23 +267,16 @@ void compare_analyse(struct compare *c)
 		c->paired++;
 		c->fallback_rows += row->fallback;
 		c->excluded_rows += row->excluded;
+		paired_rows[npaired++] = i;
+	}
+	all_row_statistics(c, paired_rows, npaired);
+	for (size_t j = 0; j < npaired; j++)
 		for (int k = 0; k < COMPARE_KINDS; k++) {
-			struct stats_cmp_opts so = STATS_CMP_OPTS_INIT;
-			struct compare_rounds *a = &row->side[0].r[k], *b = &row->side[1].r[k];
-
-			if (!a->nr || !b->nr)
-				continue;
-			so.confidence = c->opts.confidence;
-			so.drift_floor = c->opts.drift_floor;
-			so.nboot = c->opts.nboot;
-			so.seed = stats_mix64(c->opts.seed ^ compare_key_hash(row->key) ^ (uint64_t)k);
-			if (stats_compare(a->set, a->nr, b->set, b->nr, &so, &row->res[k]))
-				continue;
-			row->has[k] = 1;
-			if (row->res[k].ka == 1 || row->res[k].kb == 1)
+			const struct compare_row *row = &c->rows[paired_rows[j]];
+			if (row->has[k] && (row->res[k].ka == 1 || row->res[k].kb == 1))
 				c->single_round_rows = 1;
 		}
-	}
+	free(paired_rows);
 	/* Benjamini-Hochberg per kind over the rows not excluded, then verdicts */
 	for (int k = 0; k < COMPARE_KINDS; k++) {
 		size_t m = 0;

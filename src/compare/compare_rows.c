@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -119,16 +120,26 @@ static void collect_markers(struct strvec *out, const json_t *markers)
  * one is a number), else the centre_ms (median_ms before it existed), else
  * the row's latency (one value).
  */
-static size_t measurement_samples(const json_t *meas, const json_t *row, const char *latency_key,
-				  double **out, size_t *strata)
+static size_t measurement_samples(const struct results_row *rr, const json_t *meas,
+				  const char *latency_key, double **out, size_t *strata)
 {
+	const json_t *row = rr->obj;
 	const json_t *s = json_object_get(meas, "samples_ms");
 	const json_t *p = json_object_get(meas, "placements");
 	size_t n = json_array_size(s), k = 0;
+	const double *taken;
 	double v;
 
 	*strata = 0;
-	if (n) {
+	if (meas && results_meas_taken(rr, meas, &taken, &n) && n) {
+		/* read by the walker (RESULTS_TAKE_SAMPLES): every one a number */
+		*out = xmalloc(n * sizeof(double));
+		memcpy(*out, taken, n * sizeof(double));
+		if (json_is_integer(p) && json_integer_value(p) > 1)
+			*strata = (size_t)json_integer_value(p);
+		return n;
+	}
+	if (n && json_is_array(s)) {
 		*out = xmalloc(n * sizeof(double));
 		for (size_t i = 0; i < n; i++) {
 			json_t *e = json_array_get(s, i);
@@ -156,13 +167,39 @@ static size_t measurement_samples(const json_t *meas, const json_t *row, const c
 	return 1;
 }
 
-struct load_ctx {
-	struct compare *c;
-	int side;
-	size_t run;		/* index in the side */
-	struct compare_run *r;
-	struct strvec fallback_nodes;	/* nodeids with AUTOTUNE_REPLAY_FALLBACK events */
-	int fallback_all;		/* one without a nodeid: every row of the run */
+/*
+ * Loading is two steps: every run's files are read and parsed into a
+ * loaded_run (on every core: two whole-suite batches are 2200 runs and
+ * ~9 million sample values, most of zlb compare's time was this parse),
+ * then merged into the rows in run order (one thread: first-seen order and
+ * every count are those of a serial read).
+ */
+struct loaded_meas {
+	int present;
+	struct strvec markers;          /* the measurement's own (results_meas_markers) */
+	char *timer_owned;              /* its timer, or NULL */
+	int has_k;
+	long long k;
+	double *x;                      /* samples (owned until merged) */
+	size_t n, strata;
+	double place_sd;
+	size_t place_df;
+};
+
+struct loaded_row {
+	char *key, *op, *op_name, *dtype, *shape, *status, *nodeid;
+	struct strvec markers;          /* the row's markers */
+	struct loaded_meas m[COMPARE_KINDS];
+};
+
+struct loaded_run {
+	struct loaded_row *rows;
+	size_t nr, alloc;
+	struct strvec fallback_nodes;   /* nodeids with AUTOTUNE_REPLAY_FALLBACK events */
+	int fallback_all;               /* one without a nodeid: every row of the run */
+	size_t replay_fallbacks;
+	size_t skipped_lines;
+	int rc;                         /* results_each's */
 };
 
 /*
@@ -173,118 +210,259 @@ struct load_ctx {
  */
 static int load_event(void *vctx, json_t *obj, size_t lineno)
 {
-	struct load_ctx *ctx = vctx;
+	struct loaded_run *lr = vctx;
 	const char *ev = json_str(obj, "event"), *node = json_str(obj, "nodeid");
 
 	if (!ev || strcmp(ev, MARKER_REPLAY_FALLBACK))
 		return 0;
-	ctx->r->replay_fallbacks++;
+	lr->replay_fallbacks++;
 	if (!node || !*node)
-		ctx->fallback_all = 1;
-	else if (strvec_find(&ctx->fallback_nodes, node) < 0)
-		strvec_push(&ctx->fallback_nodes, node);
+		lr->fallback_all = 1;
+	else if (strvec_find(&lr->fallback_nodes, node) < 0)
+		strvec_push(&lr->fallback_nodes, node);
 	(void)lineno;
 	return 0;
 }
 
 static const char *latency_key[COMPARE_KINDS] = { "latency_ms", "latency_base_ms" };
 
-static int load_row(void *vctx, const struct results_row *row_in, size_t lineno)
+static int load_row(void *vctx, const struct results_row *rr, size_t lineno)
 {
-	struct load_ctx *ctx = vctx;
-	struct results_row rr = *row_in;
-	const json_t *obj = rr.obj;
+	struct loaded_run *lr = vctx;
+	struct loaded_row *row;
 	struct strbuf key = STRBUF_INIT;
-	struct compare_row *row;
-	int created;
-	strbuf_addf(&key, "%s%c%s%c%s%c%s", rr.op, 0x1f, rr.op_name, 0x1f, rr.dtype, 0x1f,
-		    rr.shape);
-	row = row_for(ctx->c, key.buf, &created);
-	strbuf_release(&key);
-	if (created) {
-		row->op = xstrdup(rr.op);
-		row->op_name = xstrdup(rr.op_name);
-		row->dtype = xstrdup(rr.dtype);
-		row->shape = xstrdup(rr.shape);
-	}
-	ctx->r->rows++;
-	if (row->side[ctx->side].last_run == ctx->run + 1) {
-		ctx->r->duplicates++;	/* the same key twice in one run: keep the first */
-		return 0;
-	}
-	row->side[ctx->side].last_run = ctx->run + 1;
-	row->side[ctx->side].present++;
-	strvec_push_unique(&row->side[ctx->side].statuses, rr.status ? rr.status : "(none)");
-	collect_markers(&row->side[ctx->side].markers, json_object_get(obj, "markers"));
-	if (ctx->fallback_all || (rr.nodeid &&
-				  strvec_find(&ctx->fallback_nodes, rr.nodeid) >= 0))
-		strvec_push_unique(&row->side[ctx->side].markers, MARKER_REPLAY_FALLBACK);
-	if (!rr.status || strcmp(rr.status, "SUCCESS"))
-		return 0;
-	row->side[ctx->side].success++;
-	for (int k = 0; k < COMPARE_KINDS; k++) {
-		const json_t *meas = k == COMPARE_GEMS ? rr.gems : rr.torch;
-		struct stats_sample_set set;
-		double *x;
-		size_t n, strata;
 
+	if (lr->nr == lr->alloc) {
+		lr->alloc = lr->alloc ? 2 * lr->alloc : 16;
+		lr->rows = xrealloc(lr->rows, lr->alloc * sizeof(*lr->rows));
+	}
+	row = &lr->rows[lr->nr++];
+	memset(row, 0, sizeof(*row));
+	strbuf_addf(&key, "%s%c%s%c%s%c%s", rr->op, 0x1f, rr->op_name, 0x1f, rr->dtype, 0x1f,
+		    rr->shape);
+	row->key = strbuf_detach(&key, NULL);
+	row->op = xstrdup(rr->op);
+	row->op_name = xstrdup(rr->op_name);
+	row->dtype = xstrdup(rr->dtype);
+	row->shape = xstrdup(rr->shape);
+	row->status = rr->status ? xstrdup(rr->status) : NULL;
+	row->nodeid = rr->nodeid ? xstrdup(rr->nodeid) : NULL;
+	strvec_init(&row->markers);
+	collect_markers(&row->markers, json_object_get(rr->obj, "markers"));
+	if (!rr->status || strcmp(rr->status, "SUCCESS"))
+		return 0;
+	for (int k = 0; k < COMPARE_KINDS; k++) {
+		const json_t *meas = k == COMPARE_GEMS ? rr->gems : rr->torch;
+		struct loaded_meas *m = &row->m[k];
+		struct stats_sample_set set;
+
+		strvec_init(&m->markers);
 		if (meas) {
 			const json_t *k_json = json_object_get(meas, "calls_per_replay");
 
-			results_meas_markers(meas, &row->side[ctx->side].markers);
-			strvec_push_unique(&row->side[ctx->side].timers, json_str(meas, "timer"));
+			m->present = 1;
+			results_meas_markers(meas, &m->markers);
+			m->timer_owned = json_str(meas, "timer") ? xstrdup(json_str(meas, "timer")) : NULL;
 			if (json_is_integer(k_json)) {
-				char *kk = xstrfmt("%s=%lld", compare_kind_name[k],
-						   (long long)json_integer_value(k_json));
-				strvec_push_unique(&row->side[ctx->side].ks, kk);
-				free(kk);
+				m->has_k = 1;
+				m->k = (long long)json_integer_value(k_json);
 			}
 		}
-		n = measurement_samples(meas, obj, latency_key[k], &x, &strata);
-		if (!n)
-			continue;
-		set.x = x;
-		set.n = n;
-		set.strata = strata;
-		measurement_placement(meas, &set);
-		push_round(&row->side[ctx->side].r[k], &set);
+		m->n = measurement_samples(rr, meas, latency_key[k], &m->x, &m->strata);
+		if (m->n) {
+			measurement_placement(meas, &set);
+			m->place_sd = set.place_sd;
+			m->place_df = set.place_df;
+		}
 	}
 	(void)lineno;
 	return 0;
 }
 
-int compare_load_results(struct compare *c)
+static void read_run(const struct compare_run *r, struct loaded_run *lr)
 {
-	for (int s = 0; s < 2; s++)
-		for (size_t i = 0; i < c->side[s].nr; i++) {
-			struct compare_run *r = &c->side[s].runs[i];
-			char *path = path_join(r->dir, EVENTS_FILE);
-			struct load_ctx ctx = { c, s, i, r, STRVEC_INIT, 0 };
-			size_t skipped;
-			int rc = jsonl_each(path, load_event, &ctx, &skipped);
+	char *path = path_join(r->dir, EVENTS_FILE);
+	size_t skipped;
+	int rc = jsonl_each(path, load_event, lr, &skipped);
 
-			free(path);
-			path = path_join(r->dir, RESULTS_FILE);
-			if (rc >= 0)
-				rc = results_each(path, RESULTS_QUIET_BAD_LINES, load_row, &ctx,
-						  &r->skipped_lines);
-			free(path);
-			strvec_clear(&ctx.fallback_nodes);
-			if (rc < 0)
-				return -1;
-			r->has_results = rc == 0;
-			if (r->replay_fallbacks) {
-				char *w = xstrfmt("%s run %s: %zu autotune point%s could not be "
-						  "replayed (AUTOTUNE_REPLAY_FALLBACK) and tuned live; "
-						  "the rows of %s test%s are flagged", c->side[s].name,
-						  path_basename(r->dir), r->replay_fallbacks,
-						  r->replay_fallbacks == 1 ? "" : "s",
-						  ctx.fallback_all ? "every" : "its",
-						  ctx.fallback_all ? "" : "s");
-				strvec_push(&c->warnings, w);
-				free(w);
-			}
-		}
-	return 0;
+	free(path);
+	path = path_join(r->dir, RESULTS_FILE);
+	if (rc >= 0)
+		rc = results_each(path, RESULTS_QUIET_BAD_LINES | RESULTS_TAKE_SAMPLES, load_row, lr,
+				  &lr->skipped_lines);
+	free(path);
+	lr->rc = rc;
 }
 
+static void loaded_run_release(struct loaded_run *lr)
+{
+	for (size_t i = 0; i < lr->nr; i++) {
+		struct loaded_row *row = &lr->rows[i];
+
+		free(row->key);
+		free(row->op);
+		free(row->op_name);
+		free(row->dtype);
+		free(row->shape);
+		free(row->status);
+		free(row->nodeid);
+		strvec_clear(&row->markers);
+		for (int k = 0; k < COMPARE_KINDS; k++) {
+			strvec_clear(&row->m[k].markers);
+			free(row->m[k].timer_owned);
+			free(row->m[k].x);
+		}
+	}
+	free(lr->rows);
+	strvec_clear(&lr->fallback_nodes);
+	memset(lr, 0, sizeof(*lr));
+}
+
+/* One loaded row into the comparison's rows, as the serial reader did. */
+static void merge_row(struct compare *c, int s, size_t run, struct compare_run *r,
+		      const struct loaded_run *lr, struct loaded_row *lrow)
+{
+	struct compare_row *row;
+	int created;
+
+	row = row_for(c, lrow->key, &created);
+	if (created) {
+		row->op = xstrdup(lrow->op);
+		row->op_name = xstrdup(lrow->op_name);
+		row->dtype = xstrdup(lrow->dtype);
+		row->shape = xstrdup(lrow->shape);
+	}
+	r->rows++;
+	if (row->side[s].last_run == run + 1) {
+		r->duplicates++;	/* the same key twice in one run: keep the first */
+		return;
+	}
+	row->side[s].last_run = run + 1;
+	row->side[s].present++;
+	strvec_push_unique(&row->side[s].statuses, lrow->status ? lrow->status : "(none)");
+	for (size_t i = 0; i < lrow->markers.nr; i++)
+		strvec_push_unique(&row->side[s].markers, lrow->markers.v[i]);
+	if (lr->fallback_all || (lrow->nodeid &&
+				 strvec_find(&lr->fallback_nodes, lrow->nodeid) >= 0))
+		strvec_push_unique(&row->side[s].markers, MARKER_REPLAY_FALLBACK);
+	if (!lrow->status || strcmp(lrow->status, "SUCCESS"))
+		return;
+	row->side[s].success++;
+	for (int k = 0; k < COMPARE_KINDS; k++) {
+		struct loaded_meas *m = &lrow->m[k];
+		struct stats_sample_set set;
+
+		if (m->present) {
+			for (size_t i = 0; i < m->markers.nr; i++)
+				strvec_push_unique(&row->side[s].markers, m->markers.v[i]);
+			strvec_push_unique(&row->side[s].timers, m->timer_owned);
+			if (m->has_k) {
+				char *kk = xstrfmt("%s=%lld", compare_kind_name[k], m->k);
+				strvec_push_unique(&row->side[s].ks, kk);
+				free(kk);
+			}
+		}
+		if (!m->n)
+			continue;
+		set.x = m->x;
+		set.n = m->n;
+		set.strata = m->strata;
+		set.place_sd = m->place_sd;
+		set.place_df = m->place_df;
+		m->x = NULL;	/* the row owns them now */
+		push_round(&row->side[s].r[k], &set);
+	}
+}
+
+/* The runs to read, shared out among threads, one run at a time. */
+struct read_work {
+	struct compare_run **runs;
+	struct loaded_run *out;
+	size_t n;
+	size_t next;            /* taken with __atomic_fetch_add */
+};
+
+static void *read_worker(void *arg)
+{
+	struct read_work *w = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->n)
+		read_run(w->runs[i], &w->out[i]);
+	return NULL;
+}
+
+#define READ_THREADS_MAX 16
+
+static void read_all_runs(struct read_work *w)
+{
+	pthread_t tid[READ_THREADS_MAX];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = cpus > 1 ? (size_t)cpus : 1, started = 0;
+
+	if (nthreads > READ_THREADS_MAX)
+		nthreads = READ_THREADS_MAX;
+	if (nthreads > w->n)
+		nthreads = w->n ? w->n : 1;
+	/* Jansson's hash seed is set once, before any thread parses. */
+	json_object_seed(0);
+	for (size_t t = 1; t < nthreads; t++)
+		if (!pthread_create(&tid[started], NULL, read_worker, w))
+			started++;
+	read_worker(w);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+}
+
+int compare_load_results(struct compare *c)
+{
+	size_t n = c->side[0].nr + c->side[1].nr, at = 0;
+	struct read_work w = { xcalloc(n ? n : 1, sizeof(*w.runs)),
+			       xcalloc(n ? n : 1, sizeof(*w.out)), n, 0 };
+	int ret = 0;
+
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < c->side[s].nr; i++) {
+			w.runs[at] = &c->side[s].runs[i];
+			strvec_init(&w.out[at].fallback_nodes);
+			at++;
+		}
+	read_all_runs(&w);
+	at = 0;
+	for (int s = 0; s < 2 && !ret; s++)
+		for (size_t i = 0; i < c->side[s].nr && !ret; i++, at++) {
+			struct compare_run *r = &c->side[s].runs[i];
+			struct loaded_run *lr = &w.out[at];
+
+			if (lr->rc < 0) {
+				/* Read again here: its error() is this thread's to say. */
+				struct loaded_run again = { 0 };
+				strvec_init(&again.fallback_nodes);
+				read_run(r, &again);
+				loaded_run_release(&again);
+				ret = -1;
+				break;
+			}
+			r->skipped_lines = lr->skipped_lines;
+			r->replay_fallbacks = lr->replay_fallbacks;
+			for (size_t k = 0; k < lr->nr; k++)
+				merge_row(c, s, i, r, lr, &lr->rows[k]);
+			r->has_results = lr->rc == 0;
+			if (r->replay_fallbacks) {
+				char *msg = xstrfmt("%s run %s: %zu autotune point%s could not be "
+						    "replayed (AUTOTUNE_REPLAY_FALLBACK) and tuned live; "
+						    "the rows of %s test%s are flagged", c->side[s].name,
+						    path_basename(r->dir), r->replay_fallbacks,
+						    r->replay_fallbacks == 1 ? "" : "s",
+						    lr->fallback_all ? "every" : "its",
+						    lr->fallback_all ? "" : "s");
+				strvec_push(&c->warnings, msg);
+				free(msg);
+			}
+		}
+	for (size_t i = 0; i < n; i++)
+		loaded_run_release(&w.out[i]);
+	free(w.runs);
+	free(w.out);
+	return ret;
+}

@@ -217,10 +217,14 @@ static void centre_law_even_exact(struct stats_round *r)
 		H[i - jlo] = exp(lc + log_pow_step((double)(n - i + 1), md));
 		lx[i - jlo] = log(r->x[i - 1]);
 	}
-	for (size_t i = jlo; i <= jhi; i++) {
-		double g = G[i - jlo], same;
+	/* F(i - 1) is the previous step's F(i): each binomial tail computed once */
+	double cdf_prev = os_cdf(&L, jlo - 1);
 
-		same = os_cdf(&L, i) - os_cdf(&L, i - 1);
+	for (size_t i = jlo; i <= jhi; i++) {
+		double g = G[i - jlo], same, cdf = os_cdf(&L, i);
+
+		same = cdf - cdf_prev;
+		cdf_prev = cdf;
 		if (i < n)
 			same -= g * exp(lc + md * log((double)(n - i)));
 		if (same > 0) {
@@ -590,9 +594,8 @@ static void widen_by_bootstrap(const struct side *A, const struct side *B, const
 	stats_rng_seed(&rng, o->seed);
 	for (unsigned i = 0; i < o->nboot; i++)
 		d[i] = side_draw(B, &rng) - side_draw(A, &rng);
-	stats_sort(d, o->nboot);
-	plo = stats_quantile_sorted(d, o->nboot, alpha / 2);
-	phi = stats_quantile_sorted(d, o->nboot, 1 - alpha / 2);
+	phi = stats_quantile_select(d, o->nboot, 1 - alpha / 2);
+	plo = stats_quantile_select(d, o->nboot, alpha / 2);
 	free(d);
 	if (plo < c->lo)
 		c->lo = plo;

@@ -93,6 +93,64 @@ double stats_quantile_sorted(const double *x, size_t n, double q)
 	return x[lo] + frac * (x[lo + 1] - x[lo]);
 }
 
+/* Put the k-th smallest of x at x[k], smaller ones before it, larger after (Hoare). */
+static void select_kth(double *x, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (hi > lo + 24) {
+		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+		double pivot;
+
+		if (x[mid] < x[lo])
+			swap_d(&x[mid], &x[lo]);
+		if (x[hi] < x[lo])
+			swap_d(&x[hi], &x[lo]);
+		if (x[hi] < x[mid])
+			swap_d(&x[hi], &x[mid]);
+		pivot = x[mid];
+		for (;;) {
+			while (x[i] < pivot)
+				i++;
+			while (x[j] > pivot)
+				j--;
+			if (i >= j)
+				break;
+			swap_d(&x[i], &x[j]);
+			i++;
+			j--;
+		}
+		/* [lo, j] <= pivot <= [j + 1, hi] */
+		if (k <= j)
+			hi = j;
+		else
+			lo = j + 1;
+	}
+	insertion_sort(x + lo, hi - lo + 1);
+}
+
+double stats_quantile_select(double *x, size_t n, double q)
+{
+	double h, frac, next;
+	size_t lo;
+
+	if (!n)
+		return NAN;
+	h = q <= 0 ? 0 : q >= 1 ? (double)(n - 1) : q * (double)(n - 1);
+	lo = (size_t)floor(h);
+	if (lo >= n)
+		lo = n - 1;
+	frac = h - (double)lo;
+	select_kth(x, n, lo);
+	if (lo + 1 >= n || frac == 0)
+		return x[lo];
+	next = x[lo + 1];
+	for (size_t i = lo + 2; i < n; i++)
+		if (x[i] < next)
+			next = x[i];
+	return x[lo] + frac * (next - x[lo]);
+}
+
 double stats_median_sorted(const double *x, size_t n)
 {
 	if (!n)

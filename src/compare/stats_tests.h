@@ -31,6 +31,13 @@ void stats_sort(double *x, size_t n);
 
 /* Quantile q in [0, 1] of sorted x (type 7); NaN when n == 0. */
 double stats_quantile_sorted(const double *x, size_t n, double q);
+/*
+ * The same quantile of unsorted x, by selection (O(n), where a sort is
+ * O(n log n)): the value stats_quantile_sorted would give on x sorted.
+ * Reorders x. A bootstrap needs two quantiles of each of thousands of
+ * draws sets, and sorting them was a fifth of zlb compare's time.
+ */
+double stats_quantile_select(double *x, size_t n, double q);
 /* Median of sorted x (mean of the two middle values for even n). */
 double stats_median_sorted(const double *x, size_t n);
 /* Median of unsorted x (sorts a copy). */

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,6 +51,22 @@ void results_meas_markers(const json_t *meas, struct strvec *out)
 		strvec_push_unique(out, json_string_value(m));
 	if (json_is_object(json_object_get(meas, "fallback")))
 		strvec_push_unique(out, MARKER_DIRECT);
+}
+
+int results_meas_taken(const struct results_row *r, const json_t *meas, const double **x,
+		       size_t *n)
+{
+	const json_t *v = json_object_get(meas, "samples_ms");
+	json_int_t k;
+
+	if (!r->taken || !json_is_integer(v))
+		return 0;
+	k = -json_integer_value(v);
+	if (k < 1 || (size_t)k > r->taken->narr)
+		return 0;
+	*x = r->taken->v + r->taken->start[k - 1];
+	*n = r->taken->len[k - 1];
+	return 1;
 }
 
 /* ---- cutting samples_ms out of a line ------------------------------------ */
@@ -129,7 +147,55 @@ static const char *number_array_end(const char *p, const char *end)
  * escaped and follows '{' or ',' (with blanks), and ':' then '[' follow it.
  * An array that is not a well-formed array of numbers is left alone.
  */
-static size_t drop_samples(char *line, size_t n)
+/* Parse the numbers of the array at open (checked by number_array_end) into t. 0, or -1
+ * when one would not read back as jansson reads it (an integer beyond long long). */
+static int take_numbers(const char *open, const char *close, struct results_taken *t)
+{
+	const char *p = open + 1;
+	size_t start = t->nv;
+
+	for (;;) {
+		size_t len;
+		double v;
+
+		while (p < close && (is_ws(*p) || *p == ','))
+			p++;
+		if (p >= close || *p == ']')
+			break;
+		len = number_len(p, close);
+		if (memchr(p, '.', len) || memchr(p, 'e', len) || memchr(p, 'E', len)) {
+			v = strtod(p, NULL);
+		} else {
+			/* jansson: an integer, as a double when read as a number */
+			char *e;
+			long long ll;
+
+			errno = 0;
+			ll = strtoll(p, &e, 10);
+			if (errno == ERANGE) {
+				t->nv = start;
+				return -1;
+			}
+			v = (double)ll;
+		}
+		if (t->nv == t->capv) {
+			t->capv = t->capv ? 2 * t->capv : 1024;
+			t->v = xrealloc(t->v, t->capv * sizeof(*t->v));
+		}
+		t->v[t->nv++] = v;
+		p += len;
+	}
+	if (t->narr == RESULTS_TAKEN_MAX) {
+		t->nv = start;
+		return -1;
+	}
+	t->start[t->narr] = start;
+	t->len[t->narr] = t->nv - start;
+	t->narr++;
+	return 0;
+}
+
+static size_t drop_samples(char *line, size_t n, struct results_taken *t)
 {
 	static const char key[] = "\"samples_ms\"";
 	const size_t klen = sizeof(key) - 1;
@@ -158,6 +224,19 @@ static size_t drop_samples(char *line, size_t n)
 		close = number_array_end(open, end);
 		if (!close || close - open < 4)	/* "[]" and "[1]" stay: too short for null */
 			continue;
+		if (t) {
+			/* "-K": the K-th array taken from this line (results_meas_taken) */
+			char mark[4];
+
+			if (take_numbers(open, close, t))
+				continue;
+			snprintf(mark, sizeof(mark), "-%zu", t->narr);
+			memcpy(open, mark, strlen(mark));
+			memmove(open + strlen(mark), close, (size_t)(end - close));
+			end -= (close - open) - (ptrdiff_t)strlen(mark);
+			p = open + strlen(mark);
+			continue;
+		}
 		memcpy(open, "null", 4);
 		memmove(open + 4, close, (size_t)(end - close));
 		end -= (close - open) - 4;
@@ -214,11 +293,12 @@ static int slurp(const char *path, char **out, size_t *len)
 	return 0;
 }
 
-typedef int (*line_fn)(void *ctx, json_t *obj, size_t lineno);
+typedef int (*line_fn)(void *ctx, json_t *obj, size_t lineno, const struct results_taken *t);
 
 static int walk_lines(const char *path, const char *needle, unsigned flags, line_fn fn,
 		      void *ctx, size_t *bad_lines)
 {
+	struct results_taken taken = { 0 };
 	char *buf, *p, *end;
 	size_t len, lineno = 0, bad = 0, nlen = needle ? strlen(needle) : 0;
 	int rc = slurp(path, &buf, &len), ret = 0;
@@ -239,8 +319,11 @@ static int walk_lines(const char *path, const char *needle, unsigned flags, line
 			n--;
 		if (!n || (needle && !memmem(p, n, needle, nlen)))
 			goto next;
-		if (flags & RESULTS_SKIP_SAMPLES)
-			n = drop_samples(p, n);
+		taken.nv = taken.narr = 0;
+		if (flags & RESULTS_TAKE_SAMPLES)
+			n = drop_samples(p, n, &taken);
+		else if (flags & RESULTS_SKIP_SAMPLES)
+			n = drop_samples(p, n, NULL);
 		obj = json_loadb(p, n, 0, &err);
 		if (!json_is_object(obj)) {
 			if (!(flags & RESULTS_QUIET_BAD_LINES))
@@ -248,12 +331,13 @@ static int walk_lines(const char *path, const char *needle, unsigned flags, line
 					obj ? "another JSON value" : err.text);
 			bad++;
 		} else {
-			ret = fn(ctx, obj, lineno);
+			ret = fn(ctx, obj, lineno, flags & RESULTS_TAKE_SAMPLES ? &taken : NULL);
 		}
 		json_decref(obj);
 next:
 		p = eol + 1;
 	}
+	free(taken.v);
 	free(buf);
 	if (bad_lines)
 		*bad_lines = bad;
@@ -265,13 +349,14 @@ struct row_walk {
 	void *ctx;
 };
 
-static int row_line(void *vctx, json_t *obj, size_t lineno)
+static int row_line(void *vctx, json_t *obj, size_t lineno, const struct results_taken *t)
 {
 	struct row_walk *w = vctx;
 	struct results_row row;
 
 	if (results_row_get(obj, &row))
 		return 0;
+	row.taken = t;
 	return w->fn(w->ctx, &row, lineno);
 }
 
@@ -289,7 +374,7 @@ struct event_walk {
 	void *ctx;
 };
 
-static int event_line(void *vctx, json_t *obj, size_t lineno)
+static int event_line(void *vctx, json_t *obj, size_t lineno, const struct results_taken *t)
 {
 	struct event_walk *w = vctx;
 	const char *ev = json_str(obj, "event");

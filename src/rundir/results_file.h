@@ -28,6 +28,15 @@
 #define RESULTS_FILE "results.jsonl"
 #define EVENTS_FILE "events.jsonl"
 
+/* The samples_ms arrays RESULTS_TAKE_SAMPLES took out of one line. */
+#define RESULTS_TAKEN_MAX 99
+struct results_taken {
+	double *v;		/* every taken value, array after array */
+	size_t nv, capv;
+	size_t start[RESULTS_TAKEN_MAX], len[RESULTS_TAKEN_MAX];
+	size_t narr;
+};
+
 /* One results.jsonl row; strings point into obj. */
 struct results_row {
 	const json_t *obj;
@@ -42,6 +51,7 @@ struct results_row {
 	double speedup;		/* NAN when null or absent */
 	const json_t *torch;	/* measurement objects; NULL when that side was not measured */
 	const json_t *gems;
+	const struct results_taken *taken;	/* with RESULTS_TAKE_SAMPLES, else NULL */
 };
 
 /*
@@ -58,8 +68,24 @@ int results_row_get(const json_t *obj, struct results_row *r);
  */
 void results_meas_markers(const json_t *meas, struct strvec *out);
 
+/*
+ * The samples_ms of meas when RESULTS_TAKE_SAMPLES took them from the line:
+ * 1 with *x (valid during the row callback) and *n, every one a number. 0
+ * when meas holds its samples as JSON (or has none): read them from meas.
+ */
+int results_meas_taken(const struct results_row *r, const json_t *meas, const double **x,
+		       size_t *n);
+
 /* Drop samples_ms arrays before parsing (see above). */
 #define RESULTS_SKIP_SAMPLES 0x1
+/*
+ * Read samples_ms arrays without jansson: each array cut as with
+ * RESULTS_SKIP_SAMPLES is first parsed into the row's taken values (with
+ * strtod, as jansson reads a real, and as a long long for an integer), and
+ * left as a placeholder that results_meas_taken() resolves. Same values,
+ * a fraction of the work: jansson allocates a json_t per number.
+ */
+#define RESULTS_TAKE_SAMPLES 0x4
 /* Count bad lines in *bad_lines without a warning: the caller reports them. */
 #define RESULTS_QUIET_BAD_LINES 0x2
 

@@ -407,6 +407,41 @@ static void test_sort(void **state)
 	}
 }
 
+/* Selection gives exactly the sorted quantile, ties, duplicates and edges included. */
+static void test_quantile_select(void **state)
+{
+	const double qs[] = { 0, 0.000001, 0.025, 0.1, 0.5, 0.975, 0.999999, 1 };
+	struct stats_rng rng;
+
+	stats_rng_seed(&rng, 5);
+	for (size_t n = 1; n < 5000; n = n * 3 + 1) {
+		double *x = malloc(n * sizeof(*x)), *s = malloc(n * sizeof(*s));
+		for (int kind = 0; kind < 3; kind++) {
+			for (size_t i = 0; i < n; i++)
+				s[i] = kind == 0 ? stats_rng_normal(&rng) :
+				       kind == 1 ? (double)stats_rng_below(&rng, n / 4 + 1) :
+				       (double)(n - i);
+			stats_sort(s, n);
+			for (size_t k = 0; k < sizeof(qs) / sizeof(*qs); k++) {
+				/* reversed, then shuffled (Fisher-Yates) for every other q */
+				for (size_t i = 0; i < n; i++)
+					x[i] = s[n - 1 - i];
+				if (k % 2)
+					for (size_t i = n; i > 1; i--) {
+						size_t j = stats_rng_below(&rng, i);
+						double t = x[i - 1];
+						x[i - 1] = x[j];
+						x[j] = t;
+					}
+				assert_true(stats_quantile_select(x, n, qs[k]) ==
+					    stats_quantile_sorted(s, n, qs[k]));
+			}
+		}
+		free(x);
+		free(s);
+	}
+}
+
 static void test_verdict_rules(void **state)
 {
 	struct stats_cmp c = { .ok = 1 };
@@ -447,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_resampled_median_large_n),
 		cmocka_unit_test(test_rng),
 		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_quantile_select),
 		cmocka_unit_test(test_verdict_rules),
 	};
 	return cmocka_run_group_tests(tests, load, unload);
