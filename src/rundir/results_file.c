@@ -147,8 +147,12 @@ static const char *number_array_end(const char *p, const char *end)
  * escaped and follows '{' or ',' (with blanks), and ':' then '[' follow it.
  * An array that is not a well-formed array of numbers is left alone.
  */
-/* Parse the numbers of the array at open (checked by number_array_end) into t. 0, or -1
- * when one would not read back as jansson reads it (an integer beyond long long). */
+/*
+ * Parse the numbers of the array at open (checked by number_array_end) into
+ * t. 0, or -1 when one would not read as jansson reads it (an integer beyond
+ * long long, a real beyond double: jansson refuses those lines, and the
+ * array is then left for it to refuse).
+ */
 static int take_numbers(const char *open, const char *close, struct results_taken *t)
 {
 	const char *p = open + 1;
@@ -164,7 +168,13 @@ static int take_numbers(const char *open, const char *close, struct results_take
 			break;
 		len = number_len(p, close);
 		if (memchr(p, '.', len) || memchr(p, 'e', len) || memchr(p, 'E', len)) {
+			errno = 0;
 			v = strtod(p, NULL);
+			/* jansson refuses an overflowing real (its line is bad): so do we */
+			if (errno == ERANGE && isinf(v)) {
+				t->nv = start;
+				return -1;
+			}
 		} else {
 			/* jansson: an integer, as a double when read as a number */
 			char *e;

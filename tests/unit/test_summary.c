@@ -330,6 +330,85 @@ static void test_samples_shortcut_reads_the_same(void **state)
 	json_decref(fast.rows);
 }
 
+/* Per row: every measurement's samples as doubles, taken or from the JSON. */
+static int collect_samples(void *ctx, const struct results_row *r, size_t lineno)
+{
+	json_t *out = ctx, *row = json_object();
+	const json_t *meas[2] = { r->torch, r->gems };
+	const char *names[2] = { "torch", "gems" };
+
+	for (int k = 0; k < 2; k++) {
+		json_t *a = json_array();
+		const double *x;
+		size_t n, i;
+		json_t *v;
+
+		if (!meas[k])
+			continue;
+		if (results_meas_taken(r, meas[k], &x, &n)) {
+			for (i = 0; i < n; i++)
+				json_array_append_new(a, json_real(x[i]));
+			json_object_set_new(row, "taken", json_true());
+		} else {
+			json_array_foreach(json_object_get(meas[k], "samples_ms"), i, v)
+				json_array_append_new(a, json_is_number(v) ? json_real(json_number_value(v))
+									   : json_null());
+		}
+		json_object_set_new(row, names[k], a);
+	}
+	json_array_append_new(out, row);
+	return 0;
+}
+
+/* The walker's own reading of samples_ms gives jansson's doubles, bit for bit. */
+static void test_taken_samples_are_jansson_s(void **state)
+{
+	static const char text[] =
+		"{\"kind\": \"row\", \"op\": \"a\", \"torch\": {\"samples_ms\": [0.1, 0.2, 3e-3, "
+		"1E+2, -0.0, 0.30000000000000004, 123456789012345678, 5e-324, 1.7976931348623157e308]},"
+		" \"gems\": {\"samples_ms\" :  [ 1.5e-3 , -2, 7 ]}}\n"
+		/* an integer beyond long long: jansson refuses the line, and so must the walker */
+		"{\"kind\": \"row\", \"op\": \"b\", \"torch\": {\"samples_ms\": [1, 99999999999999999999, 3]}}\n"
+		"{\"kind\": \"row\", \"op\": \"b2\", \"torch\": {\"samples_ms\": [1, 1e400, 3]}}\n"
+		/* short, strings, nested: left to jansson */
+		"{\"kind\": \"row\", \"op\": \"c\", \"torch\": {\"samples_ms\": [1]}, "
+		"\"gems\": {\"samples_ms\": [\"x\", 1, 2]}}\n";
+	char path[] = "/tmp/zlb-results-XXXXXX";
+	int fd = mkstemp(path);
+	json_t *plain = json_array(), *fast = json_array();
+	size_t bad_plain, bad_fast, i;
+	json_t *row;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	assert_int_equal(results_each(path, 0, collect_samples, plain, &bad_plain), 0);
+	assert_int_equal(results_each(path, RESULTS_TAKE_SAMPLES, collect_samples, fast,
+				      &bad_fast), 0);
+	unlink(path);
+	assert_int_equal(bad_plain, 2);
+	assert_int_equal(bad_fast, 2);
+	assert_int_equal(json_array_size(fast), 2);
+	assert_true(json_is_true(json_object_get(json_array_get(fast, 0), "taken")));
+	assert_null(json_object_get(json_array_get(fast, 1), "taken"));
+	json_array_foreach(plain, i, row) {
+		json_t *f = json_array_get(fast, i);
+		const char *sides[] = { "torch", "gems" };
+
+		for (int k = 0; k < 2; k++) {
+			json_t *a = json_object_get(row, sides[k]), *b = json_object_get(f, sides[k]);
+			assert_int_equal(json_array_size(a), json_array_size(b));
+			for (size_t j = 0; j < json_array_size(a); j++) {
+				double x = json_real_value(json_array_get(a, j));
+				double y = json_real_value(json_array_get(b, j));
+				assert_memory_equal(&x, &y, sizeof(x));
+			}
+		}
+	}
+	json_decref(plain);
+	json_decref(fast);
+}
+
 static int count_event(void *ctx, const json_t *ev, size_t lineno)
 {
 	(*(size_t *)ctx)++;
@@ -361,6 +440,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_old_batch_is_walked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_samples_shortcut_reads_the_same, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_taken_samples_are_jansson_s, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_of_one_name, setup, teardown),
 	};
 
