@@ -116,3 +116,21 @@ def test_pin_keeps_each_operator_on_its_hashed_device(world):
     world.bdir = world.bdir.parent / "b2"
     assert batch(world, "--ops", *ops, "--devices", "0,1", "--pin").rc == 0
     assert {o: st2["device"] for o, st2 in status(world.bdir).items()} == planned
+
+
+def test_one_crash_among_sixteen_costs_a_fresh_worker_or_two_not_the_batch(world):
+    ops = ["add", "softmax", "mm", "layer_norm", "sort", "avg_pool2d", "b_pass", "b_trivial",
+           "b_segv", "b_fp32only", "b_skipif", "b_xfail", "softmax_backward", "only_fp32",
+           "adaptive_max_pool2d", "autotuned_exp"]
+    r = batch(world, "--isolation", "worker", "--ops", *ops, timeout=300)
+    assert r.rc == 1, r
+    st = status(world.bdir)
+    assert st["b_segv"]["status"] == "FAIL", st
+    assert all(st[o]["status"] in ("PASS", "SKIP") for o in ops if o != "b_segv"), st
+    # The worker that ran the first eight, a fresh one for the crash's verdict
+    # (and one per retry of it: each crash ends its worker), one for the rest.
+    workers = list((world.bdir / ".logs" / "workers").glob("lane0.*.log"))
+    attempts = int(st["b_segv"]["attempts"])
+    assert len(workers) == 1 + attempts, (workers, st["b_segv"])
+    jobs = {o: worker_jobs(world, st, o)[-1][1] for o in ops if st[o]["run_dir"]}
+    assert max(jobs.values()) >= 7, jobs      # the warm worker really served many
