@@ -1,6 +1,7 @@
 /*
- * zlb batch: many operators, one `zlb run` child each, serial per device,
- * devices in parallel (DESIGN §8). The layout of a batch directory:
+ * zlb batch: many operators, one `zlb run` child each (or one warm worker's
+ * job each, --isolation worker), serial per device, devices in parallel from
+ * one queue (DESIGN §8). The layout of a batch directory:
  *
  *   batch.json           schema_version 2: args, options, devices, the
  *                        operator list with each one's device, the tables'

@@ -1,0 +1,392 @@
+/* zlb batch's options: the tables, the command line, --resume (cmd_batch.h). */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "cli/commands.h"
+#include "cli/usage.h"
+#include "batch/batch.h"
+#include "batch/batch_resume.h"
+#include "batch/inventory.h"
+#include "lib/jsonfile.h"
+#include "batch/opspec.h"
+#include "lib/options.h"
+#include "lib/paths.h"
+#include "rundir/preflight_report.h"
+#include "run/preflight.h"
+#include "run/run_config.h"
+#include "lib/term.h"
+#include "executors/executor.h"
+
+#include "cli/cmd_batch.h"
+
+extern char **environ;
+
+static const char *const progress_modes[] = { "auto", "live", "plain", NULL };
+static const char *const executors[] = { "local", "slurm", NULL };
+static const char *const isolations[] = { "process", "worker", NULL };
+
+const struct opt_def batch_option_defs[] = {
+	{ "all", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "every operator of the inventory in --ops-dir (`zlb inventory` writes it), less "
+	  "unconditional skips and the dismiss list", NULL },
+	{ "ops-file", NULL, "ZLB_OPS_FILE", NULL, OPT_STRING, NULL, 0, 0, "FILE",
+	  "operators, one [repo:]op[@file] a line ('#' comments)", NULL },
+	{ "ops-dir", NULL, "ZLB_OPS_DIR", "ops", OPT_STRING, NULL, 0, 0, "DIR",
+	  "where --all finds inventory_main.csv / inventory_vllm.csv and dismiss.txt", NULL },
+	{ "dismiss", NULL, "ZLB_DISMISS", NULL, OPT_STRING, NULL, 0, 0, "FILE",
+	  "dismiss list for --all (default: <ops-dir>/dismiss.txt when present)", NULL },
+	{ "devices", "gpus", "ZLB_DEVICES", NULL, OPT_STRING, NULL, 0, 0, "N,N,...",
+	  "device indices (among those visible) to spread operators over; default: "
+	  "every visible device. With --executor slurm: one number per job that may run "
+	  "at once (Slurm picks each job's GPU); required there", NULL },
+	{ "op-timeout", NULL, "ZLB_OP_TIMEOUT", "1800", OPT_REAL, NULL, 0, 0, "S",
+	  "seconds an attempt may take; then SIGTERM to its process group, --grace, "
+	  "SIGKILL, status TIMEOUT (never retried); 0: no limit", NULL, 0.0, 1e7 },
+	{ "grace", NULL, "ZLB_KILL_GRACE", "10", OPT_REAL, NULL, 0, 0, "S",
+	  "seconds between SIGTERM and SIGKILL when an operator is stopped", NULL,
+	  0.0, 3600.0 },
+	{ "retries", NULL, "ZLB_RETRIES", "2", OPT_INT, NULL, 0, 20, "N",
+	  "retries after pytest rc 1 or a signal; stops early when an exit code repeats",
+	  NULL },
+	{ "dtypes", NULL, "DTYPES", NULL, OPT_LIST, flaggems_dtypes, 0, 0, "\"T T\"",
+	  "dtypes to measure; an operator that cannot take them falls back to its own "
+	  "(remarks dtype_fallback, dtype_rescue)", NULL },
+	{ "shape-file", "shapes", "SHAPE_FILE", NULL, OPT_STRING, NULL, 0, 0, "FILE",
+	  "shape set for every operator (e.g. ops/shapes_multi.yaml); an operator it "
+	  "has no entry for runs on upstream's shapes (remark shapes_default)", NULL },
+	{ "replay-root", NULL, "ZLB_REPLAY_ROOT", NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "replay each operator's autotune configs from DIR/<repo>/<op> (an earlier batch)",
+	  NULL },
+	{ "batch-dir", NULL, "ZLB_BATCH_DIR", NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "the batch directory (default: <runs-dir>/batch_<YYYYmmdd-HHMMSS>)", NULL },
+	{ "resume", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "continue --batch-dir: PASS/SKIP operators (.complete) are kept, the others run "
+	  "again (without operators given, the batch's own list)", NULL },
+	{ "runs-dir", NULL, "ZLB_RUNS_DIR", "runs", OPT_STRING, NULL, 0, 0, "DIR",
+	  "where the default batch directory goes", NULL },
+	{ "flaggems-dir", NULL, "FLAGGEMS_DIR", NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "FlagGems checkout of repo main (flag_gems); default: as zlb run finds it", NULL },
+	{ "vllm-dir", NULL, "FLAGGEMS_VLLM_DIR", NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "FlagGems-vllm checkout of repo vllm (flaggems_vllm); needed for vllm: operators",
+	  NULL },
+	{ "backend", NULL, "ZL_BACKEND", NULL, OPT_STRING, NULL, 0, 0, "NAME",
+	  "accelerator backend (default: the first registered)", NULL },
+	{ "progress", NULL, "ZLB_PROGRESS", "auto", OPT_CHOICE, progress_modes, 0, 0, "MODE",
+	  "live: one line per device redrawn in place; plain: one line per operator; "
+	  "auto: live on a terminal", NULL },
+	{ "executor", NULL, "ZLB_EXECUTOR", "local", OPT_CHOICE, executors, 0, 0, "NAME",
+	  "where operators run: local (child processes of this machine) or slurm (one "
+	  "Slurm job per operator through srun: 1 task, 1 GPU; the batch directory must "
+	  "be on a file system the nodes share)", NULL },
+	{ "slurm-args", NULL, "ZLB_SLURM_ARGS", NULL, OPT_STRING, NULL, 0, 0, "\"ARGS\"",
+	  "srun options for every job, after zlb's own (so they may override them), e.g. "
+	  "\"--partition=gpu --account=perf --gres=gpu:h200:1\"", NULL },
+	{ "isolation", NULL, "ZLB_ISOLATION", "process", OPT_CHOICE, isolations, 0, 0, "MODE",
+	  "process: each operator's pytest in a process of its own; worker: in a warm "
+	  "Python worker per device that imports torch, triton and flag_gems once and "
+	  "serves one operator after another (local executor only; compiled kernels and "
+	  "tuner choices are dropped between operators, and an operator that fails after "
+	  "others in the same worker is rerun in a fresh one). Recorded as caliber "
+	  "isolation", NULL },
+	{ "override", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "with --resume: options given again with another value than the batch was "
+	  "started with take effect for the rest of the batch (recorded with this "
+	  "session) instead of being refused", NULL },
+	{ "pin", NULL, "ZLB_PIN", NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "each operator on the device its name hashes to (stable across batches on the "
+	  "same devices, for A/B pairs); default: one queue, the next operator to the "
+	  "first free device", NULL },
+	{ NULL },
+};
+
+/* zlb run options a batch sets per operator itself. */
+const char *const owned_run_options[] = {
+	"op", "op-file", "test-node", "device", "run-dir", "replay-from", "interrupt-grace",
+	NULL,
+};
+/*
+ * zlb run options the batch gives each child itself, from its own options
+ * of the same names or per operator (the checkout of the operator's repo,
+ * dtypes and shapes the retry policy may drop): never recorded as the
+ * children's, never passed through.
+ */
+static const char *const unrecorded_run_options[] = {
+	"op", "op-file", "test-node", "device", "run-dir", "replay-from", "interrupt-grace",
+	"runs-dir", "flaggems-dir", "shapes", "dtypes", "backend", "worker", NULL,
+};
+/* Batch options that name a file or directory. */
+static const char *const path_options[] = {
+	"flaggems-dir", "vllm-dir", "shape-file", "replay-root", NULL,
+};
+/* Batch options that belong to one session, not to the batch a --resume continues. */
+static const char *const session_options[] = {
+	"resume", "override", "batch-dir", "progress", "all", "ops-file", "ops-dir", "dismiss",
+	NULL,
+};
+
+/* Environment defaults of zlb run that must not leak into a child. */
+const char *const scrubbed_env[] = {
+	"OP", "OP_FILE", "TEST_NODE", "ZL_DEVICE", "ZLB_RUNS_DIR", "DTYPES", "SHAPE_FILE",
+	"FLAGGEMS_DIR", "ZLB_INTERRUPT_GRACE_MS", NULL,
+};
+
+static const char usage_head[] =
+	"usage: zlb batch --ops OP [OP ...] [options] [zlb run options]\n"
+	"       zlb batch --ops-file FILE | --all [options]\n"
+	"       zlb batch --batch-dir DIR --resume\n"
+	"\n"
+	"Measure many operators: one `zlb run` child per operator in its own process\n"
+	"group, serial per device, devices in parallel taking the next operator from\n"
+	"one queue (--pin: each on the device its name hashes to). With --isolation\n"
+	"worker each device's pytest sessions run in one warm Python worker. An\n"
+	"operator is [repo:]op[@file]: repo main (default) or vllm; @file picks the\n"
+	"benchmark file when several define the test function. --resume continues a\n"
+	"batch with every option it was started with (--override to change one).\n"
+	"\n"
+	"Writes <batch>/ops_status.csv (one row per operator, rewritten atomically),\n"
+	"batch.json, and <batch>/<repo>/<op>/ (normal run directories; .complete marks\n"
+	"PASS/SKIP). Any other zlb run option (--level, --timer, --python, ...) is given\n"
+	"to every operator's run.\n"
+	"\n"
+	"options:\n"
+	"  --ops OP [OP ...]\n"
+	"      operators to measure, [repo:]op[@file] each\n";
+
+static const char usage_tail[] =
+	"\n"
+	"exit codes:\n"
+	"  0    every operator PASS or SKIP\n"
+	"  1    some operator FAIL or TIMEOUT\n"
+	"  2    bad command line, or the batch directory cannot be used\n"
+	"  3    a preflight check failed before any operator ran: the Python\n"
+	"       interpreter (probed once for the whole batch) or no visible device\n"
+	"  7    the batch's state could not be written\n"
+	"  130  interrupted: children stopped, state kept; --resume continues\n";
+
+int batch_cmd_in_list(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, s))
+			return 1;
+	return 0;
+}
+
+/* The batch's own options, then zlb run's, checked once by its own table (cfg: what the children resolve). */
+int batch_cmd_check_options(struct batch_cmd *bc)
+{
+	struct strvec check = STRVEC_INIT;
+	const char *s;
+	int help = 0;
+
+	if (options_parse(batch_option_defs, (int)bc->bargv.nr, bc->bargv.v, environ, &bc->raw, &check,
+			  &help) || check.nr) {
+		int r = usage_error("batch", "%s", check.nr ? "unexpected argument" : last_error());
+
+		strvec_clear(&check);
+		return r;
+	}
+	strvec_clear(&check);
+	/* Paths as absolute: what is recorded and compared on --resume is where, not how. */
+	for (const char *const *p = path_options; *p; p++) {
+		size_t i = opt_index(batch_option_defs, *p);
+		if (bc->raw.value[i] && *bc->raw.value[i]) {
+			char *abs = path_absolute(bc->raw.value[i]);
+			free(bc->raw.value[i]);
+			bc->raw.value[i] = abs;
+		}
+	}
+	s = opt_get(batch_option_defs, &bc->raw, "resume");
+	bc->resume = s && opt_parse_bool(s) == 1;
+	s = opt_get(batch_option_defs, &bc->raw, "override");
+	if (s && opt_parse_bool(s) == 1 && !bc->resume)
+		REFUSE("--override is for --resume: a new batch has nothing to override");
+
+	/* zlb run's options as given, on the command line or in the environment. */
+	strvec_push(&check, "run");
+	strvec_pushv(&check, (const char *const *)bc->run_args.v);
+	{
+		struct strvec pos = STRVEC_INIT;
+		int r = options_parse(run_option_defs, (int)check.nr, check.v, environ, &bc->rraw,
+				      &pos, &help);
+
+		strvec_clear(&pos);
+		strvec_clear(&check);
+		if (r)
+			REFUSE("%s", last_error());
+	}
+	if ((s = getenv("REPLAY_FROM")) && *s)
+		REFUSE("REPLAY_FROM is set: zlb batch replays per operator with "
+			   "--replay-root DIR (DIR/<repo>/<op>); unset REPLAY_FROM");
+
+	return 0;
+}
+
+/*
+ * --resume: the batch that was started continues, every option as it was
+ * (batch/batch_resume.h); an option given again with another value is
+ * refused unless --override, and then recorded with the session.
+ */
+int batch_cmd_continue_batch(struct batch_cmd *bc)
+{
+	struct batch_knobs bk = { batch_option_defs, &bc->raw, session_options };
+	struct batch_knobs rk = { run_option_defs, &bc->rraw, unrecorded_run_options };
+	struct strvec conflicts = STRVEC_INIT, notes = STRVEC_INIT;
+	json_t *rec = NULL;
+	const char *s;
+	size_t n;
+
+	if (!bc->resume)
+		return 0;
+	if (batch_record_read(opt_get(batch_option_defs, &bc->raw, "batch-dir"), &rec))
+		REFUSE("%s", last_error());
+	n = batch_record_restore(rec, &bk, &rk, &bc->spec_text, &conflicts, &notes);
+	json_decref(rec);
+	for (size_t i = 0; i < notes.nr; i++)
+		warning("%s", notes.v[i]);
+	strvec_clear(&notes);
+	s = opt_get(batch_option_defs, &bc->raw, "override");
+	if (n && !(s && opt_parse_bool(s) == 1)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		for (size_t i = 0; i < conflicts.nr; i++)
+			strbuf_addf(&sb, "\n  %s", conflicts.v[i]);
+		strvec_clear(&conflicts);
+		fprintf(stderr, "zlb batch: --resume continues the batch as it was started, and "
+			"%zu option(s) given now differ:%s\n  fix: drop them to continue as started, "
+			"or add --override to change them for the rest of the batch (one batch then "
+			"holds two calibers: this session records what changed)\n", n, sb.buf);
+		strbuf_release(&sb);
+		return ZLB_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < conflicts.nr; i++)
+		strvec_push(&bc->overrides, conflicts.v[i]);
+	strvec_clear(&conflicts);
+	return 0;
+}
+
+/*
+ * zlb run's options for every child, as flags: what came from the
+ * environment too (the children's environment holds none of them, so a
+ * resumed batch's children cannot pick up a variable set since), checked
+ * once by zlb run's own table (cfg: what the children resolve).
+ */
+int batch_cmd_check_run_options(struct batch_cmd *bc)
+{
+	struct strvec check = STRVEC_INIT;
+	struct opt_values rraw = { 0 };
+	char *const no_env[] = { NULL };
+	int r;
+
+	strvec_clear(&bc->run_args);
+	for (size_t i = 0; i < bc->rraw.nr; i++) {
+		const struct opt_def *d = &run_option_defs[i];
+
+		/* The children's environment holds no option: a default is theirs too. */
+		if (bc->rraw.source[i] == OPT_FROM_DEFAULT || !bc->rraw.value[i] ||
+		    (d->def && !strcmp(d->def, bc->rraw.value[i])) ||
+		    batch_cmd_in_list(unrecorded_run_options, d->name))
+			continue;
+		strvec_pushf(&bc->run_args, "--%s=%s", d->name, bc->rraw.value[i]);
+	}
+	strvec_pushl(&check, "run", "softmax", NULL);
+	strvec_pushv(&check, (const char *const *)bc->run_args.v);
+	r = run_config_parse(&bc->cfg, (int)check.nr, check.v, no_env, &rraw);
+	opt_values_release(&rraw);
+	strvec_clear(&check);
+	bc->have_cfg = 1;
+	if (r)
+		REFUSE("%s", last_error());
+	return 0;
+}
+
+/*
+ * What a --resume continues (batch/batch_resume.h), with the checkout as
+ * found: a discovered one is recorded as if it had been given, so that a
+ * resume elsewhere (another cwd, another interpreter) cannot find another.
+ */
+int batch_cmd_record_batch(struct batch_cmd *bc)
+{
+	struct batch_knobs bk = { batch_option_defs, &bc->raw, session_options };
+	struct batch_knobs rk = { run_option_defs, &bc->rraw, unrecorded_run_options };
+
+	if (bc->main_dir)
+		opt_set(batch_option_defs, &bc->raw, "flaggems-dir", bc->main_dir, "found");
+	/* (a given one is absolute already: check_options) */
+	bc->record = batch_record_make(&bk, &rk, &bc->spec_text);
+	return 0;
+}
+
+/*
+ * Split the command line: the batch's own options (bc->bargv), zlb run's
+ * (bc->run_args), the operators after --ops. Refusals here are usage errors.
+ */
+int batch_cmd_split_args(struct batch_cmd *bc, int argc, char **argv, int *help)
+{
+	int in_ops = 0, saw_devices = 0, saw_gpus = 0;
+
+	strvec_push(&bc->bargv, "batch");
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const struct opt_def *d;
+
+		if (!strcmp(a, "--ops")) {
+			in_ops = bc->ops_given = 1;
+			continue;
+		}
+		if (a[0] != '-') {
+			if (!in_ops)
+				REFUSE("'%s': operators go after --ops (or in --ops-file)", a);
+			strvec_push(&bc->spec_text, a);
+			continue;
+		}
+		in_ops = 0;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			*help = 1;
+			continue;
+		}
+		if ((d = opt_find(batch_option_defs, a))) {
+			if (!strcmp(d->name, "devices")) {
+				if (!strncmp(a + 2, "gpus", 4))
+					saw_gpus = 1;
+				else
+					saw_devices = 1;
+			}
+			strvec_push(&bc->bargv, a);
+			if (d->kind != OPT_BOOL && !strchr(a, '=') && i + 1 < argc)
+				strvec_push(&bc->bargv, argv[++i]);
+			continue;
+		}
+		if ((d = opt_find(run_option_defs, a))) {
+			if (batch_cmd_in_list(owned_run_options, d->name))
+				REFUSE("%s is set by zlb batch for each operator%s", a,
+				   !strcmp(d->name, "replay-from") ?
+				   " (use --replay-root DIR for DIR/<repo>/<op>)" : "");
+			strvec_push(&bc->run_args, a);
+			if (d->kind != OPT_BOOL && !strchr(a, '=') && i + 1 < argc)
+				strvec_push(&bc->run_args, argv[++i]);
+			continue;
+		}
+		REFUSE("unknown option '%s'", a);
+	}
+	if (!*help && saw_devices && saw_gpus)
+		REFUSE("--devices and --gpus are the same option; give one");
+	return 0;
+}
+
+void batch_cmd_print_help(void)
+{
+	char *names = backend_names_help();
+
+	fputs(usage_head, stdout);
+	options_usage(stdout, batch_option_defs);
+	printf("\nbackends: %s\n", names);
+	fputs(usage_tail, stdout);
+	free(names);
+}
