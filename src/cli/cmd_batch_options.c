@@ -303,6 +303,15 @@ int batch_cmd_check_run_options(struct batch_cmd *bc)
 	bc->have_cfg = 1;
 	if (r)
 		REFUSE("%s", last_error());
+	/*
+	 * FlagGems reads its tuner cache's place once, at import: a warm worker
+	 * cannot give each run a cache of its own.
+	 */
+	if (bc->cfg.isolate_tuner_cache &&
+	    !strcmp(opt_get(batch_option_defs, &bc->raw, "isolation"), "worker"))
+		REFUSE("--isolate-tuner-cache gives each run a tuner cache of its own, which "
+		       "FlagGems reads once at import: a warm worker cannot; use --isolation "
+		       "process with it");
 	return 0;
 }
 

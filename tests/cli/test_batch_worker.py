@@ -134,3 +134,9 @@ def test_one_crash_among_sixteen_costs_a_fresh_worker_or_two_not_the_batch(world
     assert len(workers) == 1 + attempts, (workers, st["b_segv"])
     jobs = {o: worker_jobs(world, st, o)[-1][1] for o in ops if st[o]["run_dir"]}
     assert max(jobs.values()) >= 7, jobs      # the warm worker really served many
+
+
+def test_a_tuner_cache_per_run_is_refused_in_a_worker(world):
+    r = batch(world, "--isolation", "worker", "--isolate-tuner-cache", "--ops", "b_pass")
+    assert r.rc == 2 and "--isolation process" in r.err, r
+    assert not world.bdir.exists()

@@ -1,0 +1,84 @@
+"""What a warm worker undoes between jobs (zlbench/_worker_reset.py) and which
+environment differences it refuses (zlbench/worker.py).
+
+Objects are recognised by class names, as in a real Triton/FlagGems process:
+the fakes here are named like the real classes and hold what they hold.
+"""
+import sys
+import types
+
+from zlbench import _worker_reset, worker
+
+
+class KernelInterface:
+    pass
+
+
+class JITFunction(KernelInterface):
+    def __init__(self):
+        self.device_caches = {0: "compiled"}
+
+
+class Autotuner(KernelInterface):
+    def __init__(self):
+        self.cache = {(1024,): "cfg"}
+        self.best_config = "cfg"
+        self.__dict__["do_bench"] = lambda: "the previous job's timer"
+
+
+class LibTuner(Autotuner):
+    pass
+
+
+class LibEntry:
+    def __init__(self):
+        self.kernel_cache = {0: {"key": "kernel"}}
+        self._cpu_cache = {"key": "kernel"}
+
+
+def test_kernel_caches_are_dropped_as_a_fresh_process_has_none():
+    jit, tuner, lib, entry = JITFunction(), Autotuner(), LibTuner(), LibEntry()
+    n = _worker_reset.Reset().clear_kernel_caches()
+    assert n >= 4
+    assert jit.device_caches == {}
+    assert tuner.cache == {} and tuner.best_config is None and "do_bench" not in tuner.__dict__
+    # LibTuner's choices are FlagGems' database, which a fresh process reads too
+    assert lib.cache == {(1024,): "cfg"} and "do_bench" not in lib.__dict__
+    assert entry.kernel_cache == {} and entry._cpu_cache == {}
+
+
+def test_plugins_and_test_modules_are_imported_afresh_the_worker_stays():
+    names = ["zlbench.timing", "zlbench._state", "benchmark.test_sum", "benchmark.test_FLA.test_x",
+             "test_local", "benchmark.conftest", "benchmark.base", "zlbench.worker"]
+    saved = {n: sys.modules.get(n) for n in names}
+    try:
+        for n in names:
+            sys.modules.setdefault(n, types.ModuleType(n))
+        gone = set(_worker_reset.Reset().drop_job_modules())
+        assert {"zlbench.timing", "zlbench._state", "benchmark.test_sum",
+                "benchmark.test_FLA.test_x", "test_local"} <= gone
+        assert not gone & {"benchmark.conftest", "benchmark.base", "zlbench.worker", "zlbench",
+                           "zlbench._worker_reset"}
+    finally:
+        for n, m in saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+
+def test_the_environment_may_differ_only_in_what_is_read_at_use():
+    first = {"CUDA_VISIBLE_DEVICES": "0", "ZLB_RUN_DIR": "/r/a", "TRITON_CACHE_DIR": "/r/a/t",
+             "PYTHONPATH": "/p"}
+    assert worker.env_difference(first, dict(first, ZLB_RUN_DIR="/r/b",
+                                             TRITON_CACHE_DIR="/r/b/t")) is None
+    assert worker.env_difference(first, dict(first, CUDA_VISIBLE_DEVICES="1")) == \
+        "CUDA_VISIBLE_DEVICES"
+    extra = dict(first, FLAGGEMS_CACHE_DIR="/r/b/tuner")
+    assert worker.env_difference(first, extra) == "FLAGGEMS_CACHE_DIR"
+    w = worker.Worker.__new__(worker.Worker)
+    w.first_env, w.first_cwd = first, "/fg"
+    why = w.refusal({"v": 1, "argv": [], "env": extra, "cwd": "/fg"})
+    assert "FLAGGEMS_CACHE_DIR (worker: unset, job: '/r/b/tuner')" in why
+    assert "one checkout" in w.refusal({"v": 1, "argv": [], "env": first, "cwd": "/other"})
+    assert "protocol version" in w.refusal({"v": 2, "argv": [], "env": first, "cwd": "/fg"})
