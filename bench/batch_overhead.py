@@ -43,6 +43,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--zlb", default=str(REPO / "build" / "zlb"))
     ap.add_argument("--n", type=int, default=100)
+    ap.add_argument("--isolation", default="process", choices=("process", "worker", "both"),
+                    help="zlb batch --isolation; both: the two side by side")
     a = ap.parse_args()
     a.zlb = str(Path(a.zlb).resolve())
     build = Path(a.zlb).resolve().parent
@@ -65,10 +67,24 @@ def main():
         "FLAGGEMS_DIR": str(fg), "ZL_IR": "off",
     }
     ops = [f"t{i:03d}" for i in range(a.n)]
-    bdir = tmp / "batch"
+    walls = {}
+    for mode in (("process", "worker") if a.isolation == "both" else (a.isolation,)):
+        walls[mode] = one_batch(a, tmp, env, ops, mode)
+    if len(walls) == 2:
+        print("wall per operator: process %.1f ms, worker %.1f ms: worker %.2fx faster "
+              "(trivial operators on the stub torch: what remains is the Python start and "
+              "pytest's own start, which a real flag_gems import multiplies)" % (
+                  walls["process"] / a.n * 1000, walls["worker"] / a.n * 1000,
+                  walls["process"] / walls["worker"]))
+    shutil.rmtree(tmp)
+
+
+def one_batch(a, tmp, env, ops, mode):
+    bdir = tmp / ("batch_" + mode)
     t0 = time.monotonic()
     p = subprocess.run([a.zlb, "batch", "--batch-dir", str(bdir), "--progress", "plain",
-                        "--ops", *ops], cwd=tmp, env=env, capture_output=True, text=True)
+                        "--isolation", mode, "--ops", *ops], cwd=tmp, env=env,
+                       capture_output=True, text=True)
     wall = time.monotonic() - t0
     if p.returncode != 0:
         sys.exit(f"zlb batch failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
@@ -90,7 +106,7 @@ def main():
     n = len(rows)
     layer = (wall - child) / n * 1000
     harness = (wall - pytest_wall) / n * 1000
-    print(f"zlb batch over {n} trivial operators, 1 device ({tmp})")
+    print(f"zlb batch --isolation {mode} over {n} trivial operators, 1 device ({tmp})")
     print(f"  batch wall            {wall:8.3f} s")
     print(f"  sum child (zlb run)   {child:8.3f} s")
     print(f"  sum pytest wall       {pytest_wall:8.3f} s")
@@ -105,7 +121,7 @@ def main():
           f"{probe / BUDGET_MS:+.3f}   (what each child would add without the hand-down)")
     if trusted < n:
         print(f"  warning: {n - trusted} child(ren) probed the interpreter themselves")
-    shutil.rmtree(tmp)
+    return wall
 
 
 if __name__ == "__main__":
