@@ -22,19 +22,20 @@ def class_names(tp):
         return frozenset()
 
 # Modules a job imports that must be imported afresh by the next: zlb's own
-# plugins (their state is per run) and the benchmark's test files (pytest
-# imports a test module once per process; a fresh process would run its
-# module-level code again). The worker itself stays.
+# plugins (their state is per run) and the whole benchmark package of the
+# checkout, conftest, base and test modules (a fresh process runs their
+# module-level code again, and zlb's plugins wrap their classes and
+# functions: a wrapper left from the job before reads that job's shapes and
+# writes into its state). flag_gems, torch and triton stay: that is the
+# import paid once. The worker itself stays.
 _KEEP = frozenset(("zlbench", "zlbench.worker", "zlbench._worker_reset"))
 
 
 def _is_job_module(name):
     if name.startswith("zlbench.") or name == "zlbench":
         return name not in _KEEP
-    head, _, tail = name.rpartition(".")
-    leaf = tail or head
-    return (name.startswith("benchmark.") and leaf.startswith("test_")) or (
-        name.startswith("test_") and "." not in name)
+    return (name == "benchmark" or name.startswith("benchmark.") or name == "conftest" or
+            (name.startswith("test_") and "." not in name))
 
 
 def _torch():

@@ -16,8 +16,8 @@ parent's CUDA context).
 
 Everything a run is measured under stays the run's own: zlb run builds the
 run directory, identity, shapes and environment exactly as in a process of
-its own; the plugin modules (zlbench.*) and the benchmark's test modules are
-imported afresh for each job; Triton's compiled kernels, its autotuners'
+its own; the plugin modules (zlbench.*) and the checkout's benchmark package
+(conftest, base, test modules) are imported afresh for each job; Triton's compiled kernels, its autotuners'
 choices and FlagGems' LibEntry dispatch caches are dropped between jobs
 (_worker_reset.py), so each job compiles and tunes as a fresh process would.
 What is shared is what a fresh process could not have: the CUDA context and

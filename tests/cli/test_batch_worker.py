@@ -140,3 +140,27 @@ def test_a_tuner_cache_per_run_is_refused_in_a_worker(world):
     r = batch(world, "--isolation", "worker", "--isolate-tuner-cache", "--ops", "b_pass")
     assert r.rc == 2 and "--isolation process" in r.err, r
     assert not world.bdir.exists()
+
+
+def rows_of(bdir, st):
+    out = {}
+    for spec, row in st.items():
+        path = bdir / row["run_dir"] / "results.jsonl" if row["run_dir"] else None
+        if path and path.exists():
+            rows = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
+            out[spec] = sorted((r.get("op_name"), r.get("dtype"), r.get("shape_detail"),
+                                r.get("status")) for r in rows if r.get("kind") == "row")
+    return out
+
+
+def test_a_worker_gives_the_rows_a_process_of_its_own_gives(world):
+    ops = ["add", "softmax", "mm", "layer_norm", "sort", "b_pass", "autotuned_exp",
+           "tuned_rowsum", "adaptive_max_pool2d"]
+    assert batch(world, "--isolation", "process", "--ops", *ops, timeout=300).rc == 0
+    per_process = rows_of(world.bdir, status(world.bdir))
+    world.bdir = world.bdir.parent / "w"
+    assert batch(world, "--isolation", "worker", "--ops", *ops, timeout=300).rc == 0
+    st = status(world.bdir)
+    assert rows_of(world.bdir, st) == per_process
+    assert all(rows for rows in per_process.values())
+    assert max(worker_jobs(world, st, o)[-1][1] for o in ops) == len(ops)  # one worker for all

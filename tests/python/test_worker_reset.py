@@ -47,18 +47,19 @@ def test_kernel_caches_are_dropped_as_a_fresh_process_has_none():
     assert entry.kernel_cache == {} and entry._cpu_cache == {}
 
 
-def test_plugins_and_test_modules_are_imported_afresh_the_worker_stays():
+def test_plugins_and_the_benchmark_package_are_imported_afresh_flag_gems_stays():
     names = ["zlbench.timing", "zlbench._state", "benchmark.test_sum", "benchmark.test_FLA.test_x",
-             "test_local", "benchmark.conftest", "benchmark.base", "zlbench.worker"]
+             "test_local", "benchmark.conftest", "benchmark.base", "zlbench.worker", "flag_gems"]
     saved = {n: sys.modules.get(n) for n in names}
     try:
         for n in names:
             sys.modules.setdefault(n, types.ModuleType(n))
         gone = set(_worker_reset.Reset().drop_job_modules())
         assert {"zlbench.timing", "zlbench._state", "benchmark.test_sum",
-                "benchmark.test_FLA.test_x", "test_local"} <= gone
-        assert not gone & {"benchmark.conftest", "benchmark.base", "zlbench.worker", "zlbench",
-                           "zlbench._worker_reset"}
+                "benchmark.test_FLA.test_x", "test_local", "benchmark.conftest",
+                "benchmark.base"} <= gone
+        assert not gone & {"zlbench.worker", "zlbench", "zlbench._worker_reset", "torch",
+                           "flag_gems"}
     finally:
         for n, m in saved.items():
             if m is None:
