@@ -168,6 +168,18 @@ class Reset:
         except Exception:
             pass
 
+    def state_left(self):
+        """What a job left in the process that the next job must not inherit, or None.
+
+        flag_gems.enable() registers FlagGems' kernels for every later torch
+        call of the process (its module-level aten library): the next job's
+        torch side would measure FlagGems. use_gems() undoes itself on exit.
+        """
+        fg = sys.modules.get("flag_gems")
+        if fg is not None and getattr(fg, "current_work_registrar", None) is not None:
+            return "flag_gems.enable() left FlagGems' kernels registered for all of torch"
+        return None
+
     def device_unusable(self):
         """Why the device context cannot serve another job, or None."""
         t = _torch()

@@ -188,11 +188,10 @@ class Worker:
             sys.stderr.write("zlbench.worker: pytest raised %s: %s\n" % (type(e).__name__, e))
             rc = 3
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        poisoned = self.reset.device_unusable()
+        poisoned = self.reset.device_unusable() or self.reset.state_left()
         if poisoned:
-            sys.stderr.write("zlbench.worker: the device context is unusable after this job "
-                             "(%s); the worker ends and the next job gets a fresh one\n"
-                             % poisoned)
+            sys.stderr.write("zlbench.worker: this process cannot serve another job (%s); "
+                             "the worker ends and the next job gets a fresh one\n" % poisoned)
         sys.stdout.flush()
         sys.stderr.flush()
         os.dup2(saved[0], 1)

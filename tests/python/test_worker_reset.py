@@ -83,3 +83,19 @@ def test_the_environment_may_differ_only_in_what_is_read_at_use():
     assert "FLAGGEMS_CACHE_DIR (worker: unset, job: '/r/b/tuner')" in why
     assert "one checkout" in w.refusal({"v": 1, "argv": [], "env": first, "cwd": "/other"})
     assert "protocol version" in w.refusal({"v": 2, "argv": [], "env": first, "cwd": "/fg"})
+
+
+def test_a_global_flag_gems_enable_ends_the_worker():
+    saved = sys.modules.get("flag_gems")
+    try:
+        fg = types.ModuleType("flag_gems")
+        sys.modules["flag_gems"] = fg
+        r = _worker_reset.Reset()
+        assert r.state_left() is None            # use_gems() deletes the global on exit
+        fg.current_work_registrar = object()     # enable(): registered for all of torch
+        assert "flag_gems.enable()" in r.state_left()
+    finally:
+        if saved is None:
+            sys.modules.pop("flag_gems", None)
+        else:
+            sys.modules["flag_gems"] = saved
