@@ -239,6 +239,9 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 	}
 	if (o->worker) {
 		worker_check(&b->workers, o->lane);
+		/* A job stopped at its deadline was interrupted mid-test: its worker goes too. */
+		if (o->last.timed_out)
+			worker_stop(&b->workers, o->lane, (int)(b->p->grace_s * 1000));
 		/*
 		 * Not passed after other jobs in the same worker: the worker's
 		 * state (a poisoned context, a switch an earlier test left) may be
