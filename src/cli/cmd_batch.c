@@ -212,6 +212,53 @@ static int resolve_paths(struct batch_cmd *bc)
 	return 0;
 }
 
+/* PREFLIGHT_FAILED's report on stderr, and its exit code. */
+static int preflight_refusal(struct preflight *pf, const struct batch_cmd *bc)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	preflight_failure_text(pf, NULL, term_color_wanted(2, bc->cfg.color), &sb);
+	fputs(sb.buf, stderr);
+	strbuf_release(&sb);
+	preflight_release(pf);
+	return ZLB_EXIT_PREFLIGHT;
+}
+
+/*
+ * The interpreter, probed once for the children to trust, and the
+ * checkout, checked once: every operator would fail the same check. The
+ * checkout found is given to every child, and recorded for --resume.
+ */
+static int check_interpreter_and_checkout(struct batch_cmd *bc)
+{
+	struct preflight pf;
+	char *probed, *found = NULL;
+	int bad;
+
+	if (preflight_python(&pf, &bc->cfg, bc->env.v))
+		return preflight_refusal(&pf, bc);
+	bc->python = xstrdup(pf.plan.python);
+	run_plan_child_env(&pf.plan, bc->env.v, &bc->worker_env);
+	bad = preflight_checkout(&pf, bc->main_dir, &found);
+	if (!bad && bc->vllm_dir) {
+		char *v = NULL;
+		bad = preflight_checkout(&pf, bc->vllm_dir, &v);
+		free(v);
+	}
+	if (bad) {
+		free(found);
+		return preflight_refusal(&pf, bc);
+	}
+	free(bc->main_dir);
+	bc->main_dir = found;
+	probed = preflight_probed_value(&pf);
+	if (probed)
+		env_set(&bc->env, PREFLIGHT_PROBED_ENV, probed);
+	free(probed);
+	preflight_release(&pf);
+	return 0;
+}
+
 /* The backend, the executor, the children's environment, and their interpreter probed once. */
 static int prepare_children(struct batch_cmd *bc)
 {
@@ -268,55 +315,8 @@ static int prepare_children(struct batch_cmd *bc)
 	 * A remote job's interpreter is the node's, which this machine may not
 	 * even have: each child probes it where it runs.
 	 */
-	if (!bc->remote) {
-		struct preflight pf;
-		char *probed;
-
-		if (preflight_python(&pf, &bc->cfg, bc->env.v)) {
-			struct strbuf sb = STRBUF_INIT;
-
-			preflight_failure_text(&pf, NULL, term_color_wanted(2, bc->cfg.color), &sb);
-			fputs(sb.buf, stderr);
-			strbuf_release(&sb);
-			preflight_release(&pf);
-			return ZLB_EXIT_PREFLIGHT;
-		}
-		bc->python = xstrdup(pf.plan.python);
-		run_plan_child_env(&pf.plan, bc->env.v, &bc->worker_env);
-		/*
-		 * The checkout, once: every operator would fail the same check.
-		 * The one found is given to every child, and recorded for --resume.
-		 */
-		{
-			char *found = NULL;
-			int bad = preflight_checkout(&pf, bc->main_dir, &found);
-
-			if (!bad && bc->vllm_dir) {
-				char *v = NULL;
-				bad = preflight_checkout(&pf, bc->vllm_dir, &v);
-				free(v);
-			}
-			if (bad) {
-				struct strbuf sb = STRBUF_INIT;
-
-				preflight_failure_text(&pf, NULL, term_color_wanted(2, bc->cfg.color),
-						       &sb);
-				fputs(sb.buf, stderr);
-				strbuf_release(&sb);
-				preflight_release(&pf);
-				free(found);
-				return ZLB_EXIT_PREFLIGHT;
-			}
-			free(bc->main_dir);
-			bc->main_dir = found;
-		}
-		probed = preflight_probed_value(&pf);
-		if (probed)
-			env_set(&bc->env, PREFLIGHT_PROBED_ENV, probed);
-		free(probed);
-		preflight_release(&pf);
-	}
-
+	if (!bc->remote)
+		return check_interpreter_and_checkout(bc);
 	return 0;
 }
 
