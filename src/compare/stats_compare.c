@@ -1,3 +1,10 @@
+/*
+ * One comparison of A's rounds with B's (stats_compare.h): a round's exact
+ * bootstrap law of its centre, a side's drift and placement variance, the
+ * test and the hierarchical bootstrap. About 710 lines in one file because
+ * the bootstrap draws from the laws the rounds build: split, the laws'
+ * atoms and guide tables would become an interface for one caller.
+ */
 #include "compare/stats_compare.h"
 
 #include <math.h>
