@@ -164,3 +164,34 @@ def test_a_worker_gives_the_rows_a_process_of_its_own_gives(world):
     assert rows_of(world.bdir, st) == per_process
     assert all(rows for rows in per_process.values())
     assert max(worker_jobs(world, st, o)[-1][1] for o in ops) == len(ops)  # one worker for all
+
+
+def ir_files(bdir, st):
+    """The readable IR tree and the content-addressed store of each run."""
+    out = {}
+    for spec, row in st.items():
+        if not row["run_dir"]:
+            continue
+        files = []
+        for sub in ("ttgir", "ir"):
+            d = bdir / row["run_dir"] / sub
+            files += sorted(str(p.relative_to(bdir / row["run_dir"])) for p in d.rglob("*")
+                            if p.is_file() and p.name != "index.json")
+        out[spec] = files
+    return out
+
+
+def test_a_worker_keeps_the_ir_each_operator_compiled_as_a_process_does(world):
+    world.env["ZL_IR"] = "on"
+    ops = ["add", "softmax", "autotuned_exp", "tuned_rowsum", "b_pass"]
+    assert batch(world, "--isolation", "process", "--ops", *ops, timeout=300).rc == 0
+    per_process = ir_files(world.bdir, status(world.bdir))
+    world.bdir = world.bdir.parent / "w"
+    assert batch(world, "--isolation", "worker", "--ops", *ops, timeout=300).rc == 0
+    st = status(world.bdir)
+    assert ir_files(world.bdir, st) == per_process
+    assert any(per_process.values()), per_process   # the fake compiles something
+    # and each tuner chose, and recorded, what it chose in a process of its own
+    for op in ("autotuned_exp", "tuned_rowsum"):
+        rec = "main/%s/autotune_records/%s.json" % (op, op)
+        assert (world.bdir / rec).read_bytes() == (world.bdir.parent / "b" / rec).read_bytes()
