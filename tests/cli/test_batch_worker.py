@@ -195,3 +195,17 @@ def test_a_worker_keeps_the_ir_each_operator_compiled_as_a_process_does(world):
     for op in ("autotuned_exp", "tuned_rowsum"):
         rec = "main/%s/autotune_records/%s.json" % (op, op)
         assert (world.bdir / rec).read_bytes() == (world.bdir.parent / "b" / rec).read_bytes()
+
+
+def test_b_replays_a_in_workers_without_a_fallback(world):
+    ops = ["autotuned_exp", "tuned_rowsum", "tuned_scale", "add"]
+    a = world.bdir
+    assert batch(world, "--isolation", "worker", "--ops", *ops, timeout=300).rc == 0
+    world.bdir = a.parent / "B"
+    r = batch(world, "--isolation", "worker", "--replay-root", str(a), "--ops", *ops, timeout=300)
+    assert r.rc == 0, r
+    st = status(world.bdir)
+    assert not any("replay_fallback" in row["remarks"] for row in st.values()), st
+    r = world.cmd("compare", str(a), str(world.bdir), "--out", str(a.parent / "c"),
+                  "--color", "never")
+    assert "[caliber]" not in r.out and "AUTOTUNE_REPLAY_FALLBACK" not in r.out + r.err, r
