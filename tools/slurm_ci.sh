@@ -38,7 +38,9 @@ fi
 
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y --no-install-recommends munge slurmctld slurmd slurm-client >/dev/null
+	pkgs="munge slurmctld slurmd slurm-client"
+	apt-get install -y --no-install-recommends $pkgs >/dev/null 2>&1 ||
+		{ apt-get update -qq && apt-get install -y --no-install-recommends $pkgs >/dev/null; }
 fi
 
 # munge: the authentication Slurm's daemons and clients share
