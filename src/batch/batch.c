@@ -138,10 +138,28 @@ static void share_totals(struct batch *b)
 	}
 }
 
+/*
+ * An attempt that could not start: the environment's failure (the batch
+ * stops), not the operator's, which stays PENDING for a --resume.
+ */
+static void not_started(struct batch *b, struct op_state *o, int code)
+{
+	struct lane *l = &b->lanes[o->lane];
+
+	batch_stop(b, code, "%s could not be started: %s", o->spec->spec, last_error());
+	o->row.status = OP_PENDING;
+	op_row_set(&o->row.remarks, "not_started");
+	if (l->current == o)
+		l->current = NULL;
+	b->prog.lanes[o->lane].current = NULL;
+	batch_save_status(b);
+}
+
 /* Start the next operator of lane l, skipping those that cannot start. */
 static void fill_lane(struct batch *b, struct lane *l, double now)
 {
 	struct op_state *o;
+	int code;
 
 	while (!l->current && (o = next_op(b, l))) {
 		struct progress_lane *pl = &b->prog.lanes[o->lane];
@@ -169,17 +187,9 @@ static void fill_lane(struct batch *b, struct lane *l, double now)
 				continue;
 			}
 		}
-		if (batch_start_attempt(b, o)) {
-			warning("%s: %s", o->spec->spec, last_error());
-			o->row.status = OP_FAIL;
-			op_row_set(&o->row.remarks, "not_started");
-			o->done = 1;
-			pl->done++;
-			pl->failed++;
-			b->io_failed = 1;
-			batch_save_status(b);
-			say_end(b, o);
-			continue;
+		if ((code = batch_start_attempt(b, o))) {
+			not_started(b, o, code);
+			break;
 		}
 		o->row.status = OP_RUNNING;
 		l->current = o;
@@ -197,7 +207,7 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 	struct progress_lane *pl = &b->prog.lanes[o->lane];
 	enum op_status st = OP_FAIL;
 	enum policy_action act;
-	int env;
+	int env, code;
 
 	o->row.seconds += o->job.seconds;
 	batch_read_result(o);
@@ -252,20 +262,19 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 		    !o->fresh_reruns) {
 			worker_stop(&b->workers, o->lane, (int)(b->p->grace_s * 1000));
 			o->fresh_reruns++;
-			if (!batch_start_attempt(b, o))
+			if (!(code = batch_start_attempt(b, o)))
 				return;
-			warning("%s: %s", o->spec->spec, last_error());
-			b->io_failed = 1;
+			not_started(b, o, code);
+			return;
 		}
 	}
 	act = policy_next(&o->prog, &o->last, &st);
 	if (act != POLICY_DONE && !interrupted) {
 		o->row.attempts = o->prog.attempts;
-		if (!batch_start_attempt(b, o))
+		if (!(code = batch_start_attempt(b, o)))
 			return;
-		warning("%s: %s", o->spec->spec, last_error());
-		b->io_failed = 1;
-		st = OP_FAIL;
+		not_started(b, o, code);
+		return;
 	} else if (act != POLICY_DONE) {
 		st = OP_FAIL;
 	}

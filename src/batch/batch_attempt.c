@@ -99,12 +99,12 @@ static void build_argv(struct batch *b, struct op_state *o)
 int batch_start_attempt(struct batch *b, struct op_state *o)
 {
 	if (move_aside(b, o))
-		return -1;
+		return ZLB_EXIT_IO;
 	o->worker = NULL;
 	if (b->use_workers) {
 		o->worker = worker_for(&b->workers, o->lane, o->spec->repo, &o->worker_job);
 		if (!o->worker)
-			return -1;
+			return ZLB_EXIT_PREFLIGHT;
 	}
 	build_argv(b, o);
 	memset(&o->job, 0, sizeof(o->job));
@@ -114,7 +114,7 @@ int batch_start_attempt(struct batch *b, struct op_state *o)
 	o->job.timeout_s = b->p->op_timeout_s;
 	o->job.grace_s = b->p->grace_s;
 	o->job.owner = o;
-	return b->ex.ops->start(&b->ex, &o->job);
+	return b->ex.ops->start(&b->ex, &o->job) ? ZLB_EXIT_PREFLIGHT : 0;
 }
 
 /* Scan the console output for the two texts the policy needs. */

@@ -73,7 +73,13 @@ int batch_take_lock(struct batch *b);
 int batch_open_json(struct batch *b);
 void batch_close_json(struct batch *b, const char *status, int code);
 
-/* The next attempt of o: earlier leftovers moved aside, its argv, the executor's start. */
+/*
+ * The next attempt of o: earlier leftovers moved aside, its argv, the
+ * executor's start. Returns 0, or (error() said why) the exit code the
+ * batch stops with: no operator can start where this one could not
+ * (ZLB_EXIT_IO: its files could not be moved; ZLB_EXIT_PREFLIGHT: no
+ * worker, or the executor refused or could not start the job).
+ */
 int batch_start_attempt(struct batch *b, struct op_state *o);
 /* What o's ended attempt left: exit, console texts, the run's tally. */
 void batch_read_result(struct op_state *o);

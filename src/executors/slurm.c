@@ -31,15 +31,20 @@
 
 #include "lib/error.h"
 #include "lib/paths.h"
+#include "lib/proc.h"
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 #include "executors/executor.h"
 
 extern const struct executor_ops local_executor;
+extern char **environ;
 
 struct slurm {
 	struct executor local;   /* the processes (srun) are local children */
 	char *srun;              /* absolute path */
+	int limit_known;         /* the partition's time limit was asked for */
+	long limit_min;          /* it, in minutes; -1 unlimited or unknown */
+	char *partition;         /* its name, for messages */
 };
 
 struct slurm_job {
@@ -92,11 +97,116 @@ static long time_limit_min(const struct exec_job *job)
 	return (long)ceil((job->timeout_s + job->grace_s) / 60.0) + 1;
 }
 
+/* Is the option (--name=V, --name V, -xV or -x V) among the executor's args? Its value or NULL. */
+static const char *arg_value(const struct strvec *args, const char *lng, const char *shrt)
+{
+	size_t n = strlen(lng);
+
+	for (size_t i = 0; args && i < args->nr; i++) {
+		const char *a = args->v[i];
+
+		if (!strncmp(a, lng, n) && a[n] == '=')
+			return a + n + 1;
+		if ((!strcmp(a, lng) || !strcmp(a, shrt)) && i + 1 < args->nr)
+			return args->v[i + 1];
+		if (!strncmp(a, shrt, 2) && a[2])
+			return a + 2;
+	}
+	return NULL;
+}
+
+/*
+ * A Slurm time ("M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S") in minutes,
+ * seconds dropped; -1 for infinite or unreadable.
+ */
+static long parse_limit(const char *t)
+{
+	long days = 0, f[3] = { 0 }, nf = 0;
+	const char *dash = strchr(t, '-');
+	char *end;
+
+	if (!strncmp(t, "infinite", 8) || !strncmp(t, "UNLIMITED", 9))
+		return -1;
+	if (dash) {
+		days = strtol(t, &end, 10);
+		if (end != dash)
+			return -1;
+		t = dash + 1;
+	}
+	while (nf < 3) {
+		f[nf++] = strtol(t, &end, 10);
+		if (end == t)
+			return -1;
+		if (*end != ':')
+			break;
+		t = end + 1;
+	}
+	/* with days: hours[:minutes[:seconds]]; without: minutes[:seconds] or h:m:s */
+	if (dash)
+		return days * 1440 + f[0] * 60 + (nf > 1 ? f[1] : 0);
+	if (nf < 3)
+		return f[0];
+	return f[0] * 60 + f[1];
+}
+
+/*
+ * The time limit of the partition jobs go to (the one in --slurm-args, else
+ * the default), from sinfo, asked once. Unknown (no sinfo, no answer) never
+ * stops a job: the check is there to refuse one that can never start.
+ */
+static void learn_limit(struct slurm *s, const struct strvec *args)
+{
+	const char *part = arg_value(args, "--partition", "-p");
+	char *sinfo = find_program("sinfo");
+	struct strbuf out = STRBUF_INIT;
+	struct strvec argv = STRVEC_INIT;
+
+	s->limit_known = 1;
+	s->limit_min = -1;
+	if (!sinfo)
+		return;
+	strvec_pushl(&argv, sinfo, "-h", "-o", "%P %l", NULL);
+	if (part)
+		strvec_pushl(&argv, "-p", part, NULL);
+	if (run_capture(argv.v, environ, NULL, 5000, &out) == 0) {
+		for (char *line = out.buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+			char name[256], lim[64];
+
+			nl = strchr(line, '\n');
+			if (sscanf(line, "%255s %63s", name, lim) != 2)
+				continue;
+			if (part || (*name && name[strlen(name) - 1] == '*')) {
+				if (name[strlen(name) - 1] == '*')
+					name[strlen(name) - 1] = '\0';
+				s->limit_min = parse_limit(lim);
+				s->partition = xstrdup(name);
+				break;
+			}
+		}
+	}
+	strbuf_release(&out);
+	strvec_clear(&argv);
+	free(sinfo);
+}
+
 static int slurm_start(struct executor *ex, struct exec_job *job)
 {
 	struct slurm *s = ex->priv;
-	struct slurm_job *sj = xcalloc(1, sizeof(*sj));
+	struct slurm_job *sj;
 	long minutes = time_limit_min(job);
+
+	/* A --time in --slurm-args is the user's and wins over zlb's: theirs to fit. */
+	if (minutes > 0 && !arg_value(ex->args, "--time", "-t")) {
+		if (!s->limit_known)
+			learn_limit(s, ex->args);
+		if (s->limit_min >= 0 && minutes > s->limit_min)
+			return error("an operator's deadline (--op-timeout plus --grace) asks Slurm "
+				     "for --time=%ld minutes and partition %s allows %ld: the job "
+				     "would pend for ever (PartitionTimeLimit); lower --op-timeout, "
+				     "or give a partition that allows it (--slurm-args "
+				     "--partition=...)", minutes, s->partition, s->limit_min);
+	}
+	sj = xcalloc(1, sizeof(*sj));
 
 	strvec_init(&sj->argv);
 	strvec_push(&sj->argv, s->srun);
@@ -173,6 +283,7 @@ static void slurm_close(struct executor *ex)
 		return;
 	local_executor.close(&s->local);
 	free(s->srun);
+	free(s->partition);
 	free(s);
 	ex->priv = NULL;
 }

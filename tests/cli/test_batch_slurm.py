@@ -103,3 +103,27 @@ def test_without_srun_nothing_starts(world, tmp_path):  # noqa: F811
     assert "PREFLIGHT_FAILED check=executor" in r.err
     assert "srun was not found on PATH" in r.err
     assert not world.bdir.exists()
+
+
+@pytest.mark.parametrize("sinfo,extra,refused", [
+    ("gpu* 30:00", [], True),                       # the default 1800 s asks for 32 minutes
+    ("gpu* 1-00:00:00", [], False),
+    ("gpu* 30:00;long 2-00", ["--slurm-args", "--partition=long"], False),
+    ("gpu* 30:00", ["--op-timeout", "120"], False),  # 4 minutes fit
+    ("gpu* 30:00", ["--slurm-args", "--time=20"], False),   # the user's --time wins: theirs
+])
+def test_a_deadline_the_partition_cannot_grant_stops_the_batch_at_once(slurm, sinfo, extra,
+                                                                        refused):
+    slurm.env["FAKE_SINFO"] = sinfo
+    r = batch(slurm, "--executor", "slurm", "--devices", "0,1", "--ops", "b_pass", "b_trivial",
+              *extra)
+    st = status(slurm.bdir)
+    if refused:
+        assert r.rc == 3, r
+        assert "asks Slurm for --time=32 minutes and partition gpu allows 30" in r.err, r
+        assert "PartitionTimeLimit" in r.err
+        assert all(row["status"] == "PENDING" for row in st.values()), st
+        assert not slurm.srun_log.exists()           # nothing was submitted
+    else:
+        assert r.rc == 0, r
+        assert all(row["status"] == "PASS" for row in st.values()), st

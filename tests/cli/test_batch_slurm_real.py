@@ -61,3 +61,12 @@ def test_a_slurm_batch_resumes_on_slurm(world):
     assert r.rc == 1, r
     bj = json.loads((world.bdir / "batch.json").read_text())
     assert bj["options"]["executor"] == "slurm" and len(bj["sessions"]) == 2
+
+
+def test_a_job_the_partition_could_never_start_is_refused_not_left_pending(world):
+    world.env["FAKE_CUDA_DEVICES"] = "2"
+    world.env["PATH"] = os.environ["PATH"]
+    r = batch(world, "--executor", "slurm", "--devices", "0,1", "--ops", "b_pass", "b_fail",
+              timeout=60)                                  # --op-timeout 1800: 32 minutes
+    assert r.rc == 3 and "PartitionTimeLimit" in r.err, r
+    assert all(row["status"] == "PENDING" for row in status(world.bdir).values())
