@@ -53,9 +53,6 @@ struct batch_cmd {
 /* Refuse with a usage error from a step of cmd_batch (exit 2). */
 #define REFUSE(...) return usage_error("batch", __VA_ARGS__)
 
-/* Is s in the NULL-terminated list? */
-int batch_cmd_in_list(const char *const *list, const char *s);
-
 /* argv into the batch's own options and zlb run's, in the order given. */
 int batch_cmd_split_args(struct batch_cmd *bc, int argc, char **argv, int *help);
 /* The batch's options and zlb run's, parsed (the latter as given: flags and environment). */

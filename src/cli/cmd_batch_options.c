@@ -170,14 +170,6 @@ static const char usage_tail[] =
 	"  7    the batch's state could not be written\n"
 	"  130  interrupted: children stopped, state kept; --resume continues\n";
 
-int batch_cmd_in_list(const char *const *list, const char *s)
-{
-	for (; *list; list++)
-		if (!strcmp(*list, s))
-			return 1;
-	return 0;
-}
-
 /* The batch's own options, then zlb run's, checked once by its own table (cfg: what the children resolve). */
 int batch_cmd_check_options(struct batch_cmd *bc)
 {
@@ -291,7 +283,7 @@ int batch_cmd_check_run_options(struct batch_cmd *bc)
 		/* The children's environment holds no option: a default is theirs too. */
 		if (bc->rraw.source[i] == OPT_FROM_DEFAULT || !bc->rraw.value[i] ||
 		    (d->def && !strcmp(d->def, bc->rraw.value[i])) ||
-		    batch_cmd_in_list(unrecorded_run_options, d->name))
+		    strlist_has(unrecorded_run_options, d->name))
 			continue;
 		strvec_pushf(&bc->run_args, "--%s=%s", d->name, bc->rraw.value[i]);
 	}
@@ -373,7 +365,7 @@ int batch_cmd_split_args(struct batch_cmd *bc, int argc, char **argv, int *help)
 			continue;
 		}
 		if ((d = opt_find(run_option_defs, a))) {
-			if (batch_cmd_in_list(owned_run_options, d->name))
+			if (strlist_has(owned_run_options, d->name))
 				REFUSE("%s is set by zlb batch for each operator%s", a,
 				   !strcmp(d->name, "replay-from") ?
 				   " (use --replay-root DIR for DIR/<repo>/<op>)" : "");

@@ -6,7 +6,6 @@
 
 #include <dirent.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include "compare/stats_tests.h"
 #include "lib/error.h"
 #include "lib/jsonfile.h"
+#include "lib/parallel.h"
 #include "lib/paths.h"
 #include "rundir/identity.h"
 #include "rundir/markers.h"
@@ -188,22 +188,17 @@ static void row_statistics(const struct compare *c, struct compare_row *row)
 	}
 }
 
-/* The paired rows shared out among threads, one row at a time. */
-struct row_work {
+/* One paired row of the analysis, for parallel_for. */
+struct row_job {
 	const struct compare *c;
-	size_t *rows;           /* indices of the paired rows */
-	size_t n;
-	size_t next;            /* taken with __atomic_fetch_add */
+	const size_t *rows;     /* indices of the paired rows */
 };
 
-static void *row_worker(void *arg)
+static void row_job_run(void *ctx, size_t i)
 {
-	struct row_work *w = arg;
-	size_t i;
+	const struct row_job *j = ctx;
 
-	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->n)
-		row_statistics(w->c, &w->c->rows[w->rows[i]]);
-	return NULL;
+	row_statistics(j->c, &j->c->rows[j->rows[i]]);
 }
 
 /*
@@ -213,26 +208,6 @@ static void *row_worker(void *arg)
  * does not depend on how many threads ran.
  */
 #define ROWS_PER_THREAD_MIN 64
-#define THREADS_MAX 16
-
-static void all_row_statistics(struct compare *c, size_t *rows, size_t n)
-{
-	struct row_work w = { c, rows, n, 0 };
-	pthread_t tid[THREADS_MAX];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nthreads = cpus > 1 ? (size_t)cpus : 1, started = 0;
-
-	if (nthreads > THREADS_MAX)
-		nthreads = THREADS_MAX;
-	if (nthreads > n / ROWS_PER_THREAD_MIN)
-		nthreads = n / ROWS_PER_THREAD_MIN ? n / ROWS_PER_THREAD_MIN : 1;
-	for (size_t t = 1; t < nthreads; t++)
-		if (!pthread_create(&tid[started], NULL, row_worker, &w))
-			started++;
-	row_worker(&w);
-	for (size_t t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
-}
 
 void compare_analyse(struct compare *c)
 {
@@ -269,7 +244,10 @@ void compare_analyse(struct compare *c)
 		c->excluded_rows += row->excluded;
 		paired_rows[npaired++] = i;
 	}
-	all_row_statistics(c, paired_rows, npaired);
+	{
+		struct row_job j = { c, paired_rows };
+		parallel_for(npaired, ROWS_PER_THREAD_MIN, row_job_run, &j);
+	}
 	for (size_t j = 0; j < npaired; j++)
 		for (int k = 0; k < COMPARE_KINDS; k++) {
 			const struct compare_row *row = &c->rows[paired_rows[j]];

@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include "compare/stats_tests.h"
 #include "lib/error.h"
 #include "lib/jsonfile.h"
+#include "lib/parallel.h"
 #include "lib/paths.h"
 #include "rundir/identity.h"
 #include "rundir/markers.h"
@@ -374,51 +374,24 @@ static void merge_row(struct compare *c, int s, size_t run, struct compare_run *
 	}
 }
 
-/* The runs to read, shared out among threads, one run at a time. */
-struct read_work {
+/* The runs to read, for parallel_for: run i's files into out[i]. */
+struct read_job {
 	struct compare_run **runs;
 	struct loaded_run *out;
-	size_t n;
-	size_t next;            /* taken with __atomic_fetch_add */
 };
 
-static void *read_worker(void *arg)
+static void read_job_run(void *ctx, size_t i)
 {
-	struct read_work *w = arg;
-	size_t i;
+	struct read_job *j = ctx;
 
-	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->n)
-		read_run(w->runs[i], &w->out[i]);
-	return NULL;
-}
-
-#define READ_THREADS_MAX 16
-
-static void read_all_runs(struct read_work *w)
-{
-	pthread_t tid[READ_THREADS_MAX];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nthreads = cpus > 1 ? (size_t)cpus : 1, started = 0;
-
-	if (nthreads > READ_THREADS_MAX)
-		nthreads = READ_THREADS_MAX;
-	if (nthreads > w->n)
-		nthreads = w->n ? w->n : 1;
-	/* Jansson's hash seed is set once, before any thread parses. */
-	json_object_seed(0);
-	for (size_t t = 1; t < nthreads; t++)
-		if (!pthread_create(&tid[started], NULL, read_worker, w))
-			started++;
-	read_worker(w);
-	for (size_t t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
+	read_run(j->runs[i], &j->out[i]);
 }
 
 int compare_load_results(struct compare *c)
 {
 	size_t n = c->side[0].nr + c->side[1].nr, at = 0;
-	struct read_work w = { xcalloc(n ? n : 1, sizeof(*w.runs)),
-			       xcalloc(n ? n : 1, sizeof(*w.out)), n, 0 };
+	struct read_job w = { xcalloc(n ? n : 1, sizeof(*w.runs)),
+			      xcalloc(n ? n : 1, sizeof(*w.out)) };
 	int ret = 0;
 
 	for (int s = 0; s < 2; s++)
@@ -427,7 +400,9 @@ int compare_load_results(struct compare *c)
 			strvec_init(&w.out[at].fallback_nodes);
 			at++;
 		}
-	read_all_runs(&w);
+	/* Jansson's hash seed is set once, before any thread parses. */
+	json_object_seed(0);
+	parallel_for(n, 1, read_job_run, &w);
 	at = 0;
 	for (int s = 0; s < 2 && !ret; s++)
 		for (size_t i = 0; i < c->side[s].nr && !ret; i++, at++) {

@@ -31,6 +31,35 @@ static inline void swap_d(double *a, double *b)
 }
 
 /*
+ * Hoare partition of x[0, n) (n > 24) around a median-of-three pivot:
+ * returns j with x[0, j] <= pivot <= x[j + 1, n).
+ */
+static size_t partition(double *x, size_t n)
+{
+	size_t mid = n / 2, i = 0, j = n - 1;
+	double pivot;
+
+	if (x[mid] < x[0])
+		swap_d(&x[mid], &x[0]);
+	if (x[n - 1] < x[0])
+		swap_d(&x[n - 1], &x[0]);
+	if (x[n - 1] < x[mid])
+		swap_d(&x[n - 1], &x[mid]);
+	pivot = x[mid];
+	for (;;) {
+		while (x[i] < pivot)
+			i++;
+		while (x[j] > pivot)
+			j--;
+		if (i >= j)
+			return j;
+		swap_d(&x[i], &x[j]);
+		i++;
+		j--;
+	}
+}
+
+/*
  * Quicksort with a median-of-three pivot and insertion sort below 24
  * elements; recursion only on the smaller part, so the depth is O(log n).
  * Faster than qsort() for the thousands of sorts a simulation does.
@@ -38,30 +67,8 @@ static inline void swap_d(double *a, double *b)
 void stats_sort(double *x, size_t n)
 {
 	while (n > 24) {
-		size_t mid = n / 2, i, j;
-		double pivot;
+		size_t j = partition(x, n);
 
-		if (x[mid] < x[0])
-			swap_d(&x[mid], &x[0]);
-		if (x[n - 1] < x[0])
-			swap_d(&x[n - 1], &x[0]);
-		if (x[n - 1] < x[mid])
-			swap_d(&x[n - 1], &x[mid]);
-		pivot = x[mid];
-		i = 0;
-		j = n - 1;
-		for (;;) {
-			while (x[i] < pivot)
-				i++;
-			while (x[j] > pivot)
-				j--;
-			if (i >= j)
-				break;
-			swap_d(&x[i], &x[j]);
-			i++;
-			j--;
-		}
-		/* [0, j] <= pivot <= [j + 1, n) */
 		if (j + 1 < n - (j + 1)) {
 			stats_sort(x, j + 1);
 			x += j + 1;
@@ -93,34 +100,14 @@ double stats_quantile_sorted(const double *x, size_t n, double q)
 	return x[lo] + frac * (x[lo + 1] - x[lo]);
 }
 
-/* Put the k-th smallest of x at x[k], smaller ones before it, larger after (Hoare). */
+/* Put the k-th smallest of x at x[k], smaller ones before it, larger after. */
 static void select_kth(double *x, size_t n, size_t k)
 {
 	size_t lo = 0, hi = n - 1;
 
 	while (hi > lo + 24) {
-		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
-		double pivot;
+		size_t j = lo + partition(x + lo, hi - lo + 1);
 
-		if (x[mid] < x[lo])
-			swap_d(&x[mid], &x[lo]);
-		if (x[hi] < x[lo])
-			swap_d(&x[hi], &x[lo]);
-		if (x[hi] < x[mid])
-			swap_d(&x[hi], &x[mid]);
-		pivot = x[mid];
-		for (;;) {
-			while (x[i] < pivot)
-				i++;
-			while (x[j] > pivot)
-				j--;
-			if (i >= j)
-				break;
-			swap_d(&x[i], &x[j]);
-			i++;
-			j--;
-		}
-		/* [lo, j] <= pivot <= [j + 1, hi] */
 		if (k <= j)
 			hi = j;
 		else

@@ -87,14 +87,6 @@ void ir_initials(const char *name, struct strbuf *out)
 	strvec_clear(&words);
 }
 
-static int in_list(const char *const *list, const char *s)
-{
-	for (; list && *list; list++)
-		if (!strcmp(*list, s))
-			return 1;
-	return 0;
-}
-
 void ir_abbrevs_build(struct ir_abbrevs *ab, const struct strvec *names,
 		      const char *const *reserved)
 {
@@ -122,7 +114,7 @@ void ir_abbrevs_build(struct ir_abbrevs *ab, const struct strvec *names,
 	}
 	/* Ambiguous or reserved initials: the full name instead. */
 	for (size_t i = 0; i < sorted.nr; i++) {
-		int clash = in_list(reserved, cand[i]);
+		int clash = strlist_has(reserved, cand[i]);
 		struct strbuf sb = STRBUF_INIT;
 
 		for (size_t j = 0; j < sorted.nr && !clash; j++)
@@ -133,7 +125,7 @@ void ir_abbrevs_build(struct ir_abbrevs *ab, const struct strvec *names,
 			continue;
 		}
 		ir_sanitize(ab->names[i], 64, "p", &sb);
-		if (in_list(reserved, sb.buf))
+		if (strlist_has(reserved, sb.buf))
 			strbuf_addch(&sb, '_');
 		ab->abbrs[i] = strbuf_detach(&sb, NULL);
 	}

@@ -400,21 +400,13 @@ json_t *opt_record_json(const struct opt_def *d, const void *obj)
 	return NULL;
 }
 
-static int in_names(const char *const *names, const char *name)
-{
-	for (; names && *names; names++)
-		if (!strcmp(*names, name))
-			return 1;
-	return 0;
-}
-
 json_t *opt_values_record(const struct opt_def *defs, const struct opt_values *v,
 			  const char *const *skip, int given_only)
 {
 	json_t *o = json_object();
 
 	for (size_t i = 0; i < v->nr; i++) {
-		if (in_names(skip, defs[i].name))
+		if (strlist_has(skip, defs[i].name))
 			continue;
 		if (given_only && v->source[i] != OPT_FROM_FLAG && v->source[i] != OPT_FROM_ENV)
 			continue;
@@ -445,7 +437,7 @@ size_t opt_values_restore(const struct opt_def *defs, struct opt_values *v,
 		const json_t *r = json_object_get(rec, defs[i].name);
 		const char *was;
 
-		if (!r || in_names(skip, defs[i].name))
+		if (!r || strlist_has(skip, defs[i].name))
 			continue;
 		was = json_string_value(r);
 		if (v->source[i] == OPT_FROM_ENV && !same_value(&defs[i], was, v->value[i]) &&

@@ -171,3 +171,11 @@ void strvec_push_unique(struct strvec *sv, const char *s)
 	if (s && *s && strvec_find(sv, s) < 0)
 		strvec_push(sv, s);
 }
+
+int strlist_has(const char *const *list, const char *s)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, s))
+			return 1;
+	return 0;
+}

@@ -28,6 +28,8 @@ void strvec_pushf(struct strvec *sv, const char *fmt, ...) ZLB_PRINTF(2, 3);
 /* Push every argument up to a terminating NULL. */
 void strvec_pushl(struct strvec *sv, ...) __attribute__((sentinel));
 void strvec_pushv(struct strvec *sv, const char *const *v);
+/* Is s one of the NULL-terminated list (a table of names; list may be NULL)? */
+int strlist_has(const char *const *list, const char *s);
 void strvec_pop(struct strvec *sv);
 void strvec_clear(struct strvec *sv);
 /* Sort in byte order (strcmp), whatever order the items came in. */
