@@ -3,15 +3,31 @@
 
 On a GPU machine with real FlagGems, for the same operators and dtypes:
 
-  process   zlb batch --isolation process   (one Python per operator)
   worker    zlb batch --isolation worker    (one warm Python per device)
   harness   python -m pytest NODES --mode kernel, one process for all the
-            operators' test nodes (the nodes the zlb runs resolved)
+            operators' test nodes (as `zlb inventory` resolves them)
+  process   zlb batch --isolation process   (one Python per operator)
 
-and then `zlb compare` of the worker batch against the process batch (A/A
-across the two modes: 0 FASTER/SLOWER expected). It prints wall per operator
-for each, the ratios measured side by side in this one run, and the projected
-time of the whole suite (--suite-size functions) on 1 and on 8 GPUs.
+then `zlb compare` of the worker batch against the process batch (A/A across
+the two modes: 0 FASTER/SLOWER expected). It prints, operator by operator,
+the seconds each mode spent on it, the ratios measured side by side, and the
+projected time of the whole suite (--suite-size functions) on 1 and 8 GPUs.
+
+Caches, so that no mode is measured on another's leftovers:
+  * FlagGems' tuner database (FLAGGEMS_CACHE_DIR): the first mode run
+    starts from an empty one and tunes; every later mode starts from a copy
+    of what the first left (--tuner-from). With the default order the worker
+    pays every LibTuner tuning and the others find it done, so the figures
+    are conservative for the worker.
+  * Triton's compile cache: zlb gives every run its own (caliber
+    compile_cache=own); the harness gets an empty one of its own too, so every
+    mode compiles every kernel once.
+
+A mode can be limited to the first N operators (--limit process=20) and to a
+wall budget (--budget worker=360); a batch stopped at its budget keeps what it
+finished (its other operators stay PENDING), and the ratios are taken over the
+operators every compared mode finished. Modes run in one call or several with
+the same --work (the state lives there).
 
 Usage (repo root, GPU machine):
   PYTHONPATH=$PWD/.carry/pylib GEMS_VENDOR=nvidia python3 bench/worker_mode.py \\
@@ -21,25 +37,74 @@ import argparse
 import csv
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+ZLB_MODES = ("process", "worker")
 
 
-def run(cmd, log, env=None, cwd=None, timeout=None):
+def run(cmd, log, env=None, cwd=None, budget=None):
+    """(rc, wall seconds). At the budget the command gets SIGTERM (zlb batch
+    stops its operators and keeps its state), then SIGKILL 30 s later."""
     t0 = time.monotonic()
     with open(log, "w") as f:
-        p = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-                           timeout=timeout)
-    return p.returncode, time.monotonic() - t0
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        try:
+            rc = p.wait(timeout=budget)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGTERM)
+            try:
+                rc = p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                rc = p.wait()
+    return rc, time.monotonic() - t0
 
 
 def statuses(bdir):
     with open(Path(bdir) / "ops_status.csv", newline="") as f:
         return list(csv.DictReader(f))
+
+
+def nodes_for(zlb, fg, ops, work):
+    """op -> pytest node, from the inventory's static scan."""
+    inv = work / "inventory"
+    subprocess.run([zlb, "inventory", "--flaggems-dir", fg, "--no-verify", "--out", str(inv)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    with open(inv / "inventory_main.csv", newline="") as f:
+        by_op = {r["op"]: r["node"] for r in csv.DictReader(f)}
+    return {op: by_op[op] for op in ops if op in by_op}
+
+
+def harness_times(junit):
+    """node -> seconds pytest spent in it (setup, call, teardown), status."""
+    out = {}
+    for tc in ET.parse(junit).getroot().iter("testcase"):
+        node = "%s::%s" % (tc.get("classname", "").replace(".", "/") + ".py", tc.get("name"))
+        status = "PASS"
+        if tc.find("skipped") is not None:
+            status = "SKIP"
+        elif tc.find("failure") is not None or tc.find("error") is not None:
+            status = "FAIL"
+        out[node] = (float(tc.get("time", 0)), status)
+    return out
+
+
+def tuner_dir(work, mode, source):
+    """A fresh FLAGGEMS_CACHE_DIR for mode: empty, or a copy of source's."""
+    d = work / ("%s.fgcache" % mode)
+    shutil.rmtree(d, ignore_errors=True)
+    if source and (work / ("%s.fgcache" % source)).is_dir():
+        shutil.copytree(work / ("%s.fgcache" % source), d)
+    else:
+        d.mkdir(parents=True)
+    return d
 
 
 def main():
@@ -49,85 +114,117 @@ def main():
     ap.add_argument("--ops", nargs="+", required=True)
     ap.add_argument("--dtypes", default="float16")
     ap.add_argument("--work", default="/tmp/worker_mode")
-    ap.add_argument("--modes", default="process,worker,harness")
+    ap.add_argument("--modes", default="worker,harness,process")
+    ap.add_argument("--tuner-from", default="worker",
+                    help="mode whose tuner database the later modes start from")
+    ap.add_argument("--limit", action="append", default=[], metavar="MODE=N")
+    ap.add_argument("--budget", action="append", default=[], metavar="MODE=SECONDS")
+    ap.add_argument("--op-timeout", default="150")
     ap.add_argument("--suite-size", type=int, default=1119)
     ap.add_argument("--out")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     fg = str(Path(a.flaggems_dir).resolve())
-    res = {"ops": a.ops, "dtypes": a.dtypes, "modes": {}}
+    limits = {k: int(v) for k, v in (x.split("=") for x in a.limit)}
+    budgets = {k: float(v) for k, v in (x.split("=") for x in a.budget)}
+    state = work / "worker_mode.json"
+    res = json.loads(state.read_text()) if state.exists() else {"modes": {}}
+    res.update({"ops": a.ops, "dtypes": a.dtypes})
 
     def save():
+        state.write_text(json.dumps(res, indent=1))
         if a.out:
-            Path(a.out).write_text(json.dumps(res, indent=1))
+            shutil.copyfile(state, a.out)
 
-    nodes = []
+    nodes = nodes_for(a.zlb, fg, a.ops, work)
     for mode in a.modes.split(","):
-        if mode in ("process", "worker"):
+        ops = a.ops[:limits.get(mode, len(a.ops))]
+        source = None if mode == a.tuner_from else a.tuner_from
+        env = dict(os.environ)
+        env["FLAGGEMS_CACHE_DIR"] = str(tuner_dir(work, mode, source))
+        if mode in ZLB_MODES:
             bdir = work / mode
+            shutil.rmtree(bdir, ignore_errors=True)
             rc, wall = run([a.zlb, "batch", "--batch-dir", str(bdir), "--flaggems-dir", fg,
                             "--dtypes", a.dtypes, "--isolation", mode, "--progress", "plain",
-                            "--ops", *a.ops], work / (mode + ".log"))
-            rows = statuses(bdir)
-            res["modes"][mode] = {
-                "rc": rc, "wall_s": wall, "per_op_s": wall / len(a.ops),
-                "status": {r["spec"]: r["status"] for r in rows},
-                "op_seconds": {r["spec"]: float(r["seconds"] or 0) for r in rows},
-            }
-            if not nodes:
-                for r in rows:
-                    idf = bdir / r["run_dir"] / "run_identity.json" if r["run_dir"] else None
-                    if idf and idf.exists():
-                        nodes.append(json.loads(idf.read_text())["provenance"]["test_node"])
+                            "--op-timeout", a.op_timeout, "--ops", *ops],
+                           work / (mode + ".log"), env=env, budget=budgets.get(mode))
+            per_op = {r["op"]: {"seconds": float(r["seconds"] or 0), "status": r["status"],
+                                "attempts": int(r["attempts"] or 0), "remarks": r["remarks"]}
+                      for r in statuses(bdir)}
         elif mode == "harness":
-            for prev in ("worker", "process"):   # an earlier call's batch (same --work)
-                if not nodes and (work / prev / "ops_status.csv").exists():
-                    for r in statuses(work / prev):
-                        idf = work / prev / r["run_dir"] / "run_identity.json"
-                        if r["run_dir"] and idf.exists():
-                            nodes.append(json.loads(idf.read_text())["provenance"]["test_node"])
-            if not nodes:
-                print("harness: no nodes known (run a zlb mode first)", file=sys.stderr)
-                continue
-            env = dict(os.environ)
-            env["PYTHONPATH"] = env.get("PYTHONPATH", "")
+            hn = [nodes[op] for op in ops if op in nodes]
+            triton = work / "harness.triton"
+            shutil.rmtree(triton, ignore_errors=True)
+            env["TRITON_CACHE_DIR"] = str(triton)
+            junit = work / "harness.xml"
             rc, wall = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s",
-                            *nodes, "--level", "core", "--mode", "kernel", "--dtypes", a.dtypes],
-                           work / "harness.log", env=env, cwd=fg)
-            res["modes"]["harness"] = {"rc": rc, "wall_s": wall, "per_op_s": wall / len(nodes),
-                                       "nodes": nodes}
+                            "--junitxml", str(junit), *hn, "--level", "core",
+                            "--mode", "kernel", "--dtypes", a.dtypes],
+                           work / "harness.log", env=env, cwd=fg, budget=budgets.get(mode))
+            times = harness_times(junit) if junit.exists() else {}
+            per_op = {}
+            for op in ops:
+                t = times.get(nodes.get(op))
+                per_op[op] = ({"seconds": t[0], "status": t[1]} if t
+                              else {"seconds": 0.0, "status": "PENDING"})
+        else:
+            sys.exit("unknown mode %r" % mode)
+        done = [op for op, v in per_op.items() if v["status"] != "PENDING"]
+        res["modes"][mode] = {"rc": rc, "wall_s": wall, "ops": len(ops), "finished": len(done),
+                              "per_op_s": wall / max(1, len(done)), "op": per_op}
         save()
-        m = res["modes"].get(mode)
-        if m:
-            print("%-8s rc=%s wall %7.1f s  per operator %6.2f s" % (
-                mode, m["rc"], m["wall_s"], m["per_op_s"]), flush=True)
+        print("%-8s rc=%s wall %7.1f s  %d of %d operators finished  %6.2f s per operator"
+              % (mode, rc, wall, len(done), len(ops), wall / max(1, len(done))), flush=True)
 
-    if all((work / m / "ops_status.csv").exists() for m in ("process", "worker")):
+    if all((work / m / "ops_status.csv").exists() for m in ZLB_MODES):
         rc, _ = run([a.zlb, "compare", str(work / "process"), str(work / "worker"),
-                     "--out", str(work), "--allow-caliber-mismatch"],
+                     "--out", str(work / "compare"), "--allow-caliber-mismatch"],
                     work / "compare.log")
         text = (work / "compare.log").read_text()
         res["compare"] = {"rc": rc, "tail": text[-3000:]}
-        try:
-            cj = json.loads((work / "compare.json").read_text())
-            res["compare"]["verdicts"] = cj.get("summary", {}).get("verdicts") or cj.get("verdicts")
-        except (OSError, ValueError):
-            pass
         save()
         print(text[-1500:])
-    ms = res["modes"]
-    if "process" in ms and "worker" in ms:
-        p, w = ms["process"]["per_op_s"], ms["worker"]["per_op_s"]
-        print("worker vs process: %.2fx faster per operator" % (p / w))
-        for gpus in (1, 8):
-            print("suite of %d functions on %d GPU(s): process %.1f h, worker %.1f h" % (
-                a.suite_size, gpus, p * a.suite_size / gpus / 3600,
-                w * a.suite_size / gpus / 3600))
-    if "harness" in ms and "worker" in ms:
-        print("worker vs FlagGems' one-process harness: %.2fx its time" % (
-            ms["worker"]["per_op_s"] / ms["harness"]["per_op_s"]))
+    report(res, a.suite_size)
     save()
+
+
+def report(res, suite_size):
+    ms = res["modes"]
+    names = [m for m in ("process", "worker", "harness") if m in ms]
+    finished = lambda m, op: ms[m]["op"].get(op, {}).get("status", "PENDING") != "PENDING"
+    common = [op for op in res["ops"] if all(finished(m, op) for m in names)]
+    print("\n%-34s" % "operator" + "".join("%18s" % m for m in names))
+    for op in res["ops"]:
+        cells = []
+        for m in names:
+            v = ms[m]["op"].get(op)
+            cells.append("%18s" % ("%.1f %s" % (v["seconds"], v["status"]) if v else "-"))
+        print("%-34s" % op + "".join(cells))
+    if not common:
+        return
+    # Wall per operator over the operators every mode finished: the mode's
+    # own seconds for them, plus its fixed cost (wall less the sum of its
+    # operators' seconds: imports, collection, worker starts) spread evenly.
+    per = {}
+    for m in names:
+        own = sum(v["seconds"] for v in ms[m]["op"].values() if v["status"] != "PENDING")
+        fixed = max(0.0, ms[m]["wall_s"] - own) / max(1, ms[m]["finished"])
+        per[m] = sum(ms[m]["op"][op]["seconds"] for op in common) / len(common) + fixed
+    res["common"] = {"ops": common, "per_op_s": per}
+    print("\nover the %d operators every mode finished, wall per operator (one GPU, so "
+          "GPU-seconds too):" % len(common))
+    for m in names:
+        print("  %-8s %7.2f s" % (m, per[m]))
+    if "process" in per and "worker" in per:
+        print("worker vs process: %.2fx faster per operator" % (per["process"] / per["worker"]))
+    if "harness" in per and "worker" in per:
+        print("worker vs FlagGems' one-process harness: %.2fx its time" % (
+            per["worker"] / per["harness"]))
+    for gpus in (1, 8):
+        print("suite of %d functions on %d GPU(s): %s" % (suite_size, gpus, ", ".join(
+            "%s %.1f h" % (m, per[m] * suite_size / gpus / 3600) for m in names)))
 
 
 if __name__ == "__main__":

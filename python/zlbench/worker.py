@@ -45,6 +45,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 
 PROTOCOL_VERSION = 1
 MAX_REQUEST = 16 << 20
@@ -155,11 +156,13 @@ class Worker:
         import pytest
 
         self.jobs += 1
+        t0 = time.monotonic()
         if self.first_env is None:
             self.first_env = dict(req["env"])
             self.first_cwd = req["cwd"]
         else:
             self.reset.between_jobs()
+        t_reset = time.monotonic() - t0
         os.environ.clear()
         os.environ.update(req["env"])
         os.chdir(req["cwd"])
@@ -188,6 +191,7 @@ class Worker:
             sys.stderr.write("zlbench.worker: pytest raised %s: %s\n" % (type(e).__name__, e))
             rc = 3
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        t_job = time.monotonic() - t0 - t_reset
         poisoned = self.reset.device_unusable() or self.reset.state_left()
         if poisoned:
             sys.stderr.write("zlbench.worker: this process cannot serve another job (%s); "
@@ -202,6 +206,10 @@ class Worker:
         if poisoned:
             reply["poisoned"] = poisoned
         self.active = 0
+        # Where a worker's time goes, job by job: what the warm process costs
+        # a job (the reset) against what the job itself took.
+        _log(self.prefix, "job %d: reset %.3f s, pytest %.3f s, rc %d%s" % (
+            self.jobs, t_reset, t_job, rc, ", poisoned" if poisoned else ""))
         _send(conn, reply)
         return not poisoned
 
