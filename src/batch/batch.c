@@ -256,10 +256,11 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 		 * Not passed after other jobs in the same worker: the worker's
 		 * state (a poisoned context, a switch an earlier test left) may be
 		 * the cause, so the verdict is a fresh worker's, as a process of
-		 * its own would give it.
+		 * its own would give it. A refused configuration (dtypes, shape
+		 * file) is not a verdict: the next configuration runs here.
 		 */
 		if (o->last.exit_code != ZLB_EXIT_OK && o->worker_job > 1 && !interrupted &&
-		    !o->fresh_reruns) {
+		    !o->fresh_reruns && !policy_configuration_refused(&o->prog, &o->last)) {
 			worker_stop(&b->workers, o->lane, (int)(b->p->grace_s * 1000));
 			o->fresh_reruns++;
 			if (!(code = batch_start_attempt(b, o)))

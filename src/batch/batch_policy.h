@@ -95,4 +95,15 @@ void policy_remarks(const struct op_progress *p, const struct attempt_result *r,
  */
 int policy_environment_failure(const struct attempt_result *r);
 
+/*
+ * Is this failed attempt's next step a change of configuration that any
+ * process would call for alike: --dtypes refused by the operator ("can't be
+ * supported", while the dtypes are still passed) or the batch shape file
+ * refused by preflight? A warm worker's state cannot have caused those, so
+ * a worker batch takes the next configuration in the same worker instead of
+ * first rerunning the refused one in a fresh worker (on the H200 that rerun
+ * cost a worker start, ~20 s, per operator that does not take float16).
+ */
+int policy_configuration_refused(const struct op_progress *p, const struct attempt_result *r);
+
 #endif

@@ -134,6 +134,36 @@ static void test_dtype_fallback_and_rescue(void **state)
 	strbuf_release(&sb);
 }
 
+/* What a warm worker may take as the operator's, not its own state's. */
+static void test_configuration_refused(void **state)
+{
+	struct op_progress p;
+	struct attempt_result r = res(1);
+
+	(void)state;
+	op_progress_init(&p, 2, 1, 1);
+	assert_false(policy_configuration_refused(&p, &r));       /* a plain failure */
+	r.cant_support = 1;
+	assert_true(policy_configuration_refused(&p, &r));        /* dtypes refused */
+	r.timed_out = 1;
+	assert_false(policy_configuration_refused(&p, &r));       /* a hang is a verdict */
+	r = res(0);
+	r.cant_support = 1;
+	assert_false(policy_configuration_refused(&p, &r));       /* it passed */
+	r = res(1);
+	r.cant_support = 1;
+	p.dtypes_active = 0;                                       /* dtypes already dropped */
+	assert_false(policy_configuration_refused(&p, &r));
+	r = res(3);
+	strcpy(r.preflight, "shape_file");
+	assert_true(policy_configuration_refused(&p, &r));        /* shape file refused */
+	p.shapes_active = 0;
+	assert_false(policy_configuration_refused(&p, &r));
+	strcpy(r.preflight, "python");
+	p.shapes_active = 1;
+	assert_false(policy_configuration_refused(&p, &r));       /* the environment's */
+}
+
 static void test_status_csv_and_shard(void **state)
 {
 	struct op_spec specs[2];
@@ -206,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_pass_skip_timeout),
 		cmocka_unit_test(test_retry_cutoff),
 		cmocka_unit_test(test_dtype_fallback_and_rescue),
+		cmocka_unit_test(test_configuration_refused),
 		cmocka_unit_test(test_status_csv_and_shard),
 		cmocka_unit_test(test_environment_failures),
 	};
