@@ -677,6 +677,13 @@ def test_keys_added_later_mean_what_every_run_before_them_did(zlb, tmp_path):
     a, b = make_sides(tmp_path / "w", b_kw={"caliber": {"isolation": "worker"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4 and "isolation: A=process B=worker (a warm worker" in res.out, res
+    # Tuning probed as rows did (3) before --tune-placement-probes; 0 since.
+    a, b = make_sides(tmp_path / "t", b_kw={"caliber": {"tune_placement_probes": 3}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0 and "[caliber]" not in res.out, res
+    a, b = make_sides(tmp_path / "t0", b_kw={"caliber": {"tune_placement_probes": 0}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4 and "tune_placement_probes: A=3 B=0" in res.out, res
 
 
 def test_a_round_without_results_is_refused(zlb, tmp_path):
