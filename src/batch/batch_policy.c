@@ -5,7 +5,7 @@
 #include "rundir/exit_codes.h"
 
 static const char *const status_names[] = {
-	"PENDING", "RUNNING", "PASS", "FAIL", "SKIP", "TIMEOUT",
+	"PENDING", "RUNNING", "PASS", "FAIL", "SKIP", "TIMEOUT", "CANCELLED",
 };
 
 const char *op_status_name(enum op_status s)

@@ -25,9 +25,14 @@
 
 #include "lib/strbuf.h"
 
-enum op_status { OP_PENDING, OP_RUNNING, OP_PASS, OP_FAIL, OP_SKIP, OP_TIMEOUT };
+/*
+ * OP_CANCELLED: someone cancelled the cluster task that held the operator
+ * (a user's scancel); final, and not rerun by --resume unless asked.
+ */
+enum op_status { OP_PENDING, OP_RUNNING, OP_PASS, OP_FAIL, OP_SKIP, OP_TIMEOUT, OP_CANCELLED,
+		 OP_STATUSES };
 
-/* "PENDING", "RUNNING", "PASS", "FAIL", "SKIP", "TIMEOUT". */
+/* "PENDING", "RUNNING", "PASS", "FAIL", "SKIP", "TIMEOUT", "CANCELLED". */
 const char *op_status_name(enum op_status s);
 /* Inverse of op_status_name; -1 for anything else. */
 int op_status_parse(const char *name);

@@ -285,6 +285,11 @@ const struct opt_def run_option_defs[] = {
 	  "its own (zlb batch --isolation worker starts them; python/zlbench/worker.py); "
 	  "recorded as caliber isolation=worker", NULL,
 	  BIND(STR, worker) },
+	{ "cluster-job", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "LABEL",
+	  "the cluster task that runs this run (zlb batch gives it on a cluster: "
+	  "\"<array>_<index>\", or the allocation's id); recorded as provenance "
+	  "cluster_job", NULL,
+	  BIND(STR, cluster_job) },
 	{ NULL },
 };
 

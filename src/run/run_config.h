@@ -57,6 +57,7 @@ struct run_config {
 	char *run_dir;
 	int interrupt_grace_ms; /* after an interrupt: SIGINT, this, SIGTERM, this, SIGKILL */
 	char *worker;           /* a warm worker's socket (zlb batch --isolation worker), or NULL */
+	char *cluster_job;      /* the cluster task running this run (zlb batch), or NULL */
 	char *preset;           /* full | screen: the defaults the knobs started from */
 	int op_given;           /* op came from the command line or OP */
 	int keep_compile_cache; /* keep <run dir>/triton_cache after the run */

@@ -132,6 +132,8 @@ static json_t *initial_identity(const struct run_config *cfg, const struct run_p
 	json_object_set_new(prov, "zlb_version", json_string(ZLB_VERSION));
 	json_object_set_new(prov, "command_line", json_strvec(&cmd));
 	json_object_set_new(prov, "host", json_string(host));
+	json_object_set_new(prov, "cluster_job", cfg->cluster_job ? json_string(cfg->cluster_job)
+								 : json_null());
 	json_object_set_new(prov, "started_at", identity_now());
 	json_object_set_new(prov, "op_file", json_string(plan->target.op_file));
 	json_object_set_new(prov, "op_name", plan->target.op_name ? json_string(plan->target.op_name)

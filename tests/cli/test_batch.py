@@ -21,7 +21,7 @@ from conftest import FAKE_MAIN, REPO
 
 OPS_FILE = REPO / "tests" / "fake_flaggems_batch" / "test_batch_ops.py"
 COLUMNS = ["repo", "op", "spec", "status", "seconds", "attempts", "rows", "remarks",
-           "backend", "device", "timer", "exit_code", "run_dir"]
+           "backend", "device", "timer", "exit_code", "run_dir", "job"]
 
 
 @pytest.fixture
