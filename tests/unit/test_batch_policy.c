@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "batch/batch.h"
 #include "batch/batch_policy.h"
@@ -184,12 +185,45 @@ static void test_status_csv_and_shard(void **state)
 	op_row_set(&rows[0].timer, "graph");
 	rows[0].exit_code = 0;
 	op_row_set(&rows[0].run_dir, "main/softmax");
+	op_row_set(&rows[0].job, "1234_5");
+	rows[1].status = OP_CANCELLED;
 	ops_status_render(specs, rows, 2, &sb);
 	assert_string_equal(sb.buf,
 		"repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,"
-		"exit_code,run_dir\n"
-		"main,softmax,softmax,PASS,1.500,2,3,\"retries=1;a,b\",cuda,1,graph,0,main/softmax\n"
-		"vllm,mm,vllm:mm@a,PENDING,,0,,,,,,,\n");
+		"exit_code,run_dir,job\n"
+		"main,softmax,softmax,PASS,1.500,2,3,\"retries=1;a,b\",cuda,1,graph,0,main/softmax,"
+		"1234_5\n"
+		"vllm,mm,vllm:mm@a,CANCELLED,,0,,,,,,,,\n");
+	assert_int_equal(op_status_parse("CANCELLED"), OP_CANCELLED);
+	/* and back: what a cluster driver reads of its tasks' tables */
+	{
+		char path[] = "/tmp/zlb-ops-status-XXXXXX";
+		int fd = mkstemp(path), found[2] = { 0, 0 };
+		struct op_row back[2];
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, sb.buf, sb.len), (ssize_t)sb.len);
+		close(fd);
+		op_row_init(&back[0]);
+		op_row_init(&back[1]);
+		assert_int_equal(ops_status_read(path, specs, 2, back, found), 0);
+		assert_true(found[0] && found[1]);
+		assert_int_equal(back[0].status, OP_PASS);
+		assert_int_equal(back[0].attempts, 2);
+		assert_int_equal(back[0].rows, 3);
+		assert_int_equal(back[0].device, 1);
+		assert_int_equal(back[0].exit_code, 0);
+		assert_string_equal(back[0].remarks, "retries=1;a,b");
+		assert_string_equal(back[0].job, "1234_5");
+		assert_string_equal(back[0].run_dir, "main/softmax");
+		assert_int_equal(back[1].status, OP_CANCELLED);
+		assert_null(back[1].job);
+		assert_int_equal(back[1].exit_code, -1);
+		unlink(path);
+		assert_int_equal(ops_status_read(path, specs, 2, back, found), 1);   /* none */
+		op_row_release(&back[0]);
+		op_row_release(&back[1]);
+	}
 	strbuf_release(&sb);
 	/* stable: the same spec always lands on the same device */
 	assert_int_equal(batch_shard("softmax", 8), batch_shard("softmax", 8));
