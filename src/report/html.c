@@ -88,8 +88,8 @@ static const char style[] =
 	".scroll{max-height:640px;overflow:auto;border:1px solid var(--rule);border-radius:4px}\n"
 	"@media (max-width:1100px){.pair{grid-template-columns:minmax(0,1fr)}}\n"
 	"svg.plot{display:block;width:100%;height:auto;max-width:900px}\n"
-	"svg.plot text{font-size:11px;fill:var(--ink)}\n"
-	"svg.plot .title{font-size:13px;font-weight:600}\n"
+	"svg.plot text{font-size:13px;fill:var(--ink)}\n"
+	"svg.plot .title{font-size:15px;font-weight:600}\n"
 	"svg.plot .axis{stroke:var(--ink);stroke-width:1}\n"
 	"svg.plot .grid{stroke:var(--rule);stroke-width:1}\n"
 	"svg.plot .muted{fill:var(--muted)}\n"
@@ -104,9 +104,12 @@ static const char style[] =
 	"svg.plot .v-EXCLUDED{fill:#fff;stroke:var(--excluded)}\n"
 	"svg.plot .flag{fill:var(--slower);font-weight:600}\n"
 	"svg.plot .bar{fill:#54aeff}svg.plot .bar.lo{fill:#ff8182}svg.plot .bar.hi{fill:#4ac26b}\n"
-	"svg.plot .s0{stroke:#0969da;fill:#0969da}svg.plot .s1{stroke:#bc4c00;fill:#bc4c00}\n"
-	"svg.plot .s2{stroke:#8250df;fill:#8250df}svg.plot .s3{stroke:#1a7f37;fill:#1a7f37}\n"
-	"svg.plot .s4{stroke:#cf222e;fill:#cf222e}svg.plot .s5{stroke:#6e7781;fill:#6e7781}\n"
+	"svg.plot .s0{stroke:#0969da}svg.plot .s1{stroke:#bc4c00}svg.plot .s2{stroke:#8250df}\n"
+	"svg.plot .s3{stroke:#1a7f37}svg.plot .s4{stroke:#cf222e}svg.plot .s5{stroke:#6e7781}\n"
+	"svg.plot circle.s0{fill:#0969da}svg.plot circle.s1{fill:#bc4c00}"
+	"svg.plot circle.s2{fill:#8250df}\n"
+	"svg.plot circle.s3{fill:#1a7f37}svg.plot circle.s4{fill:#cf222e}"
+	"svg.plot circle.s5{fill:#6e7781}svg.plot circle.torch{fill:#fff;stroke-width:1.5}\n"
 	"svg.plot polyline{fill:none;stroke-width:2}\n"
 	"svg.plot polyline.torch{stroke-dasharray:6 4}\n"
 	"table{border-collapse:collapse;font-size:12.5px;width:100%}\n"
@@ -116,6 +119,9 @@ static const char style[] =
 	"th{background:#f6f8fa;position:sticky;top:0}\n"
 	"td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
 	"td.wrap{word-break:break-all}\n"
+	/* beside a plot, a row's label stays on one line (its title attribute has all of it) */
+	"td.label{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;max-width:190px}\n"
+	"td.nowrap{white-space:nowrap}\n"
 	"td.diff{background:#fff8c5}\n"
 	"td.v-FASTER{color:var(--faster);font-weight:600}"
 	"td.v-SLOWER{color:var(--slower);font-weight:600}\n"
@@ -126,7 +132,7 @@ static const char style[] =
 	"footer{margin-top:32px;color:var(--muted);font-size:12px}\n"
 	"@media print{body{max-width:none;padding:0;font-size:10pt}nav{display:none}"
 	".pair{display:block}.scroll{max-height:none;overflow:visible;border:0}"
-	"th{position:static}figure,svg.plot,tr{break-inside:avoid}"
+	"th{position:static}td.label{white-space:normal;max-width:none}figure,svg.plot,tr{break-inside:avoid}"
 	"h2{break-after:avoid}svg.plot{max-width:100%}"
 	"*{-webkit-print-color-adjust:exact;print-color-adjust:exact}"
 	"a{color:inherit}}\n";
@@ -250,6 +256,15 @@ void html_td_raw(struct strbuf *sb, const char *markup)
 {
 	strbuf_addstr(sb, "<td>");
 	strbuf_addstr(sb, markup);
+	strbuf_addstr(sb, "</td>");
+}
+
+void html_td_label(struct strbuf *sb, const char *text)
+{
+	strbuf_addstr(sb, "<td class=\"label\" title=\"");
+	html_escape(sb, text);
+	strbuf_addstr(sb, "\">");
+	html_escape(sb, text);
 	strbuf_addstr(sb, "</td>");
 }
 

@@ -56,6 +56,8 @@ void html_td(struct strbuf *sb, const char *text);
 void html_td_cls(struct strbuf *sb, const char *cls, const char *text);
 void html_td_num(struct strbuf *sb, const char *fmt, ...) ZLB_PRINTF(2, 3);
 void html_td_raw(struct strbuf *sb, const char *markup);
+/* A label cell kept on one line, the whole text in its title (a tooltip). */
+void html_td_label(struct strbuf *sb, const char *text);
 
 /*
  * A figure with its table beside it (below it on a narrow screen or on

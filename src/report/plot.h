@@ -85,6 +85,7 @@ struct xy_plot {
 	const char *title, *xlabel, *ylabel;
 	const struct xy_series *series;
 	size_t nr;
+	void (*xtick)(struct strbuf *, double);	/* the x ticks' labels; NULL: numbers */
 };
 
 /* Lines with a dot per point on log-log axes, a legend below the title. */
@@ -96,6 +97,8 @@ void plot_xy(struct strbuf *sb, const struct xy_plot *p);
 void plot_percent_label(struct strbuf *sb, double ratio);
 /* "1.5x", "0.25x". */
 void plot_times_label(struct strbuf *sb, double v);
+/* A count with an SI prefix: "512", "64k", "1M", "16.8M", "1G". */
+void plot_count_label(struct strbuf *sb, double v);
 
 /*
  * An x axis at picture height y (a line, ticks, labels from label(), and

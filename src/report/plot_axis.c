@@ -24,6 +24,18 @@ void plot_times_label(struct strbuf *sb, double v)
 	strbuf_addch(sb, 'x');
 }
 
+void plot_count_label(struct strbuf *sb, double v)
+{
+	static const char *const prefix[] = { "", "k", "M", "G", "T", "P" };
+	size_t i = 0;
+
+	while (fabs(v) >= 1000 && i + 1 < sizeof(prefix) / sizeof(prefix[0])) {
+		v /= 1000;
+		i++;
+	}
+	strbuf_addf(sb, "%.3g%s", v, prefix[i]);
+}
+
 void plot_axis_x(struct strbuf *sb, const struct scale *s, double y, double grid_top,
 		 void (*label)(struct strbuf *, double))
 {

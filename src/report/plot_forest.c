@@ -11,9 +11,9 @@
 #include "report/svg.h"
 
 #define W 900.0
-#define LABEL_W 300.0		/* the row labels */
-#define FLAGS_W 130.0		/* the flags, right of the plot */
-#define ROW_H 18.0
+#define LABEL_W 330.0		/* the row labels */
+#define FLAGS_W 120.0		/* the flags, right of the plot */
+#define ROW_H 21.0
 #define TOP 62.0		/* title and legend */
 #define AXIS_H 34.0
 #define CLIP_LO 0.25
@@ -49,7 +49,7 @@ static void legend(struct strbuf *sb, double y, double threshold)
 		else
 			svg_circle(sb, x + 5, y - 4, 4.5, cls);
 		svg_text(sb, x + 14, y, SVG_START, NULL, verdicts[i], 0);
-		x += 14 + 8.0 * strlen(verdicts[i]) + 14;
+		x += 14 + 9.0 * strlen(verdicts[i]) + 14;
 	}
 	svg_rect(sb, x, y - 10, 18, 12, "band");
 	strbuf_addf(&t, "SAME band \xc2\xb1%.3g%%", threshold * 100);
@@ -110,7 +110,7 @@ void plot_forest(struct strbuf *sb, const struct forest *f)
 		char cls[48];
 
 		svg_group_begin(sb, "row", r->tooltip ? r->tooltip : r->label);
-		svg_text(sb, x0 - 8, y + 4, SVG_END, NULL, r->label, 46);
+		svg_text(sb, x0 - 8, y + 4, SVG_END, NULL, r->label, 42);
 		if (isfinite(r->ratio) && r->ratio > 0) {
 			double a = isfinite(r->lo) && r->lo > 0 ? r->lo : r->ratio;
 			double b = isfinite(r->hi) && r->hi > 0 ? r->hi : r->ratio;
@@ -133,7 +133,7 @@ void plot_forest(struct strbuf *sb, const struct forest *f)
 			svg_text(sb, (x0 + x1) / 2, y + 4, SVG_MIDDLE, "muted", "no ratio", 0);
 		}
 		if (r->flags && *r->flags)
-			svg_text(sb, x1 + 8, y + 4, SVG_START, "flag", r->flags, 20);
+			svg_text(sb, x1 + 8, y + 4, SVG_START, "flag", r->flags, 14);
 		svg_group_end(sb);
 	}
 	svg_end(sb);

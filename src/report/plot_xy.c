@@ -55,7 +55,7 @@ void plot_xy(struct strbuf *sb, const struct xy_plot *p)
 		svg_polyline(sb, xs, ys, 2, p->series[i].cls);
 		svg_text(sb, lx + 32, ly, SVG_START, NULL, p->series[i].name, 26);
 	}
-	plot_axis_x(sb, &sx, bottom, top, NULL);
+	plot_axis_x(sb, &sx, bottom, top, p->xtick);
 	plot_axis_y(sb, &sy, x0, x1, NULL);
 	for (size_t i = 0; i < p->nr; i++) {
 		const struct xy_series *s = &p->series[i];

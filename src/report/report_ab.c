@@ -230,7 +230,7 @@ static void forest(const struct report_ab *m, struct strbuf *sb)
 	struct strvec flags = STRVEC_INIT, tips = STRVEC_INIT;
 	struct forest f = { NULL, m->threshold, fr, 0 };
 	struct strbuf title = STRBUF_INIT, t = STRBUF_INIT;
-	static const char *const heads[] = { "row", "#B/A", "#95% interval", "verdict", "flags",
+	static const char *const heads[] = { "row", "#B/A", "#interval", "verdict", "flags",
 					     NULL };
 
 	for (size_t i = 0; i < m->nr_rows; i++) {
@@ -279,19 +279,21 @@ static void forest(const struct report_ab *m, struct strbuf *sb)
 	html_table_begin(sb, "rows", NULL, heads);
 	for (size_t i = 0; i < f.nr; i++) {
 		html_tr_begin(sb, NULL);
-		html_td(sb, fr[i].label);
+		html_td_label(sb, fr[i].label);
 		strbuf_reset(&t);
 		report_fmt_change(&t, fr[i].ratio);
 		html_td_num(sb, "%s", t.buf);
 		strbuf_reset(&t);
-		report_fmt_change(&t, fr[i].lo);
-		strbuf_addstr(&t, " .. ");
-		report_fmt_change(&t, fr[i].hi);
+		if (isfinite(fr[i].lo) && isfinite(fr[i].hi))
+			strbuf_addf(&t, "[%+.2f, %+.2f]%%", (fr[i].lo - 1) * 100,
+				    (fr[i].hi - 1) * 100);
+		else
+			strbuf_addch(&t, '-');
 		html_td_num(sb, "%s", t.buf);
 		strbuf_reset(&t);
 		strbuf_addf(&t, "v-%s", report_verdict_class(fr[i].verdict));
 		html_td_cls(sb, t.buf, fr[i].verdict);
-		html_td_cls(sb, "flags", fr[i].flags);
+		html_td_cls(sb, "flags nowrap", fr[i].flags);
 		html_tr_end(sb);
 	}
 	html_table_end(sb);

@@ -170,7 +170,7 @@ static void latency_plot(const struct report_run *m, const struct strvec *dtypes
 	struct xy_plot p = { "Latency against input size, per dtype: gems (solid) and torch "
 			     "(dashed)", by_size ? "elements in the inputs (log)" :
 			     "row, in the order measured (no torch.Size in the shapes)",
-			     "latency, ms (log)", series, 0 };
+			     "latency, ms (log)", series, 0, by_size ? plot_count_label : NULL };
 
 	for (size_t d = 0; d < nd; d++) {
 		struct point *pts = xcalloc(m->nr_rows + 1, sizeof(*pts));
@@ -223,6 +223,40 @@ static void latency_plot(const struct report_run *m, const struct strvec *dtypes
 	strvec_clear(&classes);
 }
 
+/* Beside the plot: what it draws, one line per row. */
+static void plot_table(const struct report_run *m, struct strbuf *sb)
+{
+	static const char *const heads[] = { "dtype", "shape", "#torch ms", "#gems ms",
+					     "#speedup", NULL };
+	struct strbuf t = STRBUF_INIT;
+
+	html_table_begin(sb, "rows", NULL, heads);
+	for (size_t i = 0; i < m->nr_rows; i++) {
+		const struct report_run_row *r = &m->rows[i];
+		const char *dt = r->dtype;
+
+		if (!measured(r))
+			continue;
+		skip_prefix(dt, "torch.", &dt);
+		html_tr_begin(sb, NULL);
+		html_td(sb, dt);
+		html_td_label(sb, r->shape);
+		strbuf_reset(&t);
+		report_fmt_ms(&t, r->torch_ms);
+		html_td_num(sb, "%s", t.buf);
+		strbuf_reset(&t);
+		report_fmt_ms(&t, r->gems_ms);
+		html_td_num(sb, "%s", t.buf);
+		if (isfinite(r->speedup))
+			html_td_num(sb, "%.3gx", r->speedup);
+		else
+			html_td_num(sb, "-");
+		html_tr_end(sb);
+	}
+	html_table_end(sb);
+	strbuf_release(&t);
+}
+
 static void rows_table(const struct report_run *m, struct strbuf *sb)
 {
 	static const char *const heads[] = { "dtype", "shape", "#elements", "#torch ms",
@@ -267,7 +301,7 @@ static void rows_table(const struct report_run *m, struct strbuf *sb)
 void report_run_render(const struct report_run *m, const struct report_opts *o,
 		       struct strbuf *html)
 {
-	static const char *const nav[] = { "latency=Latency", "caliber=Caliber",
+	static const char *const nav[] = { "latency=Latency", "rows=Rows", "caliber=Caliber",
 					   "provenance=Provenance", NULL };
 	struct strvec dtypes = STRVEC_INIT;
 	struct strbuf title = STRBUF_INIT, sub = STRBUF_INIT;
@@ -311,13 +345,17 @@ void report_run_render(const struct report_run *m, const struct report_opts *o,
 
 	html_h2(html, "latency", "Latency against size");
 	html_p(html, "sub", "Each measured row at the size of its inputs (the elements of "
-	       "every tensor shape); both axes are logarithmic. The table lists every row, "
-	       "measured or not.");
+	       "every tensor shape); both axes are logarithmic. Every row, measured or not, is "
+	       "listed below.");
 	html_pair_begin(html, NULL);
 	latency_plot(m, &dtypes, by_size, html);
 	html_pair_table(html);
-	rows_table(m, html);
+	plot_table(m, html);
 	html_pair_end(html);
+	html_h2(html, "rows", "Every row");
+	strbuf_addstr(html, "<div class=\"scroll\">\n");
+	rows_table(m, html);
+	strbuf_addstr(html, "</div>\n");
 
 	{
 		const json_t *ids[1] = { m->identity };

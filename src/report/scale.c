@@ -68,38 +68,49 @@ static size_t linear_ticks(double lo, double hi, double *ticks, size_t max)
 	return n;
 }
 
-size_t scale_ticks(const struct scale *s, double *ticks, size_t max)
+/* Ticks m * 10^e for the mantissas m inside [d0, d1]. */
+static size_t log_ticks(const struct scale *s, const double *mant, size_t nm, double *ticks,
+			size_t max)
 {
 	size_t n = 0;
+
+	for (int e = (int)floor(log10(s->d0)) - 1; e <= (int)ceil(log10(s->d1)) && n < max; e++)
+		for (size_t m = 0; m < nm && n < max; m++) {
+			double v = mant[m] * pow(10, e);
+			if (v >= s->d0 * (1 - 1e-9) && v <= s->d1 * (1 + 1e-9))
+				ticks[n++] = v;
+		}
+	return n;
+}
+
+size_t scale_ticks(const struct scale *s, double *ticks, size_t max)
+{
+	static const double m125[] = { 1, 2, 5 }, fine[] = { 1, 1.5, 2, 3, 5, 7 };
+	double decades;
+	size_t n;
 
 	if (!max)
 		return 0;
 	if (!s->log)
 		return linear_ticks(s->d0, s->d1, ticks, max);
-	{
-		double l0 = log10(s->d0), l1 = log10(s->d1);
-		static const double mant[] = { 1, 2, 5 };
+	decades = log10(s->d1) - log10(s->d0);
+	if (decades > 2.5) {
+		/* powers of ten, every k-th so that at most 8 show */
+		int e0 = (int)ceil(log10(s->d0) - 1e-9), e1 = (int)floor(log10(s->d1) + 1e-9);
+		int k = (e1 - e0) / 8 + 1;
 
-		if (l1 - l0 >= 2) {
-			/* powers of ten, every k-th so that at most 8 show */
-			int e0 = (int)ceil(l0 - 1e-9), e1 = (int)floor(l1 + 1e-9);
-			int k = (e1 - e0) / 8 + 1;
-			for (int e = e0; e <= e1 && n < max; e += k)
-				ticks[n++] = pow(10, e);
-			return n;
-		}
-		/* 1-2-5 within a short range */
-		for (int e = (int)floor(l0) - 1; e <= (int)ceil(l1) && n < max; e++)
-			for (int m = 0; m < 3 && n < max; m++) {
-				double v = mant[m] * pow(10, e);
-				if (v >= s->d0 * (1 - 1e-9) && v <= s->d1 * (1 + 1e-9))
-					ticks[n++] = v;
-			}
-		if (n >= 2)
-			return n;
-		/* a range narrower than one 1-2-5 step: linear ticks in it */
-		return linear_ticks(s->d0, s->d1, ticks, max);
+		n = 0;
+		for (int e = e0; e <= e1 && n < max; e += k)
+			ticks[n++] = pow(10, e);
+		return n;
 	}
+	n = log_ticks(s, m125, 3, ticks, max);
+	if (n < 4)
+		n = log_ticks(s, fine, 6, ticks, max);
+	if (n >= 2)
+		return n;
+	/* a range narrower than one step: linear ticks in it */
+	return linear_ticks(s->d0, s->d1, ticks, max);
 }
 
 void scale_label(struct strbuf *sb, double v)
