@@ -133,7 +133,7 @@ void plot_forest(struct strbuf *sb, const struct forest *f)
 			svg_text(sb, (x0 + x1) / 2, y + 4, SVG_MIDDLE, "muted", "no ratio", 0);
 		}
 		if (r->flags && *r->flags)
-			svg_text(sb, x1 + 8, y + 4, SVG_START, "flag", r->flags, 14);
+			svg_text(sb, x1 + 8, y + 4, SVG_START, "flag", r->flags, 16);
 		svg_group_end(sb);
 	}
 	svg_end(sb);

@@ -125,9 +125,10 @@ int report_ab_load(struct report_ab *m, json_t *doc)
 		skip_prefix(dt, "torch.", &dt);
 		/* the op_name only where it says more than the op (one test, several operators) */
 		if (*r->op_name && strcmp(r->op_name, r->op))
-			strbuf_addf(&sb, "%s/%s %s %s", r->op, r->op_name, dt, r->shape);
+			strbuf_addf(&sb, "%s/%s %s ", r->op, r->op_name, dt);
 		else
-			strbuf_addf(&sb, "%s %s %s", r->op, dt, r->shape);
+			strbuf_addf(&sb, "%s %s ", r->op, dt);
+		report_short_shape(&sb, r->shape);
 		r->label = strbuf_detach(&sb, NULL);
 		if (r->paired)
 			m->nr_paired++;

@@ -85,6 +85,31 @@ void report_flags_of(const json_t *markers, struct strvec *out)
 	}
 }
 
+void report_short_shape(struct strbuf *sb, const char *shape)
+{
+	static const char open[] = "torch.Size(";
+
+	while (*shape) {
+		const char *p = strstr(shape, open), *close;
+
+		if (!p) {
+			strbuf_addstr(sb, shape);
+			return;
+		}
+		strbuf_add(sb, shape, p - shape);
+		p += strlen(open);
+		close = strstr(p, "])");
+		if (*p != '[' || !close) {
+			/* not the form upstream prints: keep it as it is */
+			strbuf_addstr(sb, open);
+			shape = p;
+			continue;
+		}
+		strbuf_add(sb, p, close + 1 - p);
+		shape = close + 2;
+	}
+}
+
 void report_join(struct strbuf *sb, const struct strvec *sv, const char *sep)
 {
 	for (size_t i = 0; i < sv->nr; i++) {

@@ -32,6 +32,13 @@ void report_flags_of(const json_t *markers, struct strvec *flags);
 /* "a, b, c" of sv. */
 void report_join(struct strbuf *sb, const struct strvec *sv, const char *sep);
 
+/*
+ * A shape_detail as a label: "torch.Size([4096, 4096])" shortened to
+ * "[4096, 4096]", so what tells rows apart is not cut off. The tables keep
+ * the text as written.
+ */
+void report_short_shape(struct strbuf *sb, const char *shape);
+
 /* A label: the verdict class a row shows ("FASTER" ...), any other text "UNSURE". */
 const char *report_verdict_class(const char *verdict);
 

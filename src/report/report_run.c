@@ -240,7 +240,9 @@ static void plot_table(const struct report_run *m, struct strbuf *sb)
 		skip_prefix(dt, "torch.", &dt);
 		html_tr_begin(sb, NULL);
 		html_td(sb, dt);
-		html_td_label(sb, r->shape);
+		strbuf_reset(&t);
+		report_short_shape(&t, r->shape);
+		html_td_label(sb, t.buf);
 		strbuf_reset(&t);
 		report_fmt_ms(&t, r->torch_ms);
 		html_td_num(sb, "%s", t.buf);

@@ -98,7 +98,7 @@ char *report_relative_path(const char *base, const char *target)
 	if (!strcmp(base, "/"))
 		common = 1;
 	/* one ".." per component of base left after the common part */
-	for (const char *p = base + common; *p; ) {
+	for (const char *p = common < strlen(base) ? base + common : ""; *p; ) {
 		const char *slash = strchr(p, '/');
 
 		strbuf_addstr(&sb, "../");
