@@ -118,7 +118,7 @@ static const char style[] =
 	"vertical-align:top}\n"
 	"th{background:#f6f8fa;position:sticky;top:0}\n"
 	"td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-	"td.wrap{word-break:break-all}\n"
+	"td.wrap{overflow-wrap:anywhere}\n"
 	/* beside a plot, a row's label stays on one line (its title attribute has all of it) */
 	"td.label{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;max-width:190px}\n"
 	"td.nowrap{white-space:nowrap}\n"

@@ -231,8 +231,7 @@ static void forest(const struct report_ab *m, struct strbuf *sb)
 	struct strvec flags = STRVEC_INIT, tips = STRVEC_INIT;
 	struct forest f = { NULL, m->threshold, fr, 0 };
 	struct strbuf title = STRBUF_INIT, t = STRBUF_INIT;
-	static const char *const heads[] = { "row", "#B/A", "#interval", "verdict", "flags",
-					     NULL };
+	static const char *const heads[] = { "row", "#B/A", "#interval", "verdict", NULL };
 
 	for (size_t i = 0; i < m->nr_rows; i++) {
 		const struct report_ab_row *r = &m->rows[i];
@@ -294,7 +293,6 @@ static void forest(const struct report_ab *m, struct strbuf *sb)
 		strbuf_reset(&t);
 		strbuf_addf(&t, "v-%s", report_verdict_class(fr[i].verdict));
 		html_td_cls(sb, t.buf, fr[i].verdict);
-		html_td_cls(sb, "flags nowrap", fr[i].flags);
 		html_tr_end(sb);
 	}
 	html_table_end(sb);
@@ -310,8 +308,8 @@ static void forest(const struct report_ab *m, struct strbuf *sb)
 static void details(const struct report_ab *m, struct strbuf *sb)
 {
 	static const char *const heads[] = { "op", "dtype", "shape", "#A gems ms", "#B gems ms",
-		"#B/A", "#q", "verdict", "#torch B/A", "torch verdict", "#rounds A/B", "markers",
-		NULL };
+		"#B/A", "#q", "verdict", "#torch B/A", "torch verdict", "#rounds A/B", "flags",
+		"markers", NULL };
 	static const char *const unheads[] = { "op", "dtype", "shape", "why not compared", NULL };
 	struct strbuf t = STRBUF_INIT;
 	size_t unpaired = 0;
@@ -356,6 +354,9 @@ static void details(const struct report_ab *m, struct strbuf *sb)
 		strbuf_addf(&t, "v-%s", report_verdict_class(r->torch.verdict));
 		html_td_cls(sb, t.buf, r->torch.has ? r->torch.verdict : "-");
 		html_td_num(sb, "%ld/%ld", r->gems.rounds_a, r->gems.rounds_b);
+		strbuf_reset(&t);
+		report_join(&t, &r->flags, ", ");
+		html_td_cls(sb, "flags", t.buf);
 		strbuf_reset(&t);
 		strbuf_addstr(&t, r->markers);
 		if (r->gems.why)

@@ -120,6 +120,7 @@ static void fmt_times(struct strbuf *sb, double v)
 
 static void statuses(const struct summary *s, struct strbuf *sb)
 {
+	static const char *const failed[] = { "FAIL", "TIMEOUT", NULL };
 	json_t *counts = summary_status_counts(s);
 	size_t n = json_object_size(counts), i = 0;
 	struct hbar *bars = xcalloc(n + 1, sizeof(*bars));
@@ -137,7 +138,9 @@ static void statuses(const struct summary *s, struct strbuf *sb)
 	json_object_foreach(counts, k, v) {
 		bars[i].label = k;
 		bars[i].value = (double)json_integer_value(v);
-		bars[i].cls = !strcmp(k, "PASS") ? "bar hi" : !strcmp(k, "SKIP") ? "bar" : "bar lo";
+		/* green for a pass, red for what failed, neutral for skipped or not yet run */
+		bars[i].cls = !strcmp(k, "PASS") ? "bar hi" :
+			      strlist_has(failed, k) ? "bar lo" : "bar";
 		bars[i].text = texts.v[i];
 		i++;
 	}
