@@ -175,36 +175,50 @@ static void value_text(struct strbuf *sb, const json_t *v)
 	}
 }
 
-/* The (flattened) keys of section over all identities, in first-seen order. */
+/*
+ * The (flattened) keys of section over all identities, in first-seen order.
+ * A key that is an object in any run stands for its members only: a run
+ * where it is null or empty shows them as absent.
+ */
 static void collect_keys(const char *section, const struct report_idset *sides, int nsides,
 			 struct strvec *keys)
 {
-	for (int s = 0; s < nsides; s++)
-		for (size_t r = 0; r < sides[s].n; r++) {
-			const json_t *sec = json_object_get(sides[s].ids[r], section);
-			const char *k;
-			json_t *v;
+	struct strvec objects = STRVEC_INIT;
 
-			if (!json_is_object(sec))
-				continue;
-			json_object_foreach((json_t *)sec, k, v) {
-				if (!strcmp(section, "provenance") && strlist_has(per_run, k))
+	for (int pass = 0; pass < 2; pass++)
+		for (int s = 0; s < nsides; s++)
+			for (size_t r = 0; r < sides[s].n; r++) {
+				const json_t *sec = json_object_get(sides[s].ids[r], section);
+				const char *k;
+				json_t *v;
+
+				if (!json_is_object(sec))
 					continue;
-				if (json_is_object(v) && json_object_size(v)) {
-					const char *k2;
-					json_t *v2;
-					json_object_foreach(v, k2, v2) {
-						struct strbuf t = STRBUF_INIT;
-						strbuf_addf(&t, "%s.%s", k, k2);
-						if (strvec_find(keys, t.buf) < 0)
-							strvec_push(keys, t.buf);
-						strbuf_release(&t);
+				json_object_foreach((json_t *)sec, k, v) {
+					if (!strcmp(section, "provenance") && strlist_has(per_run, k))
+						continue;
+					if (!pass) {
+						if (json_is_object(v))
+							strvec_push_unique(&objects, k);
+						continue;
 					}
-				} else if (strvec_find(keys, k) < 0) {
-					strvec_push(keys, k);
+					if (json_is_object(v)) {
+						const char *k2;
+						json_t *v2;
+						json_object_foreach(v, k2, v2) {
+							struct strbuf t = STRBUF_INIT;
+							strbuf_addf(&t, "%s.%s", k, k2);
+							if (strvec_find(keys, t.buf) < 0)
+								strvec_push(keys, t.buf);
+							strbuf_release(&t);
+						}
+					} else if (strvec_find(&objects, k) < 0 &&
+						   strvec_find(keys, k) < 0) {
+						strvec_push(keys, k);
+					}
 				}
 			}
-		}
+	strvec_clear(&objects);
 }
 
 /* The value of a (possibly "a.b") key in sec, or NULL. */
@@ -256,7 +270,11 @@ void report_identity_table(struct strbuf *sb, const char *section, const char *c
 
 		for (int s = 0; s < nsides; s++) {
 			side_values(&sides[s], section, keys.v[k], &vals[s]);
-			report_join(&all[s], &vals[s], "\n");
+			/* a run without the key does not make the sides differ: its values do */
+			for (size_t i = 0; i < vals[s].nr; i++)
+				if (strcmp(vals[s].v[i], "(absent)") &&
+				    strcmp(vals[s].v[i], "(no identity)"))
+					strbuf_addf(&all[s], "%s\n", vals[s].v[i]);
 		}
 		differ = nsides > 1 && strcmp(all[0].buf, all[1].buf);
 		html_tr_begin(sb, differ ? "differs" : NULL);

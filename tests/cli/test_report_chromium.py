@@ -33,7 +33,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (make deps installs Debian's chromium)")
 
-WIDTH, HEIGHT = 1280, 1400
+WIDTH, HEIGHT = 1280, 1000
 
 
 def render(page, tmp_path):
