@@ -166,6 +166,33 @@ static void ab_page(void **state)
 	strbuf_release(&html);
 }
 
+static void identity_tables_compare_what_runs_have(void **state)
+{
+	json_t *a1 = json_loads("{\"caliber\": {\"timer\": \"graph\"}, \"provenance\": "
+				"{\"runtime\": {\"torch\": \"2.11\"}, \"host\": \"x\"}}", 0, NULL);
+	json_t *b1 = json_loads("{\"caliber\": {\"timer\": \"graph\"}, \"provenance\": "
+				"{\"runtime\": null, \"host\": \"y\"}}", 0, NULL);
+	json_t *b2 = json_loads("{\"caliber\": {\"timer\": \"graph\"}, \"provenance\": "
+				"{\"runtime\": {\"torch\": \"2.11\"}, \"host\": \"y\"}}", 0, NULL);
+	const json_t *ida[] = { a1 }, *idb[] = { b1, b2, NULL };
+	struct report_idset sides[2] = { { ida, 1 }, { idb, 3 } };
+	const char *names[2] = { "A", "B" };
+	struct strbuf sb = STRBUF_INIT;
+
+	report_identity_table(&sb, "provenance", NULL, sides, 2, names);
+	/* B's run without a runtime shows it, yet the builds' torch is the same */
+	assert_contains(sb.buf, "<tr><td>runtime.torch</td><td class=\"wrap\">2.11</td>"
+			"<td class=\"wrap\">(absent); (no identity); 2.11</td></tr>");
+	/* the null object is not a row of its own */
+	assert_null(strstr(sb.buf, "<td>runtime</td>"));
+	assert_null(strstr(sb.buf, "<td class=\"diff\">runtime</td>"));
+	assert_contains(sb.buf, "<tr class=\"differs\"><td class=\"diff\">host</td>");
+	strbuf_release(&sb);
+	json_decref(a1);
+	json_decref(b1);
+	json_decref(b2);
+}
+
 static void shapes(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -446,6 +473,7 @@ int main(void)
 		cmocka_unit_test(ab_model_reads_the_document),
 		cmocka_unit_test(ab_model_refuses_other_documents),
 		cmocka_unit_test(ab_page),
+		cmocka_unit_test(identity_tables_compare_what_runs_have),
 		cmocka_unit_test(shapes),
 		cmocka_unit_test(batch_ranking_and_histogram),
 		cmocka_unit_test(relative_paths),
