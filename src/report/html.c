@@ -130,10 +130,11 @@ static const char style[] =
 	"td.flags{color:var(--slower)}\n"
 	"code{font-size:12px}\n"
 	"footer{margin-top:32px;color:var(--muted);font-size:12px}\n"
-	"@media print{body{max-width:none;padding:0;font-size:10pt}nav{display:none}"
+	"@page{size:A4 landscape;margin:12mm}\n"
+	"@media print{body{max-width:none;padding:0;font-size:10pt}table{font-size:8pt}nav{display:none}"
 	".pair{display:block}.scroll{max-height:none;overflow:visible;border:0}"
 	"th{position:static}td.label{white-space:normal;max-width:none}figure,svg.plot,tr{break-inside:avoid}"
-	"h2{break-after:avoid}svg.plot{max-width:100%}"
+	"h2{break-after:avoid}svg.plot{max-width:75%}"
 	"*{-webkit-print-color-adjust:exact;print-color-adjust:exact}"
 	"a{color:inherit}}\n";
 

@@ -52,9 +52,10 @@ int report_build(const char *const *paths, int n, const struct report_opts *o,
 
 	if (n == 2) {
 		for (int i = 0; i < 2; i++)
-			if (!is_dir(paths[i]))
-				return error("%s: '%s' is not a directory", i ? "B" : "A", paths[i]),
-				       ZLB_EXIT_NO_DATA;
+			if (!is_dir(paths[i])) {
+				error("%s: '%s' is not a directory", i ? "B" : "A", paths[i]);
+				return ZLB_EXIT_NO_DATA;
+			}
 		return report_ab_build(NULL, paths, o, html);
 	}
 	if (n != 1)

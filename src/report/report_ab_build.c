@@ -96,17 +96,18 @@ static int compare_sides(struct compare *c, const char *const *sides, const char
 {
 	for (int s = 0; s < 2; s++) {
 		int n = compare_add_path(c, s, sides[s]);
-		if (n < 0)
-			return error("%s: '%s' is not a directory", s ? "B" : "A", shown[s]),
-			       ZLB_EXIT_NO_DATA;
-		if (!n)
-			return error("%s: '%s' is not a run directory (no run_identity.json or "
-				     "results.jsonl) and holds none", s ? "B" : "A", shown[s]),
-			       ZLB_EXIT_NO_DATA;
+		if (n <= 0) {
+			error(n < 0 ? "%s: '%s' is not a directory" :
+			      "%s: '%s' is not a run directory (no run_identity.json or "
+			      "results.jsonl) and holds none", s ? "B" : "A", shown[s]);
+			return ZLB_EXIT_NO_DATA;
+		}
 	}
-	if (compare_duplicate_run(c))
-		return error("run '%s' is on both sides; give two different runs or batches",
-			     compare_duplicate_run(c)), ZLB_EXIT_NO_DATA;
+	if (compare_duplicate_run(c)) {
+		error("run '%s' is on both sides; give two different runs or batches",
+		      compare_duplicate_run(c));
+		return ZLB_EXIT_NO_DATA;
+	}
 	compare_load_identities(c);
 	if (compare_check_caliber(c) && !allow) {
 		struct strbuf sb = STRBUF_INIT;
@@ -122,10 +123,11 @@ static int compare_sides(struct compare *c, const char *const *sides, const char
 		return ZLB_EXIT_NO_DATA;
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < c->side[s].nr; i++)
-			if (!c->side[s].runs[i].has_results)
-				return error("%s: run %s has no results.jsonl: it measured nothing "
-					     "to compare", s ? "B" : "A", c->side[s].runs[i].dir),
-				       ZLB_EXIT_NO_DATA;
+			if (!c->side[s].runs[i].has_results) {
+				error("%s: run %s has no results.jsonl: it measured nothing to "
+				      "compare", s ? "B" : "A", c->side[s].runs[i].dir);
+				return ZLB_EXIT_NO_DATA;
+			}
 	compare_analyse(c);
 	return ZLB_EXIT_OK;
 }
