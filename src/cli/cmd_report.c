@@ -121,7 +121,7 @@ int cmd_report(int argc, char **argv)
 	struct opt_values opts = { 0 };
 	struct strvec pos = STRVEC_INIT, args = STRVEC_INIT;
 	struct strbuf html = STRBUF_INIT;
-	const char *out, *thr;
+	const char *out, *thr, *allow;
 	char *base = NULL;
 	json_t *now = NULL;
 	int help, rc = ZLB_EXIT_OK;
@@ -151,10 +151,18 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	thr = opt_get(report_option_defs, &opts, "threshold");
-	if (thr)
+	if (thr) {
+		enum report_input kind = REPORT_INPUT_PAIR;
+
+		if (pos.nr == 1 && !report_detect(pos.v[0], &kind) && kind != REPORT_INPUT_AB) {
+			rc = usage_error("report", "--threshold is an A/B's band; %s is a %s",
+					 pos.v[0], kind == REPORT_INPUT_RUN ? "run" : "batch");
+			goto out;
+		}
 		ro.threshold = strtod(thr, NULL) / 100;
-	ro.allow_caliber = opt_get(report_option_defs, &opts, "allow-caliber-mismatch") &&
-			   !strcmp(opt_get(report_option_defs, &opts, "allow-caliber-mismatch"), "1");
+	}
+	allow = opt_get(report_option_defs, &opts, "allow-caliber-mismatch");
+	ro.allow_caliber = allow && opt_parse_bool(allow) == 1;
 	base = link_base_of(out);
 	if (!base) {
 		fprintf(stderr, "zlb report: %s; the page was not written (exit 7)\n", last_error());

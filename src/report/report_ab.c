@@ -86,6 +86,8 @@ int report_ab_load(struct report_ab *m, json_t *doc)
 		m->threshold = 0.01;
 	if (!(m->confidence > 0 && m->confidence < 1))
 		m->confidence = 0.95;
+	if (!(m->fdr > 0 && m->fdr < 1))
+		m->fdr = 0.05;
 	cal = json_object_get(doc, "caliber");
 	m->caliber_ok = json_is_true(json_object_get(cal, "ok"));
 	m->caliber_allowed = json_is_true(json_object_get(cal, "allowed"));

@@ -256,6 +256,10 @@ def test_bad_command_lines_and_inputs(zlb, tmp_path):
     assert r.rc == 2, r
     r = zlb.cmd("report", str(AB), "--bogus", "-o", "x.html")
     assert r.rc == 2 and "--bogus" in r.err, r
+    r = zlb.cmd("report", str(first_run(AB, "A")), "--threshold", "2", "-o", "x.html")
+    assert r.rc == 2 and "--threshold is an A/B's band" in r.err, r
+    r = zlb.cmd("report", str(AB), "--threshold", "80", "-o", "x.html")
+    assert r.rc == 2 and "--threshold" in r.err, r
     r = zlb.cmd("report", str(tmp_path / "nope"), "-o", "x.html")
     assert r.rc == 8 and "is not a directory" in r.err, r
     (tmp_path / "empty").mkdir()
