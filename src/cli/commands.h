@@ -22,6 +22,7 @@ int cmd_ab(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_task(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);

@@ -16,6 +16,7 @@ const struct cmd_struct commands[] = {
 	{ "inventory", cmd_inventory, "list every benchmark function of the FlagGems checkouts into ops/" },
 	{ "batch", cmd_batch, "many operators: one zlb run each, devices in parallel, resumable" },
 	{ "summary", cmd_summary, "one CSV line per measurement of a batch, remarks per operator" },
+	{ "report", cmd_report, "one self-contained HTML page with plots of a run, batch or A/B" },
 	{ "task", cmd_task, "one task of a cluster batch, as the cluster starts it (#!zlb task)" },
 	{ "help", cmd_help, "list commands, or show one command's options" },
 	{ "version", cmd_version, "print the zlb version" },
