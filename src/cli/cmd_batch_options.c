@@ -119,10 +119,10 @@ const struct opt_def batch_option_defs[] = {
 	{ "isolation", NULL, "ZLB_ISOLATION", "process", OPT_CHOICE, isolations, 0, 0, "MODE",
 	  "process: each operator's pytest in a process of its own; worker: in a warm "
 	  "Python worker per device that imports torch, triton and flag_gems once and "
-	  "serves one operator after another (local executor only; compiled kernels and "
-	  "tuner choices are dropped between operators, and an operator that fails after "
-	  "others in the same worker is rerun in a fresh one). Recorded as caliber "
-	  "isolation", NULL },
+	  "serves one operator after another (on a cluster: in each task; compiled "
+	  "kernels and tuner choices are dropped between operators, and an operator that "
+	  "fails after others in the same worker is rerun in a fresh one). Recorded as "
+	  "caliber isolation", NULL },
 	{ "override", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "with --resume: options given again with another value than the batch was "
 	  "started with take effect for the rest of the batch (recorded with this "
@@ -194,7 +194,8 @@ static const char usage_tail[] =
 	"  1    some operator FAIL, TIMEOUT or CANCELLED\n"
 	"  2    bad command line, or the batch directory cannot be used\n"
 	"  3    a preflight check failed before any operator ran: the Python\n"
-	"       interpreter (probed once for the whole batch) or no visible device\n"
+	"       interpreter (probed once for the whole batch) or no visible device;\n"
+	"       or the environment stopped the batch (on a cluster node too)\n"
 	"  7    the batch's state could not be written\n"
 	"  130  interrupted: children stopped, state kept; --resume continues (on a\n"
 	"       cluster: the tasks zlb submitted cancelled, or left running when\n"
