@@ -88,7 +88,7 @@ static void finish_op(struct batch *b, struct op_state *o, enum op_status st)
 	o->row.rows = o->last.rows;
 	o->row.attempts = o->prog.attempts + o->fresh_reruns;
 	policy_remarks(&o->prog, &o->last, st, &remarks);
-	if (o->fresh_reruns)
+	if (o->fresh_reruns || o->moved_fresh)
 		strbuf_addf(&remarks, "%sfresh_worker", remarks.len ? ";" : "");
 	op_row_set(&o->row.remarks, remarks.len ? remarks.buf : NULL);
 	strbuf_release(&remarks);
@@ -209,7 +209,7 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 	struct progress_lane *pl = &b->prog.lanes[o->lane];
 	enum op_status st = OP_FAIL;
 	enum policy_action act;
-	int env, code;
+	int env, code, refused;
 
 	o->row.seconds += o->job.seconds;
 	batch_read_result(o);
@@ -254,26 +254,35 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 		/* A job stopped at its deadline was interrupted mid-test: its worker goes too. */
 		if (o->last.timed_out)
 			worker_stop(&b->workers, o->lane, (int)(b->p->grace_s * 1000));
+		o->ran_fresh |= o->worker_job == 1;
+	}
+	/* Asked before the policy moves on: it reads the configuration in force. */
+	refused = policy_configuration_refused(&o->prog, &o->last);
+	act = policy_next(&o->prog, &o->last, &st);
+	if (o->worker && !interrupted && o->last.exit_code != ZLB_EXIT_OK && !refused) {
 		/*
-		 * Not passed after other jobs in the same worker: the worker's
-		 * state (a poisoned context, a switch an earlier test left) may be
-		 * the cause, so the verdict is a fresh worker's, as a process of
-		 * its own would give it. A refused configuration (dtypes, shape
-		 * file) is not a verdict: the next configuration runs here.
+		 * A warm worker's state (a poisoned context, a switch an earlier
+		 * test left) may be the cause of a failure, so a verdict is a fresh
+		 * worker's, as a process of its own would give it: a retry runs as
+		 * a fresh worker's first job, as a retry in a process of its own
+		 * would; and a failure that would be final, reached after other
+		 * jobs with no attempt of this operator in a fresh worker yet, gets
+		 * one more there (fresh_worker). A refused configuration (dtypes,
+		 * shape file) is the operator's in any process: the next runs here.
 		 */
-		if (o->last.exit_code != ZLB_EXIT_OK && o->worker_job > 1 && !interrupted &&
-		    !o->fresh_reruns && !policy_configuration_refused(&o->prog, &o->last)) {
+		if (act == POLICY_RETRY) {
+			worker_stop(&b->workers, o->lane, (int)(b->p->grace_s * 1000));
+			/* said only where other operators' state may have been the cause */
+			o->moved_fresh += o->worker_job > 1;
+		} else if (act == POLICY_DONE && st == OP_FAIL && o->worker_job > 1 &&
+			   !o->ran_fresh) {
 			worker_stop(&b->workers, o->lane, (int)(b->p->grace_s * 1000));
 			o->fresh_reruns++;
-			if (!(code = batch_start_attempt(b, o)))
-				return;
-			not_started(b, o, code);
-			return;
+			act = POLICY_RETRY;
 		}
 	}
-	act = policy_next(&o->prog, &o->last, &st);
 	if (act != POLICY_DONE && !interrupted) {
-		o->row.attempts = o->prog.attempts;
+		o->row.attempts = o->prog.attempts + o->fresh_reruns;
 		if (!(code = batch_start_attempt(b, o)))
 			return;
 		not_started(b, o, code);

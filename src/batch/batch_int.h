@@ -29,7 +29,9 @@ struct op_state {
 	char *run_abs, *run_rel, *console;
 	const char *worker;       /* the worker's socket for this attempt, or NULL */
 	int worker_job;           /* which job of that worker it is (1: the first) */
-	int fresh_reruns;         /* attempts rerun in a fresh worker */
+	int fresh_reruns;         /* attempts rerun in a fresh worker beyond the policy's */
+	int moved_fresh;          /* retries after other jobs, moved to a fresh worker */
+	int ran_fresh;            /* an attempt of it ran as a worker's first job */
 };
 
 /* A device slot; with --pin it has its own queue, else all share the batch's. */

@@ -137,6 +137,23 @@ def test_a_refused_dtype_falls_back_in_the_same_worker(world):
     assert len(list((world.bdir / ".logs" / "workers").glob("lane0.*.log"))) == 1
 
 
+def test_a_failure_costs_the_attempts_a_process_of_its_own_costs(world):
+    # Every retry runs as a fresh worker's first job, as a retry in a process
+    # of its own does: a deterministic failure after other jobs takes the same
+    # two attempts (the first, one retry, cut off when its code repeats).
+    r = batch(world, "--isolation", "worker", "--ops", "b_pass", "b_fail")
+    assert r.rc == 1, r
+    row = status(world.bdir)["b_fail"]
+    assert (row["status"], row["attempts"]) == ("FAIL", "2"), row
+    assert row["remarks"] == "retries=1;fresh_worker", row
+    (pid_first, _), = worker_jobs(world, status(world.bdir), "b_pass")
+    (pid, job), = worker_jobs(world, status(world.bdir), "b_fail")
+    assert job == 1 and pid != pid_first          # its last attempt: a fresh worker
+    world.bdir = world.bdir.parent / "process"
+    r = batch(world, "--ops", "b_pass", "b_fail")
+    assert status(world.bdir)["b_fail"]["attempts"] == "2"
+
+
 def test_one_crash_among_sixteen_costs_a_fresh_worker_or_two_not_the_batch(world):
     ops = ["add", "softmax", "mm", "layer_norm", "sort", "avg_pool2d", "b_pass", "b_trivial",
            "b_segv", "b_fp32only", "b_skipif", "b_xfail", "softmax_backward", "only_fp32",
