@@ -553,6 +553,57 @@ static int show_status(struct batch_cmd *bc)
 	return rc;
 }
 
+/* The scheduler's plan, from what the steps before gathered. */
+static void fill_plan(struct batch_cmd *bc, const char *exe, json_t *args,
+		      struct batch_plan *plan)
+{
+	const char *s;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->exe = exe;
+	plan->envp = bc->env.v;
+	plan->dir = bc->dir;
+	plan->specs = bc->specs;
+	plan->nr = bc->nspecs;
+	plan->devices = bc->devices;
+	plan->ndevices = bc->ndevices;
+	plan->backend = bc->be->name;
+	plan->run_args = &bc->run_args;
+	plan->dtypes = &bc->dtypes;
+	plan->shape_file = bc->shape_file;
+	plan->replay_root = bc->replay_root;
+	plan->main_dir = bc->main_dir;
+	plan->vllm_dir = bc->vllm_dir;
+	plan->op_timeout_s = strtod(opt_get(batch_option_defs, &bc->raw, "op-timeout"), NULL);
+	plan->grace_s = strtod(opt_get(batch_option_defs, &bc->raw, "grace"), NULL);
+	plan->max_retries = atoi(opt_get(batch_option_defs, &bc->raw, "retries"));
+	plan->resume = bc->resume;
+	plan->record = bc->record;
+	plan->overrides = &bc->overrides;
+	s = opt_get(batch_option_defs, &bc->raw, "progress");
+	plan->progress = !bc->task && !bc->cluster && (!strcmp(s, "live") ||
+		(!strcmp(s, "auto") && isatty(STDOUT_FILENO) &&
+		!(getenv("TERM") && !strcmp(getenv("TERM"), "dumb")))) ?
+		BATCH_PROGRESS_LIVE : BATCH_PROGRESS_PLAIN;
+	plan->executor = bc->executor;
+	plan->executor_args = &bc->exec_args;
+	plan->state_dir = bc->state_dir;
+	plan->cluster_job = bc->task ? bc->task : bc->alloc;
+	plan->max_parallel = atoi(opt_get(batch_option_defs, &bc->raw, "max-parallel"));
+	plan->task_ops = atoi(opt_get(batch_option_defs, &bc->raw, "task-ops"));
+	s = opt_get(batch_option_defs, &bc->raw, "no-follow");
+	plan->follow = !(s && opt_parse_bool(s) == 1);
+	s = opt_get(batch_option_defs, &bc->raw, "retry-cancelled");
+	plan->retry_cancelled = s && opt_parse_bool(s) == 1;
+	plan->ask = ask_terminal;
+	plan->isolation = opt_get(batch_option_defs, &bc->raw, "isolation");
+	plan->python = bc->python;
+	plan->worker_envp = bc->worker_env.v;
+	s = opt_get(batch_option_defs, &bc->raw, "pin");
+	plan->pin = s && opt_parse_bool(s) == 1;
+	plan->args = args;
+}
+
 int cmd_batch(int argc, char **argv)
 {
 	struct batch_cmd bc = {
@@ -611,49 +662,7 @@ int cmd_batch(int argc, char **argv)
 		json_object_set_new(args, "argv", a);
 	}
 	signal(SIGPIPE, SIG_IGN);
-	memset(&plan, 0, sizeof(plan));
-	plan.exe = exe;
-	plan.envp = bc.env.v;
-	plan.dir = bc.dir;
-	plan.specs = bc.specs;
-	plan.nr = bc.nspecs;
-	plan.devices = bc.devices;
-	plan.ndevices = bc.ndevices;
-	plan.backend = bc.be->name;
-	plan.run_args = &bc.run_args;
-	plan.dtypes = &bc.dtypes;
-	plan.shape_file = bc.shape_file;
-	plan.replay_root = bc.replay_root;
-	plan.main_dir = bc.main_dir;
-	plan.vllm_dir = bc.vllm_dir;
-	plan.op_timeout_s = strtod(opt_get(batch_option_defs, &bc.raw, "op-timeout"), NULL);
-	plan.grace_s = strtod(opt_get(batch_option_defs, &bc.raw, "grace"), NULL);
-	plan.max_retries = atoi(opt_get(batch_option_defs, &bc.raw, "retries"));
-	plan.resume = bc.resume;
-	plan.record = bc.record;
-	plan.overrides = &bc.overrides;
-	s = opt_get(batch_option_defs, &bc.raw, "progress");
-	plan.progress = !bc.task && !bc.cluster && (!strcmp(s, "live") ||
-		(!strcmp(s, "auto") && isatty(STDOUT_FILENO) &&
-		!(getenv("TERM") && !strcmp(getenv("TERM"), "dumb")))) ?
-		BATCH_PROGRESS_LIVE : BATCH_PROGRESS_PLAIN;
-	plan.executor = bc.executor;
-	plan.executor_args = &bc.exec_args;
-	plan.state_dir = bc.state_dir;
-	plan.cluster_job = bc.task ? bc.task : bc.alloc;
-	plan.max_parallel = atoi(opt_get(batch_option_defs, &bc.raw, "max-parallel"));
-	plan.task_ops = atoi(opt_get(batch_option_defs, &bc.raw, "task-ops"));
-	s = opt_get(batch_option_defs, &bc.raw, "no-follow");
-	plan.follow = !(s && opt_parse_bool(s) == 1);
-	s = opt_get(batch_option_defs, &bc.raw, "retry-cancelled");
-	plan.retry_cancelled = s && opt_parse_bool(s) == 1;
-	plan.ask = ask_terminal;
-	plan.isolation = opt_get(batch_option_defs, &bc.raw, "isolation");
-	plan.python = bc.python;
-	plan.worker_envp = bc.worker_env.v;
-	s = opt_get(batch_option_defs, &bc.raw, "pin");
-	plan.pin = s && opt_parse_bool(s) == 1;
-	plan.args = args;
+	fill_plan(&bc, exe, args, &plan);
 
 	set_error_routine(NULL);
 	stream_reporter_init(&term, stdout, stderr);
