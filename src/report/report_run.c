@@ -223,6 +223,23 @@ static void latency_plot(const struct report_run *m, const struct strvec *dtypes
 	strvec_clear(&classes);
 }
 
+/* A row's torch and gems latency and the speedup: three cells. */
+static void latency_cells(struct strbuf *sb, const struct report_run_row *r)
+{
+	struct strbuf t = STRBUF_INIT;
+
+	report_fmt_ms(&t, r->torch_ms);
+	html_td_num(sb, "%s", t.buf);
+	strbuf_reset(&t);
+	report_fmt_ms(&t, r->gems_ms);
+	html_td_num(sb, "%s", t.buf);
+	strbuf_release(&t);
+	if (isfinite(r->speedup))
+		html_td_num(sb, "%.3gx", r->speedup);
+	else
+		html_td_num(sb, "-");
+}
+
 /* Beside the plot: what it draws, one line per row. */
 static void plot_table(const struct report_run *m, struct strbuf *sb)
 {
@@ -243,16 +260,7 @@ static void plot_table(const struct report_run *m, struct strbuf *sb)
 		strbuf_reset(&t);
 		report_short_shape(&t, r->shape);
 		html_td_label(sb, t.buf);
-		strbuf_reset(&t);
-		report_fmt_ms(&t, r->torch_ms);
-		html_td_num(sb, "%s", t.buf);
-		strbuf_reset(&t);
-		report_fmt_ms(&t, r->gems_ms);
-		html_td_num(sb, "%s", t.buf);
-		if (isfinite(r->speedup))
-			html_td_num(sb, "%.3gx", r->speedup);
-		else
-			html_td_num(sb, "-");
+		latency_cells(sb, r);
 		html_tr_end(sb);
 	}
 	html_table_end(sb);
@@ -276,16 +284,7 @@ static void rows_table(const struct report_run *m, struct strbuf *sb)
 			html_td_num(sb, "%.0f", r->size);
 		else
 			html_td_num(sb, "-");
-		strbuf_reset(&t);
-		report_fmt_ms(&t, r->torch_ms);
-		html_td_num(sb, "%s", t.buf);
-		strbuf_reset(&t);
-		report_fmt_ms(&t, r->gems_ms);
-		html_td_num(sb, "%s", t.buf);
-		if (isfinite(r->speedup))
-			html_td_num(sb, "%.3gx", r->speedup);
-		else
-			html_td_num(sb, "-");
+		latency_cells(sb, r);
 		html_td_cls(sb, strcmp(r->status, "SUCCESS") ? "v-SLOWER" : NULL, r->status);
 		html_td(sb, r->timer);
 		html_td_cls(sb, "wrap", r->markers);
