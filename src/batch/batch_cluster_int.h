@@ -55,6 +55,8 @@ int round_load(struct driver *d, json_t *rj, struct round *r);
 void round_release(struct round *r);
 /* Take what the round's tasks wrote (said as operators finish); saves the table if it changed. */
 int round_merge(struct driver *d, struct round *r);
+/* "[<task> 3/12] PASS softmax 1.2s ...": an operator's end, as it is known. */
+void round_say_op(struct driver *d, const struct task_view *tv, struct op_state *o);
 /* How many of the round's tasks have said they ended (their own batch.json). */
 int round_tasks_said_ended(const struct round *r);
 /* After each poll: a task seen PENDING and then nowhere was cancelled. */

@@ -106,7 +106,7 @@ int round_load(struct driver *d, json_t *rj, struct round *r)
 	return 0;
 }
 
-static void say_op(struct driver *d, const struct task_view *tv, struct op_state *o)
+void round_say_op(struct driver *d, const struct task_view *tv, struct op_state *o)
 {
 	char line[1024];
 	size_t done = 0;
@@ -173,7 +173,7 @@ static int merge_task(struct driver *d, struct task_view *tv)
 			op_row_set(&o->row.job, tv->label);
 			o->done = 1;
 			changed = 1;
-			say_op(d, tv, o);
+			round_say_op(d, tv, o);
 		} else if (s != o->row.status || (s == OP_PENDING && rows[i].remarks)) {
 			op_row_copy(&o->row, &rows[i]);
 			op_row_set(&o->row.job, tv->label);

@@ -168,8 +168,11 @@ void round_settle(struct driver *d, struct round *r)
 		for (size_t k = 0; k < tv->nops; k++) {
 			struct op_state *o = &d->b->ops[tv->ops[k]];
 
-			if (!o->done)
-				settle_op(d, r, t, o);
+			if (o->done)
+				continue;
+			settle_op(d, r, t, o);
+			if (o->done)
+				round_say_op(d, tv, o);
 		}
 		if (ct->state != CLUSTER_ENDED)
 			continue;
