@@ -125,6 +125,10 @@ static void settle_op(struct driver *d, const struct round *r, int t, struct op_
 		     !strcmp(o->row.remarks, "interrupted"))) {
 			o->row.status = OP_TIMEOUT;
 			op_row_set(&o->row.remarks, "cluster_time_limit");
+			/* killed before its task could say more: what is known of it */
+			if (o->row.attempts < 1)
+				o->row.attempts = 1;
+			op_row_set(&o->row.run_dir, is_dir(o->run_abs) ? o->run_rel : NULL);
 			o->done = 1;
 			return;
 		}
