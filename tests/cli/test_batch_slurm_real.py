@@ -114,7 +114,7 @@ def test_a_users_scancel_is_cancelled_not_retried(cluster):
     st = status(cluster.bdir)
     assert st["b_slow"]["status"] == "CANCELLED" and st["b_slow"]["remarks"] == "cancelled", st
     assert st["b_pass"]["status"] == "PASS"
-    assert "1 CANCELLED" in out
+    assert "1 CANCELLED" in out and "CANCELLED b_slow" in out
     # --resume keeps a user's cancel: nothing is submitted
     r = batch(cluster, "--resume", timeout=120)
     assert r.rc == 1, r
@@ -219,6 +219,8 @@ def test_a_task_over_its_slurm_time_limit(cluster):
     st = status(cluster.bdir)
     assert st["b_slow"]["status"] == "TIMEOUT" and st["b_slow"]["remarks"] == \
         "cluster_time_limit", st
+    assert st["b_slow"]["run_dir"] == "main/b_slow" and st["b_slow"]["attempts"] == "1"
+    assert "TIMEOUT b_slow" in r.out
     assert st["b_pass"]["status"] == "PASS", st           # requeued, then run
     rounds = json.loads((cluster.bdir / "batch.json").read_text())["cluster"]["rounds"]
     assert rounds[0]["tasks"][0]["state"] == "TIMEOUT" and len(rounds) == 2
