@@ -73,8 +73,7 @@ static void say_end(struct batch *b, struct op_state *o)
 	snprintf(line, sizeof(line), "[device %d %zu/%zu] %-7s %s %.1fs%s%s", l->device,
 		 done, total, op_status_name(o->row.status), o->spec->spec,
 		 o->row.seconds, o->row.remarks ? " " : "", o->row.remarks ? o->row.remarks : "");
-	if (!b->prog.live || (o->row.status != OP_PASS && o->row.status != OP_SKIP))
-		progress_line(&b->prog, line);
+	progress_end(&b->prog, line, o->row.status != OP_PASS && o->row.status != OP_SKIP);
 }
 
 /* Record an operator's final status: .complete first, then the table. */
@@ -513,7 +512,7 @@ int batch_execute(const struct batch_plan *p)
 
 		/* This session's wall time: what a screen costs is the first thing asked of it. */
 		progress_fmt_duration(took, sizeof(took), mono_s() - b.prog.t0);
-		report(p->rep, REPORT_OUT, "zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s "
+		report(p->rep, REPORT_RESULT, "zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s "
 		       "in %s; %s/ops_status.csv", counts[OP_PASS], counts[OP_SKIP], counts[OP_FAIL],
 		       counts[OP_TIMEOUT], counts[OP_PENDING] ? ", not run: " : "",
 		       counts[OP_PENDING] ? (r ? "some (interrupted; --resume continues)" :

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/usage.h"
 #include "batch/batch.h"
+#include "batch/batch_junit.h"
 #include "batch/batch_resume.h"
 #include "batch/inventory.h"
 #include "lib/jsonfile.h"
@@ -31,11 +32,6 @@
 #include "cli/cmd_batch.h"
 
 extern char **environ;
-
-static void say_warning(const char *prefix, const char *msg)
-{
-	fprintf(stderr, "zlb batch: warning: %s\n", msg);
-}
 
 /* "0,1,3" -> indices, each < visible, no repeats. */
 static int parse_devices(const char *s, int visible, int **out, int *n)
@@ -100,6 +96,14 @@ static int has_inventory(const char *ops_dir)
 	return 0;
 }
 
+/* Is the batch's boolean option name given (and true)? */
+static int flag_set(const struct batch_cmd *bc, const char *name)
+{
+	const char *v = opt_get(batch_option_defs, &bc->raw, name);
+
+	return v && opt_parse_bool(v) == 1;
+}
+
 /* The operators: --ops, --ops-file, --all, or a bare --resume's own list; each once. */
 static int select_operators(struct batch_cmd *bc)
 {
@@ -131,9 +135,9 @@ static int select_operators(struct batch_cmd *bc)
 				strvec_clear(&excluded);
 				REFUSE("--all: %s", last_error());
 			}
-			if (excluded.nr)
-				printf("zlb batch: --all leaves out %zu function(s) (skip marks, not "
-				       "collected, dismissed)\n", excluded.nr);
+			if (excluded.nr && !flag_set(bc, "quiet"))
+				printf("zlb batch: --all leaves out %zu function%s (skip marks, not "
+				       "collected, dismissed)\n", excluded.nr, PLURAL(excluded.nr));
 			strvec_clear(&excluded);
 			/* The checkouts the inventory was built from, unless given again. */
 			{
@@ -383,6 +387,25 @@ static int resolve_devices(struct batch_cmd *bc)
 	return 0;
 }
 
+/* --junit FILE from the batch's ops_status.csv, once it has ended: 0, or -1 having said why. */
+static int write_junit(const char *batch_dir, const char *file)
+{
+	struct junit_suite suite;
+	char *name = xstrfmt("zlb batch %s", path_basename(batch_dir));
+	int r;
+
+	junit_init(&suite, name);
+	r = batch_junit_read(batch_dir, &suite);
+	if (!r)
+		r = junit_write(&suite, file);
+	junit_release(&suite);
+	free(name);
+	if (r)
+		fprintf(stderr, "zlb batch: the JUnit report %s was not written: %s\n", file,
+			last_error());
+	return r;
+}
+
 static void batch_cmd_release(struct batch_cmd *bc)
 {
 	for (size_t i = 0; i < bc->nspecs; i++)
@@ -427,10 +450,9 @@ int cmd_batch(int argc, char **argv)
 	ssize_t n;
 
 	set_error_routine(error_quiet);
-	set_warning_routine(say_warning);
 	rc = batch_cmd_split_args(&bc, argc, argv, &help);
 	if (!rc && help) {
-		batch_cmd_print_help();
+		rc = help == OPT_WANT_HELP ? cli_help("batch", &batch_doc) : cli_version();
 		goto out;
 	}
 	if (rc || (rc = batch_cmd_check_options(&bc)) || (rc = select_operators(&bc)) ||
@@ -494,10 +516,21 @@ int cmd_batch(int argc, char **argv)
 	plan.pin = s && opt_parse_bool(s) == 1;
 	plan.args = args;
 
-	set_error_routine(NULL);
+	/*
+	 * Each child's console goes whole to its log (.logs/<repo>/<op>.log),
+	 * which the retry policy reads for upstream's sentences: verbose. Not
+	 * a zlb run option of the batch's (it is not recorded for --resume).
+	 */
+	strvec_push(&bc.run_args, "--verbose");
+	cli_report_errors("batch");
 	stream_reporter_init(&term, stdout, stderr);
+	term.verbosity = flag_set(&bc, "quiet") ? REPORT_QUIET : flag_set(&bc, "verbose") ?
+			 REPORT_VERBOSE : REPORT_NORMAL;
 	plan.rep = &term.r;
 	rc = batch_execute(&plan);
+	if ((s = opt_get(batch_option_defs, &bc.raw, "junit")) && write_junit(bc.dir, s) &&
+	    (rc == ZLB_EXIT_OK || rc == ZLB_EXIT_REGRESSION))
+		rc = ZLB_EXIT_IO;
 out:
 	batch_cmd_release(&bc);
 	json_decref(args);

@@ -283,8 +283,9 @@ def test_a_broken_op_fails_in_round_one_a(zlb):
 
 def test_ctrl_c_stops_the_round_and_marks_ab_json(zlb):
     env = dict(zlb.env)
+    # -v (zlb run's, given to every round): the fake test's own line says when it hangs
     p = subprocess.Popen([zlb.bin, "ab", "hang", "--shape-mode", "upstream", "--b-env",
-                          "FAKE_HANG=1", *QUICK], cwd=zlb.cwd, env=env,
+                          "FAKE_HANG=1", "-v", *QUICK], cwd=zlb.cwd, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen = ""
     deadline = time.time() + 120

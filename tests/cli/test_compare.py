@@ -12,6 +12,7 @@ import json
 import math
 import subprocess
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -120,7 +121,8 @@ def test_caliber_mismatch_exits_4_before_reading_rows(zlb, tmp_path):
     (b / "r0" / "results.jsonl").write_text("not json\n")
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
-    assert "!!! [caliber] l2_mode: A=hot B=cold" in res.out
+    # diagnostics, on stderr: standard output is for the report
+    assert "!!! [caliber] l2_mode: A=hot B=cold" in res.err and "[caliber]" not in res.out
     assert "not comparing" in res.err and "--allow-caliber-mismatch" in res.err
     assert res.json is None and res.csv is None
 
@@ -130,16 +132,17 @@ def test_a_run_from_before_the_centre_is_another_caliber(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"caliber": {"centre": "mean_of_placement_medians"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
-    assert "!!! [caliber] centre: A=(absent) B=mean_of_placement_medians" in res.out
+    assert "!!! [caliber] centre: A=(absent) B=mean_of_placement_medians" in res.err
 
 
 def test_caliber_mismatch_override_still_prints(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"caliber": {"l2_mode": "cold", "seed": 1}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
     assert res.rc == 0, res
-    assert "!!! [caliber] l2_mode: A=hot B=cold" in res.out
-    assert "!!! [caliber] seed: A=0 B=1" in res.out
-    assert "compared anyway (--allow-caliber-mismatch)" in res.out
+    assert "!!! [caliber] l2_mode: A=hot B=cold" in res.err
+    assert "!!! [caliber] seed: A=0 B=1" in res.err
+    assert "compared anyway (--allow-caliber-mismatch)" in res.err
+    assert "[caliber]" not in res.out and "SAME" in res.out
     cal = res.json["caliber"]
     assert cal["ok"] is False and cal["allowed"] is True
     assert {p["field"] for p in cal["problems"]} == {"l2_mode", "seed"}
@@ -153,7 +156,7 @@ def test_caliber_must_agree_within_a_side(zlb, tmp_path):
     (a / "r1" / "run_identity.json").write_text(json.dumps(ident))
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
-    line = next(l for l in res.out.splitlines() if "[caliber] timer" in l)
+    line = next(l for l in res.err.splitlines() if "[caliber] timer" in l)
     assert "A=graph | graph+direct B=graph" in line and "differs between A's rounds" in line
 
 
@@ -162,10 +165,10 @@ def test_missing_identity_is_a_caliber_problem(zlb, tmp_path):
     (b / "r2" / "run_identity.json").unlink()
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
-    assert "!!! [caliber] identity: B run" in res.out and "r2 has no run_identity.json" in res.out
+    assert "!!! [caliber] identity: B run" in res.err and "r2 has no run_identity.json" in res.err
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
     assert res.rc == 0, res
-    assert "!!! [caliber] identity: B run" in res.out
+    assert "!!! [caliber] identity: B run" in res.err
     assert res.json["b"]["runs"][2]["identity"] == "absent"
 
 
@@ -173,16 +176,16 @@ def test_record_vs_record_is_refused_by_name(zlb, tmp_path):
     a, b = make_sides(tmp_path, a_kw={"mode": "record"}, b_kw={"mode": "record"})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
-    assert "!!! [caliber] autotune_mode: record-vs-record: both sides tuned themselves" in res.out
-    assert "--replay-from" in res.out
+    assert "!!! [caliber] autotune_mode: record-vs-record: both sides tuned themselves" in res.err
+    assert "--replay-from" in res.err
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
-    assert res.rc == 0 and "record-vs-record" in res.out, res
+    assert res.rc == 0 and "record-vs-record" in res.err, res
 
 
 def test_one_recording_replayed_everywhere_is_clean(zlb, tmp_path):
     a, b = make_sides(tmp_path)
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 0 and "!!!" not in res.out and "warning" not in res.out, res
+    assert res.rc == 0 and "!!!" not in res.err + res.out and "warning" not in res.err, res
     assert res.json["warnings"] == []
 
 
@@ -191,15 +194,15 @@ def test_several_recordings_warn(zlb, tmp_path):
     a, b = make_sides(tmp_path, a_kw={"mode": "record", "replay_from": None})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 0, res
-    assert "!!!" not in res.out
-    assert "warning: the runs' autotune configs come from 3 runs (A/r0, A/r1, A/r2)" in res.out
+    assert "!!!" not in res.err
+    assert "warning: the runs' autotune configs come from 3 runs (A/r0, A/r1, A/r2)" in res.err
 
 
 def test_replaying_a_run_not_compared_warns(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"replay_from": tmp_path / "elsewhere" / "softmax_x"})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 0, res
-    assert "3 replaying runs replay configs recorded by a run that is not compared here" in res.out
+    assert "3 replaying runs replay configs recorded by a run that is not compared here" in res.err
 
 
 def test_replay_fallback_event_flags_the_test_rows(zlb, tmp_path):
@@ -212,7 +215,7 @@ def test_replay_fallback_event_flags_the_test_rows(zlb, tmp_path):
     assert all(r["fallback"] and r["markers_b"] == ["AUTOTUNE_REPLAY_FALLBACK"] for r in paired(res))
     assert res.json["summary"]["fallback_rows"] == 10
     assert "!B:replay-fallback" in res.out
-    assert "B run r0: 1 autotune point could not be replayed (AUTOTUNE_REPLAY_FALLBACK)" in res.out
+    assert "B run r0: 1 autotune point could not be replayed (AUTOTUNE_REPLAY_FALLBACK)" in res.err
 
 
 def test_record_on_shared_cache_warns(zlb, tmp_path):
@@ -220,15 +223,15 @@ def test_record_on_shared_cache_warns(zlb, tmp_path):
     a, b = make_sides(tmp_path, caliber=shared)
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 0, res
-    assert "!!!" not in res.out
+    assert "!!!" not in res.err
     assert ("warning: A records autotune configs on a shared tuner cache "
-            "(shared(/home/u/.flaggems))") in res.out
-    assert "B records" not in res.out   # B replays
+            "(shared(/home/u/.flaggems))") in res.err
+    assert "B records" not in res.err   # B replays
     assert len(res.json["warnings"]) == 1 and "--isolate-tuner-cache" in res.json["warnings"][0]
     # a shared cache is harmless when every run replays... but here A/r0 records on it
     a2, b2 = make_sides(tmp_path / "2", caliber=shared, a_kw={"mode": "replay"})
     res = compare(zlb, a2, b2, "--out", zlb.cwd / "out")
-    assert "shared tuner cache" not in res.out, res
+    assert "shared tuner cache" not in res.err, res
 
 
 # ---- pairing -------------------------------------------------------------------------
@@ -500,7 +503,7 @@ def test_torch_control_that_moves_is_reported(zlb, tmp_path):
     res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out")
     assert res.rc == 0, res            # only gems rows decide the exit status
     assert res.json["summary"]["torch"]["SLOWER"] == 10
-    assert "warning: the torch control moved on 10 of 10 rows" in res.out
+    assert "warning: the torch control moved on 10 of 10 rows" in res.err
 
 
 # ---- files and syntax ---------------------------------------------------------------
@@ -563,12 +566,22 @@ def test_round_syntaxes_agree(zlb, tmp_path):
     assert by_dir.json == by_list.json == by_flag.json
 
 
-def test_default_out_is_the_current_directory(zlb, tmp_path):
+def test_files_only_where_asked(zlb, tmp_path):
+    # No --out: standard output only, nothing written in the current directory.
     a, b = make_sides(tmp_path / "data")
     res = zlb.cmd("compare", str(a), str(b))
     assert res.rc == 0, res
-    assert (zlb.cwd / "compare.csv").is_file() and (zlb.cwd / "compare.json").is_file()
-    assert "wrote ./compare.csv and ./compare.json" in res.out
+    assert sorted(p.name for p in zlb.cwd.iterdir()) == ["data", "home"]
+    assert "wrote" not in res.out and "result: no significant regression" in res.out
+    # --out DIR: both files, and the table says where
+    res = zlb.cmd("compare", str(a), str(b), "--out", "o")
+    assert res.rc == 0, res
+    assert (zlb.cwd / "o" / "compare.csv").is_file() and (zlb.cwd / "o" / "compare.json").is_file()
+    assert "wrote o/compare.csv and o/compare.json" in res.out
+    # --out - is refused; no directory named '-' appears
+    res = zlb.cmd("compare", str(a), str(b), "--out", "-")
+    assert res.rc == 2 and not (zlb.cwd / "-").exists(), res
+    assert res.err.count("zlb compare --help") == 1
 
 
 @pytest.mark.parametrize("args,msg", [
@@ -581,8 +594,12 @@ def test_default_out_is_the_current_directory(zlb, tmp_path):
     (["x", "y", "--threshold", "abc"], "--threshold takes a percentage"),
     (["x", "y", "--fdr", "1.5"], "--fdr takes a level in (0, 1)"),
     (["x", "y", "--bootstrap", "5"], "--bootstrap takes 0 or a count"),
-    (["x", "y", "--color", "sometimes"], "--color takes auto, always or never"),
+    (["x", "y", "--color", "sometimes"], "'sometimes' is not one of auto, always, never"),
     (["x", "y", "--frobnicate"], "unknown option '--frobnicate'"),
+    (["x", "y", "--thresold", "1"], "unknown option '--thresold'; did you mean --threshold?"),
+    (["x", "y", "--out", "-"], "--out takes a directory for the files"),
+    (["x", "y", "--format", "xml"], "'xml' is not one of table, json, csv, md"),
+    (["x", "y", "--sort", "speed"], "'speed' is not one of ratio, q, name"),
 ])
 def test_usage_errors_exit_2(zlb, args, msg):
     res = zlb.cmd("compare", *args)
@@ -608,14 +625,14 @@ def test_no_data_exits_8(zlb, tmp_path):
     make_run(tmp_path / "ln", other, 5, mode="replay")
     res = compare(zlb, a / "r0", tmp_path / "ln", "--out", zlb.cwd / "out")
     assert res.rc == 8, res
-    assert "nothing to compare" in res.out
+    assert "result: nothing to compare" in res.err and "nothing to compare" not in res.out
     assert res.json["summary"]["only_a"] == 10 and res.json["summary"]["only_b"] == 10
 
 
 def test_help_and_command_table(zlb):
     res = zlb.cmd("compare", "--help")
     assert res.rc == 0 and "zlb compare [options] A1 A2 ... -- B1 B2 ..." in res.out
-    assert "4    calibers differ" in res.out
+    assert re.search(r"^  4 +calibers differ", res.out, re.M)
     res = zlb.cmd("help")
     assert "compare" in res.out
 
@@ -664,7 +681,7 @@ def test_a_screen_against_a_full_run_is_refused_with_the_reason(zlb, tmp_path):
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
     # A's runs predate presets: their absence means full, and the reason is said.
-    assert "!!! [caliber] preset: A=full B=screen (a screening run is for triage" in res.out
+    assert "!!! [caliber] preset: A=full B=screen (a screening run is for triage" in res.err
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
     assert res.rc == 0, res
 
@@ -673,7 +690,7 @@ def test_keys_added_later_mean_what_every_run_before_them_did(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"caliber": {"isolation": "process", "preset": "full"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 0, res
-    assert "[caliber]" not in res.out
+    assert "[caliber]" not in res.err
     a, b = make_sides(tmp_path / "w", b_kw={"caliber": {"isolation": "worker"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 4 and "isolation: A=process B=worker (a warm worker" in res.out, res
+    assert res.rc == 4 and "isolation: A=process B=worker (a warm worker" in res.err, res

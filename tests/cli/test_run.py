@@ -321,7 +321,8 @@ def test_crash_by_signal_keeps_rows_written_so_far(zlb):
 
 
 def test_ctrl_c_stops_the_group_and_marks_the_run(zlb):
-    p = zlb.popen("hang", "--shape-mode", "upstream", env={"FAKE_HANG": "1"})
+    # -v: pytest's own lines (the fake test says when it hangs) reach the terminal
+    p = zlb.popen("hang", "--shape-mode", "upstream", "-v", env={"FAKE_HANG": "1"})
     seen = ""
     deadline = time.time() + 60
     while "FAKE_HANG: started" not in seen and time.time() < deadline:
