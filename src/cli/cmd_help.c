@@ -85,6 +85,7 @@ int cmd_help(int argc, char **argv)
 	const struct cmd_struct *c;
 	int want, rc;
 
+	set_error_routine(error_quiet);	/* a bad option is said once, below */
 	if (options_parse(help_option_defs, argc, argv, environ, &v, &pos, &want)) {
 		rc = usage_error("help", "%s", last_error());
 		goto out;

@@ -183,7 +183,7 @@ static int ir_layout_cmd(int argc, char **argv)
 		return ZLB_EXIT_IO;
 	}
 	if (r == 1) {
-		printf("%s\n", rep.why);
+		fprintf(stderr, "zlb ir layout: %s\n", rep.why);
 		return ZLB_EXIT_NO_DATA;
 	}
 	tree = path_join(run, IR_TREE_DIR);

@@ -185,22 +185,24 @@ void compare_render_caliber(const struct compare *c, struct strbuf *sb, int colo
 /*
  * The columns, and how each gives way on a narrow terminal: the operator and
  * the shape are cut (their whole text is in compare.csv and --format
- * json/csv), the notes wrap; the numbers and verdicts never give way.
+ * json/csv), the notes wrap; then the torch control, the latencies and q
+ * are left out, in that order (a line says so). The change, its interval
+ * and the verdict always stay.
  */
 #define NCOLS 12
 static const struct tt_column table_cols[NCOLS] = {
-	{ "op", 0, TT_CUT, 12, 1 },
-	{ "dtype", 0, TT_KEEP, 0, 1 },
-	{ "shape", 0, TT_CUT, 16, 1 },
-	{ "A gems ms", 1, TT_KEEP, 0, 0 },
-	{ "B gems ms", 1, TT_KEEP, 0, 0 },
-	{ "B/A", 1, TT_KEEP, 0, 0 },
-	{ "95% CI", 0, TT_KEEP, 0, 0 },
-	{ "q", 1, TT_KEEP, 0, 0 },
-	{ "verdict", 0, TT_KEEP, 0, 0 },
-	{ "torch B/A", 1, TT_KEEP, 0, 0 },
-	{ "torch", 0, TT_KEEP, 0, 0 },
-	{ "notes", 0, TT_WRAP, 16, 0 },
+	{ "op", 0, TT_CUT, 10, 1, 0 },
+	{ "dtype", 0, TT_KEEP, 0, 1, 0 },
+	{ "shape", 0, TT_CUT, 12, 1, 0 },
+	{ "A gems ms", 1, TT_KEEP, 0, 0, 3 },
+	{ "B gems ms", 1, TT_KEEP, 0, 0, 4 },
+	{ "B/A", 1, TT_KEEP, 0, 0, 0 },
+	{ "95% CI", 0, TT_KEEP, 0, 0, 0 },
+	{ "q", 1, TT_KEEP, 0, 0, 5 },
+	{ "verdict", 0, TT_KEEP, 0, 0, 0 },
+	{ "torch B/A", 1, TT_KEEP, 0, 0, 2 },
+	{ "torch", 0, TT_KEEP, 0, 0, 1 },
+	{ "notes", 0, TT_WRAP, 10, 0, 0 },
 };
 
 static char *interval_text(const struct stats_cmp *r)
@@ -318,6 +320,7 @@ static void render_table(const struct compare *c, const struct compare_view *v,
 	struct texttable t;
 	size_t shown = compare_build_table(c, v, &t);
 
+	t.hidden_hint = "--wide shows every column";
 	if (shown)
 		tt_render(&t, v ? v->width : 0, color, sb);
 	if (v && v->only_changed)

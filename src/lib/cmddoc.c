@@ -42,6 +42,9 @@ static void add_prefixed_lines(struct strbuf *out, const char *prefix, const cha
 static void collect_usage(struct strbuf *lines, const char *prog, const char *path,
 			  const struct cmd_doc *doc)
 {
+	/* an empty synopsis: the command takes no argument */
+	if (doc->synopsis && !*doc->synopsis)
+		strbuf_addf(lines, "%s %s\n", prog, path);
 	for (const char *l = doc->synopsis; l && *l;) {
 		const char *nl = strchr(l, '\n');
 		size_t n = nl ? (size_t)(nl - l) : strlen(l);
@@ -244,6 +247,13 @@ static void man_command(struct strbuf *out, const char *prog, const char *path,
 	strbuf_addch(out, '\n');
 	if (doc->synopsis) {
 		strbuf_addstr(out, ".PP\n.nf\n");
+		if (!*doc->synopsis) {
+			strbuf_addstr(out, "\\fB");
+			roff_str(out, prog);
+			strbuf_addch(out, ' ');
+			roff_str(out, path);
+			strbuf_addstr(out, "\\fR\n");
+		}
 		for (const char *l = doc->synopsis; l && *l;) {
 			const char *nl = strchr(l, '\n');
 			size_t n = nl ? (size_t)(nl - l) : strlen(l);
@@ -313,7 +323,8 @@ void cmddoc_man(struct strbuf *out, const char *prog, const char *version,
 	roff_str(out, prog);
 	strbuf_addch(out, ' ');
 	roff_str(out, version);
-	strbuf_addstr(out, "\" \"User Commands\"\n.SH NAME\n");
+	/* no hyphenation: option names and file names must read as they are typed */
+	strbuf_addstr(out, "\" \"User Commands\"\n.nh\n.SH NAME\n");
 	roff_str(out, prog);
 	strbuf_addstr(out, " \\- ");
 	roff_str(out, summary);

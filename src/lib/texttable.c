@@ -58,26 +58,57 @@ static size_t width_of(const char *s)
 	return term_text_width(s, strlen(s));
 }
 
-/* What the flexible columns take under cap: each its natural width, capped, not below its floor. */
+/* What the shown flexible columns take under cap: each its natural width, capped, not below its floor. */
 static size_t flex_total(const struct texttable *t, const size_t *natural, const size_t *floor,
-			 size_t cap)
+			 const int *hidden, size_t cap)
 {
 	size_t sum = 0;
 
 	for (size_t k = 0; k < t->ncols; k++) {
 		size_t w = natural[k] < cap ? natural[k] : cap;
 
-		if (t->cols[k].fit == TT_KEEP)
+		if (t->cols[k].fit == TT_KEEP || hidden[k])
 			continue;
 		sum += w > floor[k] ? w : floor[k];
 	}
 	return sum;
 }
 
+/* The fixed part of a line: the shown TT_KEEP columns and the gaps between shown columns. */
+static size_t fixed_total(const struct texttable *t, const size_t *natural, const int *hidden)
+{
+	size_t sum = 0, shown = 0;
+
+	for (size_t k = 0; k < t->ncols; k++) {
+		if (hidden[k])
+			continue;
+		shown++;
+		if (t->cols[k].fit == TT_KEEP)
+			sum += natural[k];
+	}
+	return sum + (shown ? TT_GAP * (shown - 1) : 0);
+}
+
+/* Leave out the column with the lowest drop number still shown; 0 when none is left. */
+static int hide_one(const struct texttable *t, int *hidden)
+{
+	size_t best = t->ncols;
+
+	for (size_t k = 0; k < t->ncols; k++)
+		if (!hidden[k] && t->cols[k].drop &&
+		    (best == t->ncols || t->cols[k].drop < t->cols[best].drop))
+			best = k;
+	if (best == t->ncols)
+		return 0;
+	hidden[best] = 1;
+	return 1;
+}
+
 void tt_fit(const struct texttable *t, size_t width, size_t *widths)
 {
 	size_t *floor = xcalloc(t->ncols + 1, sizeof(*floor));
-	size_t fixed = t->ncols ? TT_GAP * (t->ncols - 1) : 0, total, avail, lo, hi, wide = 0;
+	int *hidden = xcalloc(t->ncols + 1, sizeof(*hidden));
+	size_t fixed, avail, lo, hi, wide = 0;
 
 	for (size_t k = 0; k < t->ncols; k++) {
 		widths[k] = width_of(t->cols[k].name);
@@ -87,14 +118,16 @@ void tt_fit(const struct texttable *t, size_t width, size_t *widths)
 				widths[k] = w;
 		}
 		floor[k] = t->cols[k].min < widths[k] ? t->cols[k].min : widths[k];
-		if (t->cols[k].fit == TT_KEEP)
-			fixed += widths[k];
-		else if (widths[k] > wide)
+		if (t->cols[k].fit != TT_KEEP && widths[k] > wide)
 			wide = widths[k];
 	}
-	total = fixed + flex_total(t, widths, floor, wide);
-	if (!width || total <= width)
+	if (!width || fixed_total(t, widths, hidden) + flex_total(t, widths, floor, hidden, wide) <= width)
 		goto out;
+	/* columns that may go, go until the narrowest layout fits */
+	while (fixed_total(t, widths, hidden) + flex_total(t, widths, floor, hidden, 0) > width &&
+	       hide_one(t, hidden))
+		;
+	fixed = fixed_total(t, widths, hidden);
 	avail = width > fixed ? width - fixed : 0;
 	/* The highest cap under which the flexible columns fit (0 when none does). */
 	lo = 0;
@@ -102,19 +135,19 @@ void tt_fit(const struct texttable *t, size_t width, size_t *widths)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo + 1) / 2;
 
-		if (flex_total(t, widths, floor, mid) <= avail)
+		if (flex_total(t, widths, floor, hidden, mid) <= avail)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
 	{
-		size_t used = flex_total(t, widths, floor, lo);
+		size_t used = flex_total(t, widths, floor, hidden, lo);
 		size_t left = avail > used ? avail - used : 0;
 
 		for (size_t k = 0; k < t->ncols; k++) {
 			size_t w;
 
-			if (t->cols[k].fit == TT_KEEP)
+			if (t->cols[k].fit == TT_KEEP || hidden[k])
 				continue;
 			w = widths[k] < lo ? widths[k] : lo;
 			if (w < floor[k])
@@ -128,6 +161,10 @@ void tt_fit(const struct texttable *t, size_t width, size_t *widths)
 		}
 	}
 out:
+	for (size_t k = 0; k < t->ncols; k++)
+		if (hidden[k])
+			widths[k] = TT_HIDDEN;
+	free(hidden);
 	free(floor);
 }
 
@@ -173,15 +210,20 @@ static void add_line(const struct texttable *t, const size_t *widths, const char
 		     const struct tt_cell *cells, int color, int bold, struct strbuf *out)
 {
 	struct strbuf line = STRBUF_INIT;
+	size_t last = 0, shown = 0;
 
+	for (size_t k = 0; k < t->ncols; k++)
+		if (widths[k] != TT_HIDDEN)
+			last = k;
 	for (size_t k = 0; k < t->ncols; k++) {
 		int on = color && cells && cells[k].colored && *texts[k];
 
-		if (k)
+		if (widths[k] == TT_HIDDEN)
+			continue;
+		if (shown++)
 			strbuf_addchars(&line, ' ', TT_GAP);
 		term_add_cell(&line, texts[k], widths[k],
-			      t->cols[k].right ? TERM_RIGHT :
-			      k + 1 == t->ncols ? TERM_LEFT_LAST : TERM_LEFT,
+			      t->cols[k].right ? TERM_RIGHT : k == last ? TERM_LEFT_LAST : TERM_LEFT,
 			      on, on ? cells[k].color : TERM_BOLD);
 	}
 	strbuf_rtrim(&line);
@@ -203,7 +245,9 @@ static void add_row(const struct texttable *t, const size_t *widths, const char 
 
 	for (size_t k = 0; k < t->ncols; k++) {
 		strvec_init(&lines[k]);
-		if (t->cols[k].fit == TT_WRAP) {
+		if (widths[k] == TT_HIDDEN) {
+			strvec_push(&lines[k], "");
+		} else if (t->cols[k].fit == TT_WRAP) {
 			wrap_text(texts[k], widths[k], &lines[k]);
 		} else {
 			struct strbuf sb = STRBUF_INIT;
@@ -241,6 +285,17 @@ void tt_render(const struct texttable *t, size_t width, int color, struct strbuf
 		for (size_t k = 0; k < t->ncols; k++)
 			texts[k] = cell_text(&row[k]);
 		add_row(t, widths, texts, row, color, 0, out);
+	}
+	{
+		struct strbuf names = STRBUF_INIT;
+
+		for (size_t k = 0; k < t->ncols; k++)
+			if (widths[k] == TT_HIDDEN)
+				strbuf_addf(&names, "%s%s", names.len ? ", " : "", t->cols[k].name);
+		if (names.len)
+			strbuf_addf(out, "(not shown at %zu columns: %s%s%s)\n", width, names.buf,
+				    t->hidden_hint ? "; " : "", t->hidden_hint ? t->hidden_hint : "");
+		strbuf_release(&names);
 	}
 	free(widths);
 	free(texts);

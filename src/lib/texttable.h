@@ -6,8 +6,10 @@
  * its column says: a TT_CUT column loses the end of a long cell (which
  * then ends in "..."), a TT_WRAP column continues it on more lines (broken
  * at spaces where it can). They give way evenly, the widest first, never
- * below their min; the others keep their widest cell. Width 0 means no
- * limit (a pipe, a file, --wide): every character is shown.
+ * below their min; the others keep their widest cell. When even that is
+ * too wide, the columns that may be left out (drop > 0) are, in the order
+ * of their drop number, and a line under the table names them. Width 0
+ * means no limit (a pipe, a file, --wide): every character is shown.
  *
  *     static const struct tt_column cols[] = {
  *             { "op", 0, TT_CUT, 8 }, { "ms", 1, TT_KEEP, 0 },
@@ -43,6 +45,7 @@ struct tt_column {
 	enum tt_fit fit;
 	size_t min;		/* TT_CUT, TT_WRAP: never narrower (nor than the widest cell) */
 	int code;		/* Markdown: cells as code spans (names and shapes from data) */
+	int drop;		/* 0: always shown; n: left out when too narrow, 1 first */
 };
 
 struct tt_cell {
@@ -56,7 +59,12 @@ struct texttable {
 	size_t ncols;
 	struct tt_cell *cells;	/* the rows, ncols cells each, row after row */
 	size_t nrows, alloc;
+	/* after the names of left-out columns: how to see them ("--wide shows them"), or NULL */
+	const char *hidden_hint;
 };
+
+/* A column tt_fit leaves out. */
+#define TT_HIDDEN ((size_t)-1)
 
 /* Columns between cells. */
 #define TT_GAP 2
@@ -78,8 +86,9 @@ void tt_set_colored(struct tt_cell *c, char *text, enum term_color color);
  * while the line is too long, the TT_CUT and TT_WRAP columns narrowed: a
  * cap is lowered on all of them at once (so the widest gives first) until
  * the line fits or each is at its min. Space left under the cap goes back
- * to the capped columns, left to right. A line that cannot fit even so is
- * as narrow as the mins allow.
+ * to the capped columns, left to right. When the mins do not fit, columns
+ * with a drop number are left out (TT_HIDDEN), 1 first, until they do; a
+ * line that cannot fit even so is as narrow as the mins allow.
  */
 void tt_fit(const struct texttable *t, size_t width, size_t *widths);
 
@@ -87,8 +96,9 @@ void tt_fit(const struct texttable *t, size_t width, size_t *widths);
  * The table for a terminal of width columns (0: no limit): the header
  * (bold with color), then the rows, cells TT_GAP apart, padded to the
  * column (right-aligned where the column says), the last cell of a line
- * unpadded, no trailing space. With color, coloured cells are coloured;
- * without it, out gets no escape byte.
+ * unpadded, no trailing space; then, when columns were left out, a line
+ * "(not shown at N columns: a, b; <hidden_hint>)". With color, coloured
+ * cells are coloured; without it, out gets no escape byte.
  */
 void tt_render(const struct texttable *t, size_t width, int color, struct strbuf *out);
 

@@ -265,7 +265,7 @@ static void lay_out_ir(struct tee *t, const char *run_dir, json_t *outcome)
 		return;
 	}
 	if (r > 0) {
-		tee_say(t, TEE_PLAIN, "zlb: no IR captured: %s", rep.why);
+		tee_say(t, TEE_PLAIN, "zlb: %s", rep.why);
 		json_object_set_new(outcome, "ir", json_pack("{s:b,s:s}", "captured", 0,
 							      "why", rep.why));
 		return;

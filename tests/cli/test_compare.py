@@ -694,3 +694,149 @@ def test_keys_added_later_mean_what_every_run_before_them_did(zlb, tmp_path):
     a, b = make_sides(tmp_path / "w", b_kw={"caliber": {"isolation": "worker"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4 and "isolation: A=process B=worker (a warm worker" in res.err, res
+
+
+# ---- formats, files, pipes, JUnit, the terminal's width ---------------------------------
+
+def test_formats_on_standard_output(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"shift": {4: 0.05, 0: -0.05}})
+    full = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    # json: compare.json's document, nothing else on stdout
+    r = zlb.cmd("compare", str(a), str(b), "--format", "json")
+    assert r.rc == 1, r
+    j = json.loads(r.out)
+    assert j["schema_version"] == 1 and j["kind"] == "zlb-compare"
+    j.pop("created_at")
+    full.json.pop("created_at")
+    assert j == full.json
+    assert "result:" not in r.out and "result: REGRESSION" not in r.err
+    # csv: compare.csv's lines
+    r = zlb.cmd("compare", str(a), str(b), "--format", "csv")
+    assert r.rc == 1 and r.out == (zlb.cwd / "out" / "compare.csv").read_text(), r
+    # md: for a pull request
+    r = zlb.cmd("compare", str(a), str(b), "--format", "md")
+    assert r.rc == 1, r
+    md = r.out
+    assert md.startswith("## zlb compare: B against A\n\n**Result: REGRESSION**: 1 gems row SLOWER")
+    assert "| op | dtype | shape | A gems ms | B gems ms | B/A | 95% CI | q | verdict |" in md
+    assert "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- |" in md
+    slow = next(l for l in md.splitlines() if "SLOWER" in l and l.startswith("|"))
+    assert slow.startswith("| `softmax` | `float16` | `[torch.Size([1024, 1024]), 1]` |")
+    assert "<details><summary>runs</summary>" in md and "\x1b" not in md
+    # none of them wrote a file
+    assert sorted(p.name for p in zlb.cwd.glob("compare.*")) == []
+    assert sorted(p.name for p in (zlb.cwd / "out").iterdir()) == ["compare.csv", "compare.json"]
+
+
+def test_only_changed_and_sort(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"shift": {4: 0.05, 0: -0.05}})
+    r = zlb.cmd("compare", str(a), str(b), "--only-changed", "--sort", "ratio")
+    assert r.rc == 1, r
+    rows = [l for l in r.out.splitlines() if "SLOWER" in l or "FASTER" in l or "SAME" in l
+            or "UNSURE" in l]
+    table = [l for l in rows if l.startswith("softmax")]
+    assert [("SLOWER" in l, "FASTER" in l) for l in table] == [(True, False), (False, True)]
+    assert "2 of 10 paired rows shown (--only-changed: SLOWER or FASTER)" in r.out
+    # the same view in JSON, which says what it shows
+    r = zlb.cmd("compare", str(a), str(b), "--only-changed", "--sort", "ratio",
+                "--format", "json")
+    j = json.loads(r.out)
+    assert j["view"] == {"only_changed": True, "sort": "ratio"}
+    assert [x["gems"]["verdict"] for x in j["rows"]] == ["SLOWER", "FASTER"]
+    assert j["summary"]["paired"] == 10
+    # by name: op, dtype, shape
+    r = zlb.cmd("compare", str(a), str(b), "--sort", "name", "--format", "csv")
+    keys = [(x["dtype"], x["shape_detail"]) for x in csv.DictReader(r.out.splitlines())]
+    assert keys == sorted(keys)
+    # by q: the most significant first
+    r = zlb.cmd("compare", str(a), str(b), "--sort", "q", "--format", "json")
+    qs = [x["gems"]["q"] for x in json.loads(r.out)["rows"]]
+    assert qs == sorted(qs)
+    # the files of --out keep every row in pairing order
+    r = zlb.cmd("compare", str(a), str(b), "--only-changed", "--out", "o")
+    assert len(json.loads((zlb.cwd / "o" / "compare.json").read_text())["rows"]) == 10
+
+
+def long_shape_sides(tmp_path):
+    shapes = [f"[torch.Size([{m}, {m}]), torch.Size([{m}, {m}]), torch.Size([{m}]), "
+              f"dim=1, keepdim=True]" for m in (256, 512)]
+    rows = [{"op": "fused_add_rms_norm", "dtype": "torch.float16", "shape": s,
+             "gems": 0.002, "torch": 0.004} for s in shapes]
+    return make_sides(tmp_path, rows=rows)
+
+
+def test_table_fits_the_terminal_width(zlb, tmp_path):
+    a, b = long_shape_sides(tmp_path)
+    whole = "[torch.Size([256, 256]), torch.Size([256, 256]), torch.Size([256]), dim=1, keepdim=True]"
+    # a pipe without COLUMNS: nothing is cut (the old 40-character cut is gone)
+    r = zlb.cmd("compare", str(a), str(b))
+    assert r.rc == 0 and whole in r.out, r
+    # COLUMNS=300: the same
+    r = zlb.cmd("compare", str(a), str(b), env={"COLUMNS": "300"})
+    assert whole in r.out, r
+    # COLUMNS=100, 80: the table's lines fit; the shape is cut and says so, the
+    # torch control and the latencies are left out, and a line says which
+    for cols in (100, 80):
+        r = zlb.cmd("compare", str(a), str(b), env={"COLUMNS": str(cols)})
+        table = r.out[r.out.index("\nop "):r.out.index("\ncompare: ")].strip("\n").splitlines()
+        assert table and all(len(l) <= cols for l in table[:-1]), r.out
+        assert whole not in r.out and any("..." in l for l in table), r.out
+        assert table[-1].startswith(f"(not shown at {cols} columns: ") and \
+            table[-1].endswith("; --wide shows every column)"), r.out
+        assert "verdict" in table[0] and "95% CI" in table[0] and "B/A" in table[0]
+    # --wide: every character whatever the width
+    r = zlb.cmd("compare", str(a), str(b), "--wide", env={"COLUMNS": "100"})
+    assert whole in r.out, r
+
+
+def test_a_closed_pipe_loses_no_file(zlb, tmp_path):
+    a, b = make_sides(tmp_path)
+    out = tmp_path / "o"
+    # `zlb compare A B --out o | head -3`: the reader leaves after three lines
+    p = subprocess.Popen([zlb.bin, "compare", str(a), str(b), "--out", str(out)],
+                         cwd=zlb.cwd, env=zlb.env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    for _ in range(3):
+        p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read()
+    rc = p.wait(timeout=60)
+    # not killed by SIGPIPE (141), the files are whole, and the reader's leaving is no news
+    assert rc in (0, 7), (rc, err)
+    assert (out / "compare.csv").is_file()
+    assert json.loads((out / "compare.json").read_text())["summary"]["paired"] == 10
+    assert "Broken pipe" not in err
+    # a stdout that is gone from the start: exit 7 (documented), files written first
+    r = subprocess.run(f"'{zlb.bin}' compare '{a}' '{b}' --out '{tmp_path / 'o2'}' | true",
+                       shell=True, cwd=zlb.cwd, env=zlb.env, capture_output=True, text=True,
+                       executable="/bin/bash")
+    assert (tmp_path / "o2" / "compare.json").is_file(), r.stderr
+
+
+def test_junit_report_validates_and_fails_on_slower(zlb, tmp_path):
+    import xml.etree.ElementTree as ET
+    rows = base_rows()
+    rows[3] = dict(rows[3], op="we<ird>&\"op\x01")
+    a, b = make_sides(tmp_path, rows=rows, b_kw={"shift": {4: 0.05}})
+    junit = tmp_path / "reports" / "compare.xml"
+    junit.parent.mkdir()
+    r = zlb.cmd("compare", str(a), str(b), "--junit", str(junit))
+    assert r.rc == 1, r
+    root = ET.parse(junit).getroot()
+    assert root.tag == "testsuites"
+    suite = root.find("testsuite")
+    cases = suite.findall("testcase")
+    assert len(cases) == 10 and suite.get("tests") == "10" and suite.get("failures") == "1"
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert len(failed) == 1 and failed[0].get("classname") == "zlb.compare.softmax"
+    assert failed[0].get("name") == f"softmax {DTYPES[0]} {SHAPES[2]}"
+    assert failed[0].find("failure").get("message").startswith("SLOWER: gems B/A +")
+    # a name from the data: escaped, the control character replaced, and read back
+    odd = [c for c in cases if c.get("classname").startswith("zlb.compare.we")]
+    assert odd and odd[0].get("classname") == "zlb.compare.we<ird>&\"op\ufffd"
+    # calibers that differ: one failed case saying why
+    a2, b2 = make_sides(tmp_path / "c", b_kw={"caliber": {"l2_mode": "cold"}})
+    r = zlb.cmd("compare", str(a2), str(b2), "--junit", str(junit))
+    assert r.rc == 4, r
+    cases = ET.parse(junit).getroot().find("testsuite").findall("testcase")
+    assert len(cases) == 1 and "calibers differ" in cases[0].find("failure").get("message")
