@@ -394,12 +394,19 @@ static int write_junit(const char *batch_dir, const char *file)
 	char *name = xstrfmt("zlb batch %s", path_basename(batch_dir));
 	int r;
 
+	char *dir = path_dirname(file);
+
 	junit_init(&suite, name);
+	set_error_routine(error_quiet);	/* said once, below */
 	r = batch_junit_read(batch_dir, &suite);
 	if (!r)
+		r = mkdir_p(dir, 0777);
+	if (!r)
 		r = junit_write(&suite, file);
+	cli_report_errors("batch");
 	junit_release(&suite);
 	free(name);
+	free(dir);
 	if (r)
 		fprintf(stderr, "zlb batch: the JUnit report %s was not written: %s\n", file,
 			last_error());

@@ -232,14 +232,21 @@ static int write_junit(const struct compare *c, const char *path, enum compare_s
 	struct junit_suite suite;
 	int r;
 
+	char *dir = path_dirname(path);
+
 	junit_init(&suite, "zlb compare");
 	compare_junit(c, stage != COMPARE_DONE, stage == COMPARE_STOPPED_CALIBER ?
 		      "not compared: the calibers differ (exit 4)" :
 		      code == ZLB_EXIT_NO_DATA ? "nothing to compare (exit 8)" : NULL, &suite);
-	r = junit_write(&suite, path);
+	/* (library errors are quiet in zlb compare: each is said once, in context) */
+	r = mkdir_p(dir, 0777);
+	if (!r)
+		r = junit_write(&suite, path);
 	if (r)
-		fprintf(stderr, "zlb compare: the JUnit report was not written: %s\n", last_error());
+		fprintf(stderr, "zlb compare: the JUnit report %s was not written: %s\n", path,
+			last_error());
 	junit_release(&suite);
+	free(dir);
 	return r;
 }
 
@@ -483,7 +490,6 @@ int cmd_compare(int argc, char **argv)
 	 * are written: a reader that leaves early (| head) loses no file.
 	 */
 	rc = compare_run(&c, &run_opts, &buf.r, &stage);
-	cli_report_errors("compare");
 	if (stage == COMPARE_DONE && ca.out_dir &&
 	    write_files(&c, ca.out_dir, ca.allow, rc, &json_text))
 		rc = ZLB_EXIT_IO;

@@ -77,7 +77,8 @@ static size_t utf8_len(const unsigned char *p)
 	return n;
 }
 
-void xml_add_escaped(struct strbuf *sb, const char *text)
+/* attr: an attribute value (whitespace as references, so a reader keeps it); else character data. */
+static void add_xml(struct strbuf *sb, const char *text, int attr)
 {
 	const unsigned char *p = (const unsigned char *)text;
 
@@ -100,8 +101,8 @@ void xml_add_escaped(struct strbuf *sb, const char *text)
 		case '>': strbuf_addstr(sb, "&gt;"); break;
 		case '"': strbuf_addstr(sb, "&quot;"); break;
 		case '\'': strbuf_addstr(sb, "&apos;"); break;
-		case '\t': strbuf_addstr(sb, "&#9;"); break;
-		case '\n': strbuf_addstr(sb, "&#10;"); break;
+		case '\t': strbuf_addstr(sb, attr ? "&#9;" : "\t"); break;
+		case '\n': strbuf_addstr(sb, attr ? "&#10;" : "\n"); break;
 		case '\r': strbuf_addstr(sb, "&#13;"); break;
 		default:
 			if (*p < 0x20 || *p == 0x7F)
@@ -111,6 +112,11 @@ void xml_add_escaped(struct strbuf *sb, const char *text)
 		}
 		p++;
 	}
+}
+
+void xml_add_escaped(struct strbuf *sb, const char *text)
+{
+	add_xml(sb, text, 1);
 }
 
 static void attr(struct strbuf *out, const char *name, const char *value)
@@ -160,7 +166,7 @@ void junit_render(const struct junit_suite *s, struct strbuf *out)
 			attr(out, "message", c->message);
 		if (c->details) {
 			strbuf_addch(out, '>');
-			xml_add_escaped(out, c->details);
+			add_xml(out, c->details, 0);
 			strbuf_addstr(out, c->outcome == JUNIT_FAILED ? "</failure>\n" : "</skipped>\n");
 		} else {
 			strbuf_addstr(out, "/>\n");

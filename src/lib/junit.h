@@ -48,10 +48,11 @@ void junit_render(const struct junit_suite *s, struct strbuf *out);
 int junit_write(const struct junit_suite *s, const char *path);
 
 /*
- * text as XML character data or an attribute value: & < > " ' as
+ * text as an XML attribute value (or character data): & < > " ' as
  * entities, tab, newline and carriage return as character references
- * (so attributes keep them), any other control character and every byte
- * that is not part of a valid UTF-8 sequence as U+FFFD.
+ * (so a reader keeps them), any other control character and every byte
+ * that is not part of a valid UTF-8 sequence as U+FFFD. (A failure's
+ * body keeps its tabs and newlines as they are.)
  */
 void xml_add_escaped(struct strbuf *sb, const char *text);
 

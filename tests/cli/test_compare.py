@@ -818,8 +818,7 @@ def test_junit_report_validates_and_fails_on_slower(zlb, tmp_path):
     rows = base_rows()
     rows[3] = dict(rows[3], op="we<ird>&\"op\x01")
     a, b = make_sides(tmp_path, rows=rows, b_kw={"shift": {4: 0.05}})
-    junit = tmp_path / "reports" / "compare.xml"
-    junit.parent.mkdir()
+    junit = tmp_path / "reports" / "compare.xml"   # its directory is made
     r = zlb.cmd("compare", str(a), str(b), "--junit", str(junit))
     assert r.rc == 1, r
     root = ET.parse(junit).getroot()

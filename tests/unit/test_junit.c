@@ -56,7 +56,7 @@ static void document(void **state)
 	assert_non_null(strstr(sb.buf, "<testcase classname=\"zlb.batch.main\" name=\"softmax\" "
 				       "time=\"1.250\"/>"));
 	assert_non_null(strstr(sb.buf, "name=\"mm@mm_&quot;x&quot;\">\n      <failure "
-				       "message=\"FAIL: rc=1 &amp; more\">status FAIL&#10;"));
+				       "message=\"FAIL: rc=1 &amp; more\">status FAIL\nremarks rc=1\n</failure>"));
 	assert_non_null(strstr(sb.buf, "<skipped message=\"needs sm90\"/>"));
 	assert_true(ends_with(sb.buf, "</testsuite>\n</testsuites>\n"));
 	strbuf_release(&sb);
