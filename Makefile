@@ -4,10 +4,12 @@ BUILD  ?= build
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 
-# Everything zlb needs to build and test, from Debian's archive only.
+# Everything zlb needs to build and test, from Debian's archive only
+# (chromium renders zlb report's pages in tests/cli/test_report_chromium.py).
 DEBIAN_PACKAGES = build-essential cmake ninja-build pkg-config \
 	libjansson-dev libyaml-dev libxxhash-dev libcsv-dev libcmocka-dev \
-	python3 python3-pytest python3-yaml groff-base
+	python3 python3-pytest python3-yaml groff-base \
+	chromium fonts-dejavu-core
 
 all: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)

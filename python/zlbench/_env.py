@@ -202,6 +202,12 @@ def placement_probes():
     return _int("ZLB_PLACEMENT_PROBES", REQUIRED, 0, PLACEMENT_PROBES_MAX)
 
 
+def tune_placement_probes():
+    """ZLB_TUNE_PLACEMENT_PROBES: the same after an autotuner's timing of a
+    config, which makes no row (0: none, zlb's default)."""
+    return _int("ZLB_TUNE_PLACEMENT_PROBES", REQUIRED, 0, PLACEMENT_PROBES_MAX)
+
+
 # --- autotune record and replay (protocol §7) -----------------------------------
 
 AUTOTUNE_MODES = ("record", "replay")

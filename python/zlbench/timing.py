@@ -74,6 +74,7 @@ def _settings():
         "max_warm": _env.warmup_max_calls(),
         "fatal": _env.capture_fatal(),
         "lib": _env.timer_lib(),
+        "tune_probes": _env.tune_placement_probes(),
         "rule": _graph.Rule(min_samples=_env.min_samples(),
                             noise_target=_env.noise_target(),
                             max_wall_ms=_env.max_wall_ms(), l2=_env.l2(),
@@ -212,13 +213,14 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
     ir = _state.ir
     tune = ir is not None and (nested or quantiles is not None)
     attribute = ir if ir is not None and not tune else None
+    tuning = nested or quantiles is not None
     _state.depth += 1
     try:
         if tune:
             with ir.tuning():
-                value, record = _measure(fn, args, ctx)
+                value, record = _measure(fn, args, ctx, tuning=True)
         else:
-            value, record = _measure(fn, args, ctx, attribute)
+            value, record = _measure(fn, args, ctx, attribute, tuning=tuning)
     finally:
         _state.depth -= 1
     if not nested:
@@ -231,10 +233,12 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
 do_bench._zlb_wrapped = True
 
 
-def _measure(fn, args, ctx, ir=None):
+def _measure(fn, args, ctx, ir=None, tuning=False):
     """(value, record). ir: IR capture's Capture when this measurement's first
-    eager call is to be attributed (the record then gets "launches")."""
-    value, record = _measure_timed(fn, args, ctx, ir)
+    eager call is to be attributed (the record then gets "launches").
+    tuning: an autotuner's timing of a config (nested in a measurement, or
+    the quantiles form), which gets ZLB_TUNE_PLACEMENT_PROBES probes."""
+    value, record = _measure_timed(fn, args, ctx, ir, tuning)
     if _state.ir is not None:
         record["launches"] = ctx.get("launches")
     return value, record
@@ -257,8 +261,10 @@ def _first_eager(ir, fn, args):
     return ir.first_call(call)
 
 
-def _measure_timed(fn, args, ctx, ir):
+def _measure_timed(fn, args, ctx, ir, tuning=False):
     s = _settings()
+    if tuning:
+        s["rule"] = s["rule"].but(placement_probes=s["tune_probes"])
     if s["timer"] == "direct":
         ctx["launches"] = _first_eager(ir, fn, args)
         return _direct(fn, args, s["repeat"], [], None)

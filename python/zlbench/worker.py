@@ -26,7 +26,9 @@ the allocator's history. That is why the isolation is caliber
 that did not pass after an earlier one in the same worker.
 
 Protocol (version 1), over a Unix stream socket in a private directory, one
-job per connection, messages one JSON object per line:
+job per connection, messages one JSON object per line (a connection closed
+with nothing sent is a probe: zlb run learns the worker's pid from it by
+SO_PEERCRED, so that the worker is not "another process" on its device):
   client -> worker  {"v": 1, "argv": [...], "env": {...}, "cwd": "..."}
                     with its stdout and stderr descriptors (SCM_RIGHTS)
   worker -> client  {"v": 1, "started": true, "pid": P, "job": N}
@@ -77,6 +79,8 @@ def _recv_request(conn):
         data += msg
         if len(data) > MAX_REQUEST:
             raise ValueError("request over %d bytes" % MAX_REQUEST)
+    if not data and not fds:
+        return None, []
     return json.loads(data.decode("utf-8")), list(fds)
 
 
@@ -157,11 +161,12 @@ class Worker:
 
         self.jobs += 1
         t0 = time.monotonic()
+        steps = {}
         if self.first_env is None:
             self.first_env = dict(req["env"])
             self.first_cwd = req["cwd"]
         else:
-            self.reset.between_jobs()
+            steps = self.reset.between_jobs()
         t_reset = time.monotonic() - t0
         os.environ.clear()
         os.environ.update(req["env"])
@@ -208,8 +213,9 @@ class Worker:
         self.active = 0
         # Where a worker's time goes, job by job: what the warm process costs
         # a job (the reset) against what the job itself took.
-        _log(self.prefix, "job %d: reset %.3f s, pytest %.3f s, rc %d%s" % (
-            self.jobs, t_reset, t_job, rc, ", poisoned" if poisoned else ""))
+        detail = " (%s)" % ", ".join("%s %.3f" % kv for kv in steps.items()) if steps else ""
+        _log(self.prefix, "job %d: reset %.3f s%s, pytest %.3f s, rc %d%s" % (
+            self.jobs, t_reset, detail, t_job, rc, ", poisoned" if poisoned else ""))
         _send(conn, reply)
         return not poisoned
 
@@ -231,6 +237,8 @@ class Worker:
                 except (ValueError, OSError) as e:
                     _log(self.prefix, "unreadable request: %s" % e)
                     continue
+                if req is None:
+                    continue   # a probe: zlb run asking who listens (SO_PEERCRED)
                 why = self.refusal(req)
                 if why:
                     for fd in fds:

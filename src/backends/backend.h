@@ -7,6 +7,8 @@
 #ifndef ZLB_BACKEND_H
 #define ZLB_BACKEND_H
 
+#include <sys/types.h>
+
 #include <stdint.h>
 
 #include "lib/strbuf.h"
@@ -31,6 +33,14 @@ struct device_state {
 	unsigned nprocs;         /* compute processes on the device */
 	unsigned pids[16];       /* the first of them */
 };
+
+/*
+ * Leave pid out of st's compute processes: the warm worker that runs the
+ * measurement is not another user of the card (in a process of its own, the
+ * measured pytest never shows: it starts after the first look and has ended
+ * by the last). Nothing when pid <= 0 or the processes are not known.
+ */
+void device_state_drop_pid(struct device_state *st, pid_t pid);
 
 struct device_list {
 	struct device_info *v;

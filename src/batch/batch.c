@@ -95,6 +95,7 @@ static void finish_op(struct batch *b, struct op_state *o, enum op_status st)
 	op_row_set(&o->row.timer, timer);
 	free(timer);
 	op_row_set(&o->row.run_dir, is_dir(o->run_abs) ? o->run_rel : NULL);
+	op_row_set(&o->row.job, b->p->cluster_job);
 	o->done = 1;
 	if ((st == OP_PASS || st == OP_SKIP) && complete_write(o->run_abs, o->spec, &o->row)) {
 		b->io_failed = 1;
@@ -168,6 +169,7 @@ static void fill_lane(struct batch *b, struct lane *l, double now)
 		o->row.seconds = 0;
 		o->row.device = l->device;
 		op_row_set(&o->row.backend, b->p->backend);
+		op_row_set(&o->row.job, b->p->cluster_job);
 		if (b->p->replay_root) {
 			char *src = xstrfmt("%s/%s/%s", b->p->replay_root, o->spec->repo,
 					    o->spec->key);
@@ -255,10 +257,11 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 		 * Not passed after other jobs in the same worker: the worker's
 		 * state (a poisoned context, a switch an earlier test left) may be
 		 * the cause, so the verdict is a fresh worker's, as a process of
-		 * its own would give it.
+		 * its own would give it. A refused configuration (dtypes, shape
+		 * file) is not a verdict: the next configuration runs here.
 		 */
 		if (o->last.exit_code != ZLB_EXIT_OK && o->worker_job > 1 && !interrupted &&
-		    !o->fresh_reruns) {
+		    !o->fresh_reruns && !policy_configuration_refused(&o->prog, &o->last)) {
 			worker_stop(&b->workers, o->lane, (int)(b->p->grace_s * 1000));
 			o->fresh_reruns++;
 			if (!(code = batch_start_attempt(b, o)))
@@ -287,7 +290,7 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 	say_end(b, o);
 }
 
-static int exit_status(const struct batch *b)
+int batch_exit_status(const struct batch *b)
 {
 	for (size_t i = 0; i < b->p->nr; i++)
 		if (b->ops[i].row.status != OP_PASS && b->ops[i].row.status != OP_SKIP)
@@ -335,15 +338,24 @@ static int run_loop(struct batch *b)
 
 /* ---- setup ----------------------------------------------------------------- */
 
-static int prepare_dir(const struct batch_plan *p, char *json_path)
+const char *batch_state_dir(const struct batch_plan *p)
 {
-	int has_json = access(json_path, F_OK) == 0;
+	return p->state_dir ? p->state_dir : p->dir;
+}
 
+static int prepare_dir(const struct batch_plan *p, const char *json_path)
+{
+	int has_json;
+	char *batch_json = path_join(p->dir, "batch.json");
+
+	/* A cluster task resumes its share of a batch the driver made. */
+	has_json = access(p->state_dir ? batch_json : json_path, F_OK) == 0;
+	free(batch_json);
 	if (p->resume) {
 		if (!has_json)
 			return error("%s holds no batch.json: there is nothing to resume; drop "
 				     "--resume to start a new batch there", p->dir);
-		return 0;
+		return p->state_dir ? mkdir_p(p->state_dir, 0755) : 0;
 	}
 	if (has_json)
 		return error("%s already holds a batch; continue it with --resume, or give "
@@ -356,10 +368,10 @@ static int prepare_dir(const struct batch_plan *p, char *json_path)
 static void init_ops(struct batch *b)
 {
 	const struct batch_plan *p = b->p;
-	size_t *counts = xcalloc((size_t)p->ndevices, sizeof(size_t));
+	size_t *counts = xcalloc((size_t)p->ndevices + 1, sizeof(size_t));
 
 	b->ops = xcalloc(p->nr ? p->nr : 1, sizeof(*b->ops));
-	b->lanes = xcalloc((size_t)p->ndevices, sizeof(*b->lanes));
+	b->lanes = xcalloc((size_t)p->ndevices + 1, sizeof(*b->lanes));
 	for (size_t i = 0; i < p->nr; i++) {
 		struct op_state *o = &b->ops[i];
 		o->spec = &p->specs[i];
@@ -405,7 +417,7 @@ static size_t reuse_complete(struct batch *b)
 	return reused;
 }
 
-static void release(struct batch *b)
+void batch_release(struct batch *b)
 {
 	for (size_t i = 0; b->ops && i < b->p->nr; i++) {
 		op_row_release(&b->ops[i].row);
@@ -427,44 +439,81 @@ static void release(struct batch *b)
 		close(b->lock_fd);
 }
 
-int batch_execute(const struct batch_plan *p)
+int batch_setup(struct batch *b, const struct batch_plan *p, size_t *reused)
 {
-	struct batch b;
-	size_t reused = 0, counts[6] = { 0 };
-	int code = ZLB_EXIT_USAGE, r;
+	const char *state = batch_state_dir(p);
 	char *logs;
+	int r;
 
-	memset(&b, 0, sizeof(b));
-	b.p = p;
-	b.lock_fd = -1;
-	b.json_path = path_join(p->dir, "batch.json");
-	b.status_path = path_join(p->dir, "ops_status.csv");
-	snprintf(b.child_grace, sizeof(b.child_grace), "%ld",
+	memset(b, 0, sizeof(*b));
+	b->p = p;
+	b->lock_fd = -1;
+	b->json_path = path_join(state, "batch.json");
+	b->status_path = path_join(state, "ops_status.csv");
+	snprintf(b->child_grace, sizeof(b->child_grace), "%ld",
 		 (long)(p->grace_s * 1000 / CHILD_GRACE_SHARE));
-	init_ops(&b);
-	progress_init(&b.prog, p->progress == BATCH_PROGRESS_LIVE, p->ndevices, p->rep, mono_s());
+	init_ops(b);
+	progress_init(&b->prog, p->progress == BATCH_PROGRESS_LIVE,
+		      p->ndevices > 0 ? p->ndevices : 1, p->rep, mono_s());
 	for (size_t i = 0; i < p->nr; i++)
-		b.prog.lanes[b.ops[i].lane].total++;
+		b->prog.lanes[b->ops[i].lane].total++;
 	for (int d = 0; d < p->ndevices; d++)
-		b.prog.lanes[d].device = p->devices[d];
-
-	if (prepare_dir(p, b.json_path) || batch_take_lock(&b))
-		goto out;
-	code = ZLB_EXIT_IO;
+		b->prog.lanes[d].device = p->devices[d];
+	*reused = 0;
+	if (prepare_dir(p, b->json_path) || batch_take_lock(b))
+		return ZLB_EXIT_USAGE;
 	for (size_t i = 0; opspec_repos[i]; i++) {
 		logs = xstrfmt("%s/.logs/%s", p->dir, opspec_repos[i]);
 		r = mkdir_p(logs, 0755);
 		free(logs);
 		if (r)
-			goto out;
+			return ZLB_EXIT_IO;
 	}
 	if (p->resume)
-		reused = reuse_complete(&b);
+		*reused = reuse_complete(b);
+	return 0;
+}
+
+void batch_say_totals(const struct batch *b, int interrupted, double seconds)
+{
+	size_t counts[OP_STATUSES] = { 0 };
+	char took[32], cancelled[48] = "";
+
+	for (size_t i = 0; i < b->p->nr; i++)
+		counts[b->ops[i].row.status]++;
+	if (counts[OP_CANCELLED])
+		snprintf(cancelled, sizeof(cancelled), ", %zu CANCELLED", counts[OP_CANCELLED]);
+	/* This session's wall time: what a screen costs is the first thing asked of it. */
+	progress_fmt_duration(took, sizeof(took), seconds);
+	report(b->p->rep, REPORT_RESULT, "zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s%s "
+	       "in %s; %s/ops_status.csv", counts[OP_PASS], counts[OP_SKIP], counts[OP_FAIL],
+	       counts[OP_TIMEOUT], cancelled,
+	       counts[OP_PENDING] + counts[OP_RUNNING] ? ", not run: " : "",
+	       counts[OP_PENDING] + counts[OP_RUNNING] ?
+	       (interrupted ? "some (interrupted; --resume continues)" : "some") : "",
+	       took, batch_state_dir(b->p));
+}
+
+int batch_execute(const struct batch_plan *p)
+{
+	struct batch b;
+	const struct executor_ops *xo = executor_find(p->executor);
+	size_t reused = 0;
+	int code, r;
+
+	if (!xo)
+		BUG("executor '%s' is not registered", p->executor);
+	code = batch_setup(&b, p, &reused);
+	if (code)
+		goto out;
+	if (xo->cluster && !p->state_dir) {
+		code = batch_cluster_execute(&b, reused);
+		goto out;
+	}
+	code = ZLB_EXIT_IO;
 	if (batch_open_json(&b) || batch_save_status(&b))
 		goto out;
-	b.ex.ops = executor_find(p->executor);
-	if (!b.ex.ops)
-		BUG("executor '%s' is not registered", p->executor);
+	b.ex.ops = xo;
 	b.ex.args = p->executor_args;
 	b.use_workers = p->isolation && !strcmp(p->isolation, "worker");
 	if (b.use_workers && worker_pool_open(&b.workers, p->ndevices, p->dir, p->python,
@@ -476,8 +525,9 @@ int batch_execute(const struct batch_plan *p)
 
 	{
 		char line[512];
-		snprintf(line, sizeof(line), "zlb batch: %zu operator(s) on %d device(s)%s -> %s",
-			 p->nr, p->ndevices, "", p->dir);
+		snprintf(line, sizeof(line), "zlb batch: %zu operator(s) on %d device(s)%s%s -> %s",
+			 p->nr, p->ndevices, !p->cluster_job ? "" : p->state_dir ? " as cluster task " : " in cluster job ",
+			 p->cluster_job ? p->cluster_job : "", p->dir);
 		progress_line(&b.prog, line);
 		if (reused) {
 			snprintf(line, sizeof(line), "zlb batch: resuming: %zu operator(s) already "
@@ -496,9 +546,7 @@ int batch_execute(const struct batch_plan *p)
 		code = ZLB_EXIT_IO;
 		goto out;
 	}
-	for (size_t i = 0; i < p->nr; i++)
-		counts[b.ops[i].row.status]++;
-	code = r ? ZLB_EXIT_INTERRUPTED : exit_status(&b);
+	code = r ? ZLB_EXIT_INTERRUPTED : batch_exit_status(&b);
 	if (b.io_failed && code == ZLB_EXIT_OK)
 		code = ZLB_EXIT_IO;
 	if (b.env_code && !r) {
@@ -507,18 +555,8 @@ int batch_execute(const struct batch_plan *p)
 		       "then continue with --resume", b.env_why);
 	}
 	batch_close_json(&b, r ? "interrupted" : b.env_code ? "environment" : "completed", code);
-	{
-		char took[32];
-
-		/* This session's wall time: what a screen costs is the first thing asked of it. */
-		progress_fmt_duration(took, sizeof(took), mono_s() - b.prog.t0);
-		report(p->rep, REPORT_RESULT, "zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s "
-		       "in %s; %s/ops_status.csv", counts[OP_PASS], counts[OP_SKIP], counts[OP_FAIL],
-		       counts[OP_TIMEOUT], counts[OP_PENDING] ? ", not run: " : "",
-		       counts[OP_PENDING] ? (r ? "some (interrupted; --resume continues)" :
-					     "some") : "", took, p->dir);
-	}
+	batch_say_totals(&b, r, mono_s() - b.prog.t0);
 out:
-	release(&b);
+	batch_release(&b);
 	return code;
 }

@@ -33,7 +33,8 @@
 #include "batch/opspec.h"
 #include "lib/strvec.h"
 
-#define BATCH_SCHEMA_VERSION 2
+/* 3: the cluster section (rounds of submitted arrays); 2 is read too. */
+#define BATCH_SCHEMA_VERSION 3
 
 enum batch_progress { BATCH_PROGRESS_PLAIN, BATCH_PROGRESS_LIVE };
 
@@ -74,6 +75,25 @@ struct batch_plan {
 	 * the next operator to the first free device.
 	 */
 	int pin;
+	/*
+	 * A cluster task's share (`zlb task`, a job-executor batch): its state
+	 * files (batch.json, ops_status.csv, .lock) go to state_dir
+	 * (<batch>/.tasks/<label>/), its run directories to the batch's; label
+	 * ("<array>_<index>") is every row's job.
+	 */
+	const char *state_dir;        /* NULL: dir */
+	const char *cluster_job;      /* NULL: not a cluster task */
+	/* A cluster executor's batch (batch_cluster.c): how it is cut and followed. */
+	int max_parallel;             /* tasks at once; 0: the cluster decides */
+	int task_ops;                 /* operators per task, at most */
+	int follow;                   /* 0: submit and return (--no-follow) */
+	int retry_cancelled;          /* --resume runs CANCELLED operators again */
+	/*
+	 * Ask the person at the terminal a yes/no question (the CLI's: library
+	 * code reads no terminal); returns 1 yes, 0 no, dflt when nobody can
+	 * answer. NULL: dflt.
+	 */
+	int (*ask)(const char *question, int dflt);
 	json_t *args;                 /* command line and options for batch.json (borrowed) */
 	json_t *record;               /* batch.json "resume" (batch/batch_resume.h; borrowed) */
 	const struct strvec *overrides; /* --resume --override: what this session changed */
@@ -84,12 +104,29 @@ struct batch_plan {
 int batch_shard(const char *spec, int ndevices);
 
 /*
- * Run the batch. Returns the batch's exit status: 0 every operator PASS or
- * SKIP, 1 some FAIL or TIMEOUT, 2 the directory cannot be used (exists
- * without --resume, nothing to resume, locked by another batch), 7 the
- * state could not be written, 130 interrupted (children stopped, state
- * kept, resumable). Messages go through error()/warning() and stdout.
+ * Run the batch (with a cluster executor: submit it and follow it,
+ * batch_cluster.c). Returns the batch's exit status: 0 every operator PASS
+ * or SKIP, 1 some FAIL, TIMEOUT or CANCELLED, 2 the directory cannot be
+ * used (exists without --resume, nothing to resume, locked by another
+ * batch), 3 the environment failed (preflight on a node), 7 the state could
+ * not be written, 130 interrupted (children stopped, state kept,
+ * resumable; on a cluster also: detached while the array runs). Messages go
+ * through error()/warning() and the plan's reporter.
  */
 int batch_execute(const struct batch_plan *p);
+
+/*
+ * Where the batch in dir stands, told to rep without changing anything:
+ * its operators by status and, for a cluster batch, its last array's tasks
+ * as the cluster sees them. Returns 0, or 2 when dir holds no batch.
+ */
+int batch_show_status(const char *dir, struct reporter *rep);
+
+/*
+ * A cluster task's share: the operators (specs) of task index of array job
+ * as batch.json in dir records them. Returns 0, or -1 with error() when
+ * dir holds no such round (the task was not submitted from this batch).
+ */
+int batch_task_share(const char *dir, const char *job, int index, struct strvec *specs);
 
 #endif

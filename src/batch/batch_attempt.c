@@ -71,9 +71,8 @@ static void build_argv(struct batch *b, struct op_state *o)
 	if (o->spec->file)
 		strvec_pushl(&o->argv, "--op-file", o->spec->file, NULL);
 	strvec_pushl(&o->argv, "--run-dir", o->run_abs, "--backend", p->backend, NULL);
-	/* A remote job sees only the device it was given, as index 0. */
 	strvec_pushf(&o->argv, "--device");
-	strvec_pushf(&o->argv, "%d", b->ex.ops->remote_devices ? 0 : p->devices[o->lane]);
+	strvec_pushf(&o->argv, "%d", p->devices[o->lane]);
 	strvec_pushl(&o->argv, "--interrupt-grace", b->child_grace, NULL);
 	if (dir)
 		strvec_pushl(&o->argv, "--flaggems-dir", dir, NULL);
@@ -93,6 +92,8 @@ static void build_argv(struct batch *b, struct op_state *o)
 	}
 	if (o->worker)
 		strvec_pushl(&o->argv, "--worker", o->worker, NULL);
+	if (p->cluster_job)
+		strvec_pushl(&o->argv, "--cluster-job", p->cluster_job, NULL);
 	strvec_pushv(&o->argv, (const char *const *)p->run_args->v);
 }
 

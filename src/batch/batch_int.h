@@ -64,6 +64,27 @@ struct batch {
  */
 void batch_stop(struct batch *b, int code, const char *fmt, ...) ZLB_PRINTF(3, 4);
 
+/* The directory of the state files: the plan's state_dir, else the batch's. */
+const char *batch_state_dir(const struct batch_plan *p);
+
+/*
+ * The shared setup of a batch and of a cluster driver: the directory made
+ * or checked (--resume), the lock, the log folders, every operator's state,
+ * and with --resume the operators whose .complete is valid taken as done
+ * (their count in *reused). Returns 0, or the exit code to stop with
+ * (error() said why). batch_release undoes it (also after a failure).
+ */
+int batch_setup(struct batch *b, const struct batch_plan *p, size_t *reused);
+void batch_release(struct batch *b);
+
+/* The final status of the batch: 0 every operator PASS or SKIP, else 1. */
+int batch_exit_status(const struct batch *b);
+/* "zlb batch: 3 PASS, ... in 1m02s; DIR/ops_status.csv", once at the end. */
+void batch_say_totals(const struct batch *b, int interrupted, double seconds);
+
+/* A cluster executor's batch: submitted as arrays and followed (batch_cluster.c). */
+int batch_cluster_execute(struct batch *b, size_t reused);
+
 /* The state files; a failure to write stops the batch (exit 7). */
 int batch_save_status(struct batch *b);
 int batch_save_json(struct batch *b);

@@ -28,7 +28,7 @@ int batch_junit_read(const char *batch_dir, struct junit_suite *suite)
 		char *msg = NULL, *details = NULL;
 		struct junit_case *c;
 
-		if (!strcmp(st, "FAIL") || !strcmp(st, "TIMEOUT")) {
+		if (!strcmp(st, "FAIL") || !strcmp(st, "TIMEOUT") || !strcmp(st, "CANCELLED")) {
 			outcome = JUNIT_FAILED;
 			msg = xstrfmt("%s%s%s%s%s", st, *remarks ? ": " : "", remarks,
 				      *code ? "; zlb run exit " : "", code);

@@ -3,7 +3,8 @@
  * (lib/junit.h), read back from the batch's ops_status.csv
  * (batch_status.h) once the batch has ended, so it says exactly what the
  * table says: one test case per operator (classname zlb.batch.<repo>,
- * name its spec, time its seconds), FAIL and TIMEOUT failed (status,
+ * name its spec, time its seconds), FAIL, TIMEOUT and CANCELLED (a cluster
+ * task cancelled) failed (status,
  * remarks, exit code, run directory), SKIP skipped (its remarks), an
  * operator that did not run (PENDING, RUNNING: an interrupted or stopped
  * batch) skipped as "not run".

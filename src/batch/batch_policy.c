@@ -5,7 +5,7 @@
 #include "rundir/exit_codes.h"
 
 static const char *const status_names[] = {
-	"PENDING", "RUNNING", "PASS", "FAIL", "SKIP", "TIMEOUT",
+	"PENDING", "RUNNING", "PASS", "FAIL", "SKIP", "TIMEOUT", "CANCELLED",
 };
 
 const char *op_status_name(enum op_status s)
@@ -36,6 +36,19 @@ static void new_configuration(struct op_progress *p)
 {
 	p->retries_left = p->max_retries;
 	p->prev_exit = -1;
+}
+
+static int shape_file_refused(const struct op_progress *p, const struct attempt_result *r)
+{
+	return p->shapes_active && r->exit_code == ZLB_EXIT_PREFLIGHT &&
+	       !strcmp(r->preflight, "shape_file");
+}
+
+int policy_configuration_refused(const struct op_progress *p, const struct attempt_result *r)
+{
+	if (r->timed_out || r->exit_code == ZLB_EXIT_OK)
+		return 0;
+	return (p->dtypes_active && r->cant_support) || shape_file_refused(p, r);
 }
 
 static int retryable(int code)
@@ -70,8 +83,7 @@ enum policy_action policy_next(struct op_progress *p, const struct attempt_resul
 		new_configuration(p);
 		return POLICY_DROP_DTYPES;
 	}
-	if (p->shapes_active && r->exit_code == ZLB_EXIT_PREFLIGHT &&
-	    !strcmp(r->preflight, "shape_file")) {
+	if (shape_file_refused(p, r)) {
 		p->shapes_active = 0;
 		p->shapes_default = 1;
 		new_configuration(p);

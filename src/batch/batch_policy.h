@@ -25,9 +25,14 @@
 
 #include "lib/strbuf.h"
 
-enum op_status { OP_PENDING, OP_RUNNING, OP_PASS, OP_FAIL, OP_SKIP, OP_TIMEOUT };
+/*
+ * OP_CANCELLED: someone cancelled the cluster task that held the operator
+ * (a user's scancel); final, and not rerun by --resume unless asked.
+ */
+enum op_status { OP_PENDING, OP_RUNNING, OP_PASS, OP_FAIL, OP_SKIP, OP_TIMEOUT, OP_CANCELLED,
+		 OP_STATUSES };
 
-/* "PENDING", "RUNNING", "PASS", "FAIL", "SKIP", "TIMEOUT". */
+/* "PENDING", "RUNNING", "PASS", "FAIL", "SKIP", "TIMEOUT", "CANCELLED". */
 const char *op_status_name(enum op_status s);
 /* Inverse of op_status_name; -1 for anything else. */
 int op_status_parse(const char *name);
@@ -94,5 +99,16 @@ void policy_remarks(const struct op_progress *p, const struct attempt_result *r,
  * A timed-out attempt is never the environment's.
  */
 int policy_environment_failure(const struct attempt_result *r);
+
+/*
+ * Is this failed attempt's next step a change of configuration that any
+ * process would call for alike: --dtypes refused by the operator ("can't be
+ * supported", while the dtypes are still passed) or the batch shape file
+ * refused by preflight? A warm worker's state cannot have caused those, so
+ * a worker batch takes the next configuration in the same worker instead of
+ * first rerunning the refused one in a fresh worker (on the H200 that rerun
+ * cost a worker start, ~20 s, per operator that does not take float16).
+ */
+int policy_configuration_refused(const struct op_progress *p, const struct attempt_result *r);
 
 #endif

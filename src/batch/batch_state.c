@@ -67,7 +67,7 @@ int batch_save_json(struct batch *b)
 
 int batch_take_lock(struct batch *b)
 {
-	char *path = path_join(b->p->dir, ".lock");
+	char *path = path_join(batch_state_dir(b->p), ".lock");
 	char pid[32];
 	int n;
 
@@ -152,6 +152,8 @@ static json_t *plan_json(const struct batch *b)
 	json_object_set_new(o, "ops", ops);
 	json_object_set_new(o, "tables", json_pack("{s:i,s:i}", "ops_status", OPS_STATUS_VERSION,
 						   "complete", COMPLETE_VERSION));
+	json_object_set_new(o, "cluster_job", p->cluster_job ? json_string(p->cluster_job)
+							      : json_null());
 	json_object_set_new(o, "sessions", json_array());
 	json_object_set(o, "resume", p->record ? p->record : json_null());
 	return o;
@@ -186,13 +188,18 @@ int batch_open_json(struct batch *b)
 	sessions = json_object_get(b->json, "sessions");
 	if (r == 0) {
 		json_t *prev = json_object_get(old, "sessions");
-		if (json_integer_value(json_object_get(old, "schema_version")) != BATCH_SCHEMA_VERSION) {
+		json_int_t v = json_integer_value(json_object_get(old, "schema_version"));
+
+		if (v != BATCH_SCHEMA_VERSION && v != 2) {
 			json_decref(old);
-			return error("%s is not a batch.json of version %d: this zlb cannot resume it",
-				     b->json_path, BATCH_SCHEMA_VERSION);
+			return error("%s is not a batch.json of version 2 or %d: this zlb cannot "
+				     "resume it", b->json_path, BATCH_SCHEMA_VERSION);
 		}
 		if (json_is_array(prev))
 			json_array_extend(sessions, prev);
+		/* The arrays submitted so far: a driver follows or finishes them. */
+		if (json_is_object(json_object_get(old, "cluster")))
+			json_object_set(b->json, "cluster", json_object_get(old, "cluster"));
 		json_decref(old);
 		mark_dead_sessions(sessions);
 	} else if (r < 0) {
@@ -231,6 +238,8 @@ void batch_close_json(struct batch *b, const char *status, int code)
 	json_object_set_new(b->json, "exit_code", json_integer(code));
 	json_object_set(b->json, "ended_at", json_object_get(last, "ended_at"));
 	json_object_set_new(b->json, "counts", counts);
+	json_object_set_new(b->json, "environment", b->env_code ? json_string(b->env_why)
+								 : json_null());
 	batch_save_json(b);
 }
 

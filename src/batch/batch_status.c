@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -13,7 +14,7 @@
 
 const char *const ops_status_columns[] = {
 	"repo", "op", "spec", "status", "seconds", "attempts", "rows", "remarks",
-	"backend", "device", "timer", "exit_code", "run_dir", NULL,
+	"backend", "device", "timer", "exit_code", "run_dir", "job", NULL,
 };
 
 void op_row_init(struct op_row *r)
@@ -30,7 +31,19 @@ void op_row_release(struct op_row *r)
 	free(r->backend);
 	free(r->timer);
 	free(r->run_dir);
+	free(r->job);
 	op_row_init(r);
+}
+
+void op_row_copy(struct op_row *dst, const struct op_row *src)
+{
+	op_row_release(dst);
+	*dst = *src;
+	dst->remarks = src->remarks ? xstrdup(src->remarks) : NULL;
+	dst->backend = src->backend ? xstrdup(src->backend) : NULL;
+	dst->timer = src->timer ? xstrdup(src->timer) : NULL;
+	dst->run_dir = src->run_dir ? xstrdup(src->run_dir) : NULL;
+	dst->job = src->job ? xstrdup(src->job) : NULL;
 }
 
 void op_row_set(char **field, const char *value)
@@ -52,7 +65,7 @@ void ops_status_render(const struct op_spec *specs, const struct op_row *rows, s
 		const struct op_row *r = &rows[i];
 		char secs[32] = "", att[16] = "", nrows[24] = "", dev[16] = "", code[16] = "";
 		int started = r->attempts > 0;
-		const char *f[13];
+		const char *f[14];
 
 		if (started || r->seconds > 0)
 			snprintf(secs, sizeof(secs), "%.3f", r->seconds);
@@ -76,6 +89,7 @@ void ops_status_render(const struct op_spec *specs, const struct op_row *rows, s
 		f[10] = r->timer;
 		f[11] = code;
 		f[12] = r->run_dir;
+		f[13] = r->job;
 		csv_add_row(out, f, ncols);
 	}
 }
@@ -90,6 +104,65 @@ int ops_status_write(const char *path, const struct op_spec *specs,
 	r = write_file_atomic(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	return r;
+}
+
+/* A number field of the table ("" for none: dflt). */
+static double num_or(const char *s, double dflt)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return dflt;
+	v = strtod(s, &end);
+	return *end ? dflt : v;
+}
+
+static char *str_or_none(const char *s)
+{
+	return s && *s ? xstrdup(s) : NULL;
+}
+
+int ops_status_read(const char *path, const struct op_spec *specs, size_t n,
+		    struct op_row *rows, int *found)
+{
+	struct csv_table t;
+
+	if (access(path, F_OK))
+		return 1;
+	if (csv_read_file(path, &t))
+		return -1;
+	if (csv_column(&t, "spec") < 0 || csv_column(&t, "status") < 0) {
+		csv_table_free(&t);
+		return error("%s is not an ops_status table (no spec or status column)", path);
+	}
+	for (size_t r = 0; r < t.nrows; r++) {
+		const char *spec = csv_get(&t, r, "spec");
+		int st = op_status_parse(csv_get(&t, r, "status"));
+
+		for (size_t i = 0; i < n && st >= 0; i++) {
+			struct op_row *row = &rows[i];
+
+			if (strcmp(specs[i].spec, spec))
+				continue;
+			op_row_release(row);
+			row->status = (enum op_status)st;
+			row->seconds = num_or(csv_get(&t, r, "seconds"), 0);
+			row->attempts = (int)num_or(csv_get(&t, r, "attempts"), 0);
+			row->rows = (long)num_or(csv_get(&t, r, "rows"), 0);
+			row->remarks = str_or_none(csv_get(&t, r, "remarks"));
+			row->backend = str_or_none(csv_get(&t, r, "backend"));
+			row->device = (int)num_or(csv_get(&t, r, "device"), -1);
+			row->timer = str_or_none(csv_get(&t, r, "timer"));
+			row->exit_code = (int)num_or(csv_get(&t, r, "exit_code"), -1);
+			row->run_dir = str_or_none(csv_get(&t, r, "run_dir"));
+			row->job = str_or_none(csv_get(&t, r, "job"));
+			found[i] = 1;
+			break;
+		}
+	}
+	csv_table_free(&t);
+	return 0;
 }
 
 static json_t *str_or_null(const char *s)
@@ -118,6 +191,7 @@ int complete_write(const char *run_dir_abs, const struct op_spec *spec,
 	json_object_set_new(o, "device", json_integer(row->device));
 	json_object_set_new(o, "timer", str_or_null(row->timer));
 	json_object_set_new(o, "exit_code", json_integer(row->exit_code));
+	json_object_set_new(o, "job", str_or_null(row->job));
 	json_object_set_new(o, "finished_at", identity_now());
 	r = json_write_file(path, o);
 	json_decref(o);
@@ -130,7 +204,6 @@ int complete_read(const char *run_dir_abs, const struct op_spec *spec, struct op
 	char *path = path_join(run_dir_abs, COMPLETE_MARKER);
 	json_t *o = NULL;
 	int r = json_read_file(path, &o), st;
-	const char *s;
 
 	if (r) {
 		if (r < 0)
@@ -157,8 +230,8 @@ int complete_read(const char *run_dir_abs, const struct op_spec *spec, struct op
 	row->device = (int)json_integer_value(json_object_get(o, "device"));
 	op_row_set(&row->timer, json_str(o, "timer"));
 	row->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
-	s = NULL;
-	(void)s;
+	/* a cluster task's label; absent in markers of local batches */
+	op_row_set(&row->job, json_str(o, "job"));
 	json_decref(o);
 	free(path);
 	return 0;

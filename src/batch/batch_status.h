@@ -12,13 +12,15 @@
  *
  * ops_status.csv columns, in this order (readers go by name):
  *   repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,
- *   exit_code,run_dir
- * status: PASS FAIL SKIP TIMEOUT when final; PENDING (not run yet, or
- * interrupted) and RUNNING (a child is at work) for the live view. seconds:
+ *   exit_code,run_dir,job
+ * status: PASS FAIL SKIP TIMEOUT CANCELLED when final; PENDING (not run yet,
+ * or interrupted) and RUNNING (a child is at work) for the live view. seconds:
  * wall time of all attempts; rows: results.jsonl rows of the final attempt;
  * device: the logical device index given to `zlb run --device`; exit_code:
  * the final attempt's zlb run exit status (empty when none ran); run_dir:
- * relative to the batch directory, empty when no run directory was made.
+ * relative to the batch directory, empty when no run directory was made;
+ * job: the cluster task that ran the final attempt ("<array>_<index>"),
+ * empty for a local batch. Version 2 added job and CANCELLED.
  * The table's version is batch.json's tables.ops_status (OPS_STATUS_VERSION).
  */
 #ifndef ZLB_CORE_BATCH_STATUS_H
@@ -27,7 +29,7 @@
 #include "batch/batch_policy.h"
 #include "batch/opspec.h"
 
-#define OPS_STATUS_VERSION 1
+#define OPS_STATUS_VERSION 2
 #define COMPLETE_VERSION 1
 #define COMPLETE_MARKER ".complete"
 
@@ -42,6 +44,7 @@ struct op_row {
 	char *timer;      /* owned; NULL: unknown */
 	int exit_code;    /* -1: no attempt ended */
 	char *run_dir;    /* owned, relative to the batch; NULL: none */
+	char *job;        /* owned: the cluster task of the final attempt; NULL: none */
 };
 
 void op_row_init(struct op_row *r);
@@ -58,6 +61,15 @@ void ops_status_render(const struct op_spec *specs, const struct op_row *rows, s
 /* Render and land it at path atomically. Returns 0 or error(). */
 int ops_status_write(const char *path, const struct op_spec *specs,
 		     const struct op_row *rows, size_t n);
+/*
+ * Read the table at path into rows[i] for each of the n specs it lists (by
+ * spec); found[i] is set for those. Rows of other specs are ignored. Returns
+ * 0, 1 when there is no table, or -1 with error() for one that cannot be read.
+ */
+int ops_status_read(const char *path, const struct op_spec *specs, size_t n,
+		    struct op_row *rows, int *found);
+/* Copy src into dst (dst's fields released first). */
+void op_row_copy(struct op_row *dst, const struct op_row *src);
 
 /*
  * Write <run_dir_abs>/.complete for a PASS or SKIP row (BUG otherwise).

@@ -4,6 +4,7 @@
  * batch/batch_policy.h the retry rules, batch/batch_status.h the tables).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -263,38 +264,85 @@ static int check_interpreter_and_checkout(struct batch_cmd *bc)
 	return 0;
 }
 
+/*
+ * Where the operators run from this process: a cluster executor submits the
+ * batch (the driver), unless this process is one of its tasks (--task) or
+ * runs inside an allocation of the cluster, where the allocation's GPUs are
+ * this machine's: then the operators run here, as the local executor runs
+ * them. Refusals are preflight failures (exit 3).
+ */
+static int choose_executor(struct batch_cmd *bc)
+{
+	const char *name = opt_get(batch_option_defs, &bc->raw, "executor");
+	const struct executor_ops *xo = executor_find(name);
+	struct strbuf why = STRBUF_INIT, what = STRBUF_INIT;
+	const char *alloc;
+
+	bc->executor = name;
+	if (!xo->cluster)
+		return 0;
+	if (bc->task) {
+		bc->executor = "local";
+		return 0;
+	}
+	if ((alloc = xo->cluster->allocation(&what))) {
+		const char *nodes = getenv("SLURM_JOB_NUM_NODES");
+
+		if (nodes && atoi(nodes) > 1) {
+			struct strbuf sb = STRBUF_INIT;
+			char *text = xstrfmt("zlb batch runs inside %s allocation %s (%s): "
+					     "its operators would run on this node only",
+					     name, alloc, what.buf);
+
+			preflight_report(&sb, "executor", NULL, text, "run zlb batch --executor "
+					 "slurm from a login node to spread the operators over "
+					 "nodes, or allocate one node", 0);
+			fputs(sb.buf, stderr);
+			strbuf_release(&sb);
+			free(text);
+			strbuf_release(&what);
+			return ZLB_EXIT_PREFLIGHT;
+		}
+		printf("zlb batch: inside %s allocation %s (%s): the operators run here, on the "
+		       "GPUs it was given\n", name, alloc, what.buf);
+		bc->alloc = xstrdup(alloc);
+		bc->executor = "local";
+		strbuf_release(&what);
+		return 0;
+	}
+	strbuf_release(&what);
+	if (xo->available && !xo->available(&why)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		preflight_report(&sb, "executor", NULL, why.buf, NULL, 0);
+		fputs(sb.buf, stderr);
+		strbuf_release(&sb);
+		strbuf_release(&why);
+		return ZLB_EXIT_PREFLIGHT;
+	}
+	strbuf_release(&why);
+	bc->cluster = 1;
+	return 0;
+}
+
 /* The backend, the executor, the children's environment, and their interpreter probed once. */
 static int prepare_children(struct batch_cmd *bc)
 {
 	const char *s;
+	int r;
 
 	/* Devices, from the backend. */
 	s = opt_get(batch_option_defs, &bc->raw, "backend");
 	bc->be = s ? backend_find(s) : backend_all()[0];
 	if (!bc->be) {
 		char *names = backend_names_help();
-		int r = usage_error("batch", "unknown backend '%s'; known: %s", s, names);
+		int rc = usage_error("batch", "unknown backend '%s'; known: %s", s, names);
 
 		free(names);
+		return rc;
+	}
+	if ((r = choose_executor(bc)))
 		return r;
-	}
-	{
-		const struct executor_ops *xo =
-			executor_find(opt_get(batch_option_defs, &bc->raw, "executor"));
-		struct strbuf why = STRBUF_INIT;
-
-		if (xo->available && !xo->available(&why)) {
-			struct strbuf sb = STRBUF_INIT;
-
-			preflight_report(&sb, "executor", NULL, why.buf, NULL, 0);
-			fputs(sb.buf, stderr);
-			strbuf_release(&sb);
-			strbuf_release(&why);
-			return ZLB_EXIT_PREFLIGHT;
-		}
-		strbuf_release(&why);
-		bc->remote = xo->remote_devices;
-	}
 	/* Children get zlb run's settings as flags, never through stray variables. */
 	strvec_pushv(&bc->env, (const char *const *)environ);
 	for (const char *const *k = scrubbed_env; *k; k++)
@@ -316,54 +364,64 @@ static int prepare_children(struct batch_cmd *bc)
 	 */
 	env_unset(&bc->env, PREFLIGHT_PROBED_ENV);
 	/*
-	 * A remote job's interpreter is the node's, which this machine may not
-	 * even have: each child probes it where it runs.
+	 * A cluster task's interpreter is its node's, which this machine may
+	 * not even have: each task probes it where it runs.
 	 */
-	if (!bc->remote)
+	if (!bc->cluster)
 		return check_interpreter_and_checkout(bc);
 	return 0;
 }
 
-/* --slurm-args, and the device slots: the jobs that may run at once on a cluster, else the visible devices. */
+/* The cluster's own options, as the executor's arguments; and the device lanes. */
 static int resolve_devices(struct batch_cmd *bc)
 {
+	static const char *const cluster_opts[] = {
+		"partition", "account", "qos", "gres", "time", NULL,
+	};
 	const char *s;
+	int cluster_named = !!executor_find(opt_get(batch_option_defs, &bc->raw,
+						    "executor"))->cluster;
 
+	for (const char *const *o = cluster_opts; *o; o++) {
+		if (!(s = opt_get(batch_option_defs, &bc->raw, *o)))
+			continue;
+		if (!cluster_named)
+			REFUSE("--%s is for a cluster executor (--executor slurm)", *o);
+		strvec_pushf(&bc->exec_args, "--%s=%s", *o, s);
+	}
 	if ((s = opt_get(batch_option_defs, &bc->raw, "slurm-args"))) {
 		if (strcmp(opt_get(batch_option_defs, &bc->raw, "executor"), "slurm"))
 			REFUSE("--slurm-args is for --executor slurm");
 		strvec_split(&bc->exec_args, s, " \t");
 		for (size_t k = 0; k < bc->exec_args.nr; k++)
 			if (bc->exec_args.v[k][0] != '-')
-				REFUSE("--slurm-args: '%s' is not an srun option (each word must "
-					   "start with '-'; zlb gives srun the command itself)",
-					   bc->exec_args.v[k]);
+				REFUSE("--slurm-args: '%s' is not an sbatch option (each word must "
+				       "start with '-'; zlb gives sbatch the script itself)",
+				       bc->exec_args.v[k]);
 	}
-	if (bc->remote && !strcmp(opt_get(batch_option_defs, &bc->raw, "isolation"), "worker"))
-		REFUSE("--isolation worker keeps warm workers on this machine; with --executor "
-		       "%s each operator runs where the cluster puts it: use --isolation process",
-		       opt_get(batch_option_defs, &bc->raw, "executor"));
-	if (bc->remote) {
-		/*
-		 * Each job sees only the GPU the cluster gives it, so no local
-		 * device is needed; --devices numbers the jobs that run at once.
-		 */
-		if (!(s = opt_get(batch_option_defs, &bc->raw, "devices")))
-			REFUSE("--executor %s: give --devices with one number per job that may "
-				   "run at once (e.g. --devices 0,1,2,3 for four); the cluster picks "
-				   "each job's GPU", opt_get(batch_option_defs, &bc->raw, "executor"));
-		if (parse_devices(s, REMOTE_SLOTS_MAX, &bc->devices, &bc->ndevices))
-			REFUSE("%s", last_error());
+	if (bc->cluster) {
+		/* The driver runs nothing itself: each task uses the GPUs it was given. */
+		if (opt_get(batch_option_defs, &bc->raw, "devices"))
+			REFUSE("--devices picks GPUs of this machine; with --executor %s each "
+			       "task uses the GPUs the cluster gave it (--gres sets how many)",
+			       opt_get(batch_option_defs, &bc->raw, "executor"));
+		bc->devices = xcalloc(1, sizeof(int));
+		bc->ndevices = 1;
+		return 0;
 	} else {
 		struct strbuf why = STRBUF_INIT;
 		int r = bc->be->list_devices(&bc->devs, &why);
 		if (r || !bc->devs.nr) {
 			struct strbuf sb = STRBUF_INIT;
-			char *text = xstrfmt("no %s device is visible%s%s", bc->be->name,
-					     why.len ? ": " : "", why.buf);
+			char *text = xstrfmt("no %s device is visible%s%s%s%s", bc->be->name,
+					     why.len ? ": " : "", why.buf,
+					     bc->alloc ? "; inside allocation " : "",
+					     bc->alloc ? bc->alloc : "");
 			char *fix = xstrfmt("run on a machine with a %s device, check the driver "
-					    "and %s, or pick another --backend (ZL_BACKEND)",
-					    bc->be->name, bc->be->visibility_keys[0]);
+					    "and %s, or pick another --backend (ZL_BACKEND)%s",
+					    bc->be->name, bc->be->visibility_keys[0],
+					    bc->alloc ? "; an allocation must ask for its GPUs "
+					    "(--gres=gpu:N)" : "");
 
 			preflight_report(&sb, "device", NULL, text, fix, 0);
 			fputs(sb.buf, stderr);
@@ -413,6 +471,67 @@ static int write_junit(const char *batch_dir, const char *file)
 	return r;
 }
 
+/*
+ * --task ARRAY_INDEX (zlb task on a node): the batch continues as it was
+ * started, with this task's share of the operators, its state files in
+ * <batch>/.tasks/ARRAY_INDEX/. Before the operators are parsed.
+ */
+static int take_task_share(struct batch_cmd *bc)
+{
+	const char *dir = opt_get(batch_option_defs, &bc->raw, "batch-dir");
+	char *us, *end, *abs;
+	long index;
+
+	if (!bc->task)
+		return 0;
+	us = strrchr(bc->task, '_');
+	index = us ? strtol(us + 1, &end, 10) : -1;
+	if (!us || us == bc->task || end == us + 1 || *end || index < 0 ||
+	    strspn(bc->task, "0123456789") != (size_t)(us - bc->task))
+		REFUSE("--task %s: not <array>_<index>", bc->task);
+	if (!bc->resume || !dir)
+		REFUSE("--task continues a batch: give --batch-dir DIR --resume (zlb task does)");
+	*us = '\0';
+	strvec_clear(&bc->spec_text);
+	abs = path_absolute(dir);
+	if (batch_task_share(abs, bc->task, (int)index, &bc->spec_text)) {
+		*us = '_';
+		free(abs);
+		REFUSE("%s", last_error());
+	}
+	*us = '_';
+	bc->state_dir = xstrfmt("%s/.tasks/%s", abs, bc->task);
+	free(abs);
+	if (!bc->spec_text.nr)
+		REFUSE("--task %s: its share is empty", bc->task);
+	return 0;
+}
+
+/* A yes/no question at the terminal (the cluster driver's Ctrl-C). */
+static int ask_terminal(const char *question, int dflt)
+{
+	char answer[16] = "";
+	int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0 || !isatty(STDIN_FILENO)) {
+		if (fd >= 0)
+			close(fd);
+		return dflt;
+	}
+	(void)!write(fd, question, strlen(question));
+	n = read(fd, answer, sizeof(answer) - 1);
+	close(fd);
+	if (n <= 0)
+		return dflt;
+	answer[n] = '\0';
+	if (answer[0] == 'y' || answer[0] == 'Y')
+		return 1;
+	if (answer[0] == 'n' || answer[0] == 'N')
+		return 0;
+	return dflt;
+}
+
 static void batch_cmd_release(struct batch_cmd *bc)
 {
 	for (size_t i = 0; i < bc->nspecs; i++)
@@ -437,8 +556,31 @@ static void batch_cmd_release(struct batch_cmd *bc)
 	free(bc->replay_root);
 	free(bc->main_dir);
 	free(bc->vllm_dir);
+	free(bc->task);
+	free(bc->state_dir);
+	free(bc->alloc);
 	if (bc->have_cfg)
 		run_config_release(&bc->cfg);
+}
+
+/* --status: where the batch in --batch-dir stands; nothing is changed. */
+static int show_status(struct batch_cmd *bc)
+{
+	const char *dir = opt_get(batch_option_defs, &bc->raw, "batch-dir");
+	struct stream_reporter term;
+	char *abs;
+	int rc;
+
+	if (!dir)
+		REFUSE("--status needs --batch-dir DIR");
+	if (bc->spec_text.nr || bc->run_args.nr)
+		REFUSE("--status shows a batch; it takes no operators or zlb run options");
+	abs = path_absolute(dir);
+	cli_report_errors("batch");
+	stream_reporter_init(&term, stdout, stderr);
+	rc = batch_show_status(abs, &term.r);
+	free(abs);
+	return rc;
 }
 
 int cmd_batch(int argc, char **argv)
@@ -462,8 +604,17 @@ int cmd_batch(int argc, char **argv)
 		rc = help == OPT_WANT_HELP ? cli_help("batch", &batch_doc) : cli_version();
 		goto out;
 	}
-	if (rc || (rc = batch_cmd_check_options(&bc)) || (rc = select_operators(&bc)) ||
-	    (rc = batch_cmd_continue_batch(&bc)) || (rc = parse_specs(&bc)) || (rc = batch_cmd_check_run_options(&bc)) ||
+	if (!rc)
+		rc = batch_cmd_check_options(&bc);
+	if (!rc && (s = opt_get(batch_option_defs, &bc.raw, "status")) && opt_parse_bool(s) == 1) {
+		rc = show_status(&bc);
+		goto out;
+	}
+	if (!rc && (s = opt_get(batch_option_defs, &bc.raw, "task")))
+		bc.task = xstrdup(s);
+	if (rc || (rc = select_operators(&bc)) ||
+	    (rc = batch_cmd_continue_batch(&bc)) || (rc = take_task_share(&bc)) ||
+	    (rc = parse_specs(&bc)) || (rc = batch_cmd_check_run_options(&bc)) ||
 	    (rc = resolve_paths(&bc)) || (rc = prepare_children(&bc)) ||
 	    (rc = resolve_devices(&bc)) || (rc = batch_cmd_record_batch(&bc)))
 		goto out;
@@ -511,11 +662,21 @@ int cmd_batch(int argc, char **argv)
 	plan.record = bc.record;
 	plan.overrides = &bc.overrides;
 	s = opt_get(batch_option_defs, &bc.raw, "progress");
-	plan.progress = !strcmp(s, "live") || (!strcmp(s, "auto") && isatty(STDOUT_FILENO) &&
-		!(getenv("TERM") && !strcmp(getenv("TERM"), "dumb"))) ?
+	plan.progress = !bc.task && !bc.cluster && (!strcmp(s, "live") ||
+		(!strcmp(s, "auto") && isatty(STDOUT_FILENO) &&
+		!(getenv("TERM") && !strcmp(getenv("TERM"), "dumb")))) ?
 		BATCH_PROGRESS_LIVE : BATCH_PROGRESS_PLAIN;
-	plan.executor = opt_get(batch_option_defs, &bc.raw, "executor");
+	plan.executor = bc.executor;
 	plan.executor_args = &bc.exec_args;
+	plan.state_dir = bc.state_dir;
+	plan.cluster_job = bc.task ? bc.task : bc.alloc;
+	plan.max_parallel = atoi(opt_get(batch_option_defs, &bc.raw, "max-parallel"));
+	plan.task_ops = atoi(opt_get(batch_option_defs, &bc.raw, "task-ops"));
+	s = opt_get(batch_option_defs, &bc.raw, "no-follow");
+	plan.follow = !(s && opt_parse_bool(s) == 1);
+	s = opt_get(batch_option_defs, &bc.raw, "retry-cancelled");
+	plan.retry_cancelled = s && opt_parse_bool(s) == 1;
+	plan.ask = ask_terminal;
 	plan.isolation = opt_get(batch_option_defs, &bc.raw, "isolation");
 	plan.python = bc.python;
 	plan.worker_envp = bc.worker_env.v;

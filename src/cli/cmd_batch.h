@@ -16,9 +16,6 @@
 #include "lib/strvec.h"
 #include "run/run_config.h"
 
-/* With a remote executor --devices numbers parallel jobs, up to this many. */
-#define REMOTE_SLOTS_MAX 4096
-
 extern const struct opt_def batch_option_defs[];
 /* zlb run options a batch sets per operator itself: refused as batch arguments. */
 extern const char *const owned_run_options[];
@@ -43,7 +40,11 @@ struct batch_cmd {
 	struct device_list devs;
 	const struct backend_ops *be;
 	int *devices, ndevices;
-	int remote;                 /* the executor places jobs (Slurm) */
+	int cluster;                /* a cluster executor submits and follows the batch */
+	const char *executor;       /* the executor that runs the operators from here */
+	char *task;                 /* --task: this process is cluster task "<array>_<index>" */
+	char *state_dir;            /* and its state files go here */
+	char *alloc;                /* inside the cluster's allocation of this id, or NULL */
 	char *python;               /* the interpreter the batch probed (local executor) */
 	struct strvec worker_env;   /* the warm workers' environment */
 	int ops_given;

@@ -29,7 +29,6 @@
 extern char **environ;
 
 static const char *const progress_modes[] = { "auto", "live", "plain", NULL };
-static const char *const executors[] = { "local", "slurm", NULL };
 static const char *const isolations[] = { "process", "worker", NULL };
 
 const struct opt_def batch_option_defs[] = {
@@ -48,8 +47,8 @@ const struct opt_def batch_option_defs[] = {
 	  "dismiss list for --all (default: <ops-dir>/dismiss.txt when present)", NULL },
 	{ "devices", "gpus", "ZLB_DEVICES", NULL, OPT_STRING, NULL, 0, 0, "N,N,...",
 	  "device indices (among those visible) to spread operators over; default: "
-	  "every visible device. With --executor slurm: one number per job that may run "
-	  "at once (Slurm picks each job's GPU); required there", NULL },
+	  "every visible device (with --executor slurm each task uses the GPUs Slurm "
+	  "gave it)", NULL },
 	{ "op-timeout", NULL, "ZLB_OP_TIMEOUT", "1800", OPT_REAL, NULL, 0, 0, "S",
 	  "seconds an attempt may take; then SIGTERM to its process group, --grace, "
 	  "SIGKILL, status TIMEOUT (never retried); 0: no limit", NULL, 0.0, 1e7 },
@@ -85,20 +84,49 @@ const struct opt_def batch_option_defs[] = {
 	{ "progress", NULL, "ZLB_PROGRESS", "auto", OPT_CHOICE, progress_modes, 0, 0, "MODE",
 	  "live: one line per device redrawn in place; plain: one line per operator; "
 	  "auto: live on a terminal", NULL },
-	{ "executor", NULL, "ZLB_EXECUTOR", "local", OPT_CHOICE, executors, 0, 0, "NAME",
-	  "where operators run: local (child processes of this machine) or slurm (one "
-	  "Slurm job per operator through srun: 1 task, 1 GPU; the batch directory must "
-	  "be on a file system the nodes share)", NULL },
+	{ "executor", NULL, "ZLB_EXECUTOR", "local", OPT_CHOICE, executor_choices, 0, 0, "NAME",
+	  "where operators run: local (child processes of this machine) or slurm (the "
+	  "batch as one job array, each task running its share of the operators on the "
+	  "GPU Slurm gave it; the batch directory must be on a file system the nodes "
+	  "share; inside a Slurm allocation: on its GPUs, here)", NULL },
+	{ "max-parallel", NULL, "ZLB_MAX_PARALLEL", "8", OPT_INT, NULL, 0, 100000, "N",
+	  "cluster: tasks that may run at once (the array's throttle); 0: as the "
+	  "cluster allows", NULL },
+	{ "task-ops", NULL, "ZLB_TASK_OPS", "16", OPT_INT, NULL, 1, 100000, "N",
+	  "cluster: operators per task at most (fewer when the partition's time limit "
+	  "needs it); with --isolation worker each task starts Python once", NULL },
+	{ "partition", NULL, "ZLB_PARTITION", NULL, OPT_STRING, NULL, 0, 0, "NAME",
+	  "cluster: the partition the tasks go to", NULL },
+	{ "account", NULL, "ZLB_ACCOUNT", NULL, OPT_STRING, NULL, 0, 0, "NAME",
+	  "cluster: the account the tasks are charged to", NULL },
+	{ "qos", NULL, "ZLB_QOS", NULL, OPT_STRING, NULL, 0, 0, "NAME",
+	  "cluster: the quality of service the tasks ask for", NULL },
+	{ "gres", NULL, "ZLB_GRES", NULL, OPT_STRING, NULL, 0, 0, "SPEC",
+	  "cluster: each task's generic resources (default gpu:1, e.g. gpu:h200:1)", NULL },
+	{ "time", NULL, "ZLB_TIME", NULL, OPT_STRING, NULL, 0, 0, "TIME",
+	  "cluster: each task's time limit (default: its operators' --op-timeout plus "
+	  "--grace, and 5 minutes, within the partition's limit)", NULL },
 	{ "slurm-args", NULL, "ZLB_SLURM_ARGS", NULL, OPT_STRING, NULL, 0, 0, "\"ARGS\"",
-	  "srun options for every job, after zlb's own (so they may override them), e.g. "
-	  "\"--partition=gpu --account=perf --gres=gpu:h200:1\"", NULL },
+	  "sbatch options for the array, after zlb's own (so they may override them), e.g. "
+	  "\"--constraint=h200 --exclusive\"", NULL },
+	{ "no-follow", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "cluster: submit and return; `--status` shows the batch, `--resume` follows it", NULL },
+	{ "status", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "with --batch-dir: where the batch stands (its operators, its cluster tasks), "
+	  "changing nothing", NULL },
+	{ "retry-cancelled", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "with --resume: run again the operators whose cluster task someone cancelled "
+	  "(CANCELLED; kept as they are otherwise)", NULL },
+	{ "task", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "ARRAY_INDEX",
+	  "(what `zlb task` runs on a node) this batch's cluster task ARRAY_INDEX: its "
+	  "share of the operators, with the options the batch was started with", NULL },
 	{ "isolation", NULL, "ZLB_ISOLATION", "process", OPT_CHOICE, isolations, 0, 0, "MODE",
 	  "process: each operator's pytest in a process of its own; worker: in a warm "
 	  "Python worker per device that imports torch, triton and flag_gems once and "
-	  "serves one operator after another (local executor only; compiled kernels and "
-	  "tuner choices are dropped between operators, and an operator that fails after "
-	  "others in the same worker is rerun in a fresh one). Recorded as caliber "
-	  "isolation", NULL },
+	  "serves one operator after another (on a cluster: in each task; compiled "
+	  "kernels and tuner choices are dropped between operators, and an operator that "
+	  "fails after others in the same worker is rerun in a fresh one). Recorded as "
+	  "caliber isolation", NULL },
 	{ "override", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "with --resume: options given again with another value than the batch was "
 	  "started with take effect for the rest of the batch (recorded with this "
@@ -124,7 +152,7 @@ const struct opt_def batch_option_defs[] = {
 /* zlb run options a batch sets per operator itself. */
 const char *const owned_run_options[] = {
 	"op", "op-file", "test-node", "device", "run-dir", "replay-from", "interrupt-grace",
-	NULL,
+	"cluster-job", NULL,
 };
 /*
  * zlb run options the batch gives each child itself, from its own options
@@ -134,7 +162,7 @@ const char *const owned_run_options[] = {
  */
 static const char *const unrecorded_run_options[] = {
 	"op", "op-file", "test-node", "device", "run-dir", "replay-from", "interrupt-grace",
-	"runs-dir", "flaggems-dir", "shapes", "dtypes", "backend", "worker", NULL,
+	"runs-dir", "flaggems-dir", "shapes", "dtypes", "backend", "worker", "cluster-job", NULL,
 };
 /* Batch options that name a file or directory. */
 static const char *const path_options[] = {
@@ -143,7 +171,7 @@ static const char *const path_options[] = {
 /* Batch options that belong to one session, not to the batch a --resume continues. */
 static const char *const session_options[] = {
 	"resume", "override", "batch-dir", "progress", "all", "ops-file", "ops-dir", "dismiss",
-	"ops", "junit", "quiet", "verbose", NULL,
+	"no-follow", "status", "retry-cancelled", "task", "ops", "junit", "quiet", "verbose", NULL,
 };
 
 /* Environment defaults of zlb run that must not leak into a child. */
@@ -154,12 +182,15 @@ const char *const scrubbed_env[] = {
 
 static const struct cmd_exit batch_exits[] = {
 	{ "0", "every operator PASS or SKIP" },
-	{ "1", "some operator FAIL or TIMEOUT" },
+	{ "1", "some operator FAIL, TIMEOUT or CANCELLED" },
 	{ "2", "bad command line, or the batch directory cannot be used" },
 	{ "3", "a preflight check failed before any operator ran: the Python interpreter "
-	       "(probed once for the whole batch), the executor, or no visible device" },
+	       "(probed once for the whole batch), the executor, or no visible device; or "
+	       "the environment stopped the batch (on a cluster node too)" },
 	{ "7", "the batch's state (or the --junit report) could not be written" },
-	{ "130", "interrupted: children stopped, state kept; --resume continues" },
+	{ "130", "interrupted: children stopped, state kept; --resume continues (on a "
+		 "cluster: the tasks zlb submitted cancelled, or left running when asked; "
+		 "--resume follows them)" },
 	{ NULL, NULL },
 };
 
@@ -176,7 +207,7 @@ const struct cmd_doc batch_doc = {
 	.summary = "many operators: one zlb run each, devices in parallel, resumable",
 	.synopsis = "--ops OP [OP ...] [options] [zlb run options]\n"
 		    "--ops-file FILE | --all [options]\n"
-		    "--batch-dir DIR --resume",
+		    "--batch-dir DIR --resume | --status",
 	.about =
 		"Measure many operators: one `zlb run` child per operator in its own process\n"
 		"group, serial per device, devices in parallel taking the next operator from\n"

@@ -30,12 +30,14 @@ int cmd_ab(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_task(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_completion(int argc, char **argv);
 
 extern const struct cmd_doc run_doc, ir_doc, compare_doc, ab_doc, inventory_doc, batch_doc,
-	summary_doc, help_doc, version_doc, completion_doc;
+	summary_doc, report_doc, task_doc, help_doc, version_doc, completion_doc;
 
 /* The table, for `zlb help`. NULL-name terminated. */
 extern const struct cmd_struct commands[];

@@ -83,6 +83,8 @@ static const json_t *caliber_of(const struct compare_run *r)
 static const struct { const char *field, *then; } implied[] = {
 	{ "isolation", "process" },   /* warm workers came later (zlb batch --isolation) */
 	{ "preset", "full" },         /* presets came later (zlb run --preset) */
+	/* Tuning probed as rows did: 3 unless --placement-probes said otherwise. */
+	{ "tune_placement_probes", "3" },
 	{ NULL, NULL },
 };
 

@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 
+#include "compare/compare_int.h"
 #include "compare/compare_report.h"
 #include "lib/error.h"
 #include "lib/term.h"
@@ -10,17 +11,45 @@
 /* A refusal: a warning, yellow when colour is on for diagnostics. */
 #define refuse(rep, o, ...) report_colored((rep), REPORT_WARN, (o)->warn_color, TERM_YELLOW, __VA_ARGS__)
 
-/* Step 3's precondition: a run without rows cannot be a round of a side. */
+/* Has another run of r's operator on its side rows? */
+static int round_of_measured_op(const struct compare_side *side, const struct compare_run *r)
+{
+	for (size_t i = 0; i < side->nr; i++)
+		if (&side->runs[i] != r && side->runs[i].group == r->group &&
+		    side->runs[i].has_results)
+			return 1;
+	return 0;
+}
+
+/*
+ * Step 3's precondition. A run without results.jsonl that is one round of
+ * an operator its side measured in other rounds is refused: the rounds
+ * would not be the rounds asked for. A run of an operator its side never
+ * measured (a batch stopped before it, a run dead before its first row) is
+ * left out and named: its rows are "only in" the other side, and the rest
+ * of two batches is still compared.
+ */
 static int every_run_has_rows(const struct compare *c, const struct compare_run_opts *o,
 			      struct reporter *rep)
 {
-	for (int s = 0; s < 2; s++)
-		for (size_t i = 0; i < c->side[s].nr; i++)
-			if (!c->side[s].runs[i].has_results) {
+	for (int s = 0; s < 2; s++) {
+		const struct compare_side *side = &c->side[s];
+
+		for (size_t i = 0; i < side->nr; i++) {
+			const struct compare_run *r = &side->runs[i];
+
+			if (r->has_results)
+				continue;
+			if (side->nr == 1 || round_of_measured_op(side, r)) {
 				refuse(rep, o, "%s: %s run %s has no results.jsonl", o->who,
-				       s ? "B" : "A", c->side[s].runs[i].dir);
+				       s ? "B" : "A", r->dir);
 				return 0;
 			}
+			refuse(rep, o, "warning: %s: %s left out: %s has no results.jsonl (never "
+			       "measured: a batch stopped before it, or a run that ended before "
+			       "its first row)", o->who, compare_run_op(r), r->dir);
+		}
+	}
 	return 1;
 }
 

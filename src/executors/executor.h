@@ -1,13 +1,16 @@
 /*
- * Executors: where the jobs of a batch run (after fio's ioengine_ops). A
- * job is one attempt of one operator: an argv (zlb itself, `zlb run ...`),
- * its environment, a console file for its output, and a deadline. The
- * scheduler (batch/batch.c) decides what runs and when; an executor starts
- * jobs, enforces their deadlines and says when each has ended.
+ * Executors: where the operators of a batch run (after fio's ioengine_ops).
+ * Two kinds, listed once in src/executors/registry.c:
  *
- * Executors are listed once in src/executors/registry.c. "local" runs jobs
- * as child processes of this machine; "slurm" runs each as a Slurm job
- * through srun (a local child too, so it reuses local's process handling).
+ *  - job executors ("local"): a job is one attempt of one operator, an argv
+ *    (zlb itself, `zlb run ...`), its environment, a console file and a
+ *    deadline; the scheduler (batch/batch.c) decides what runs and when, the
+ *    executor starts jobs, enforces their deadlines and says when each ended;
+ *  - cluster executors ("slurm"): the batch is cut into tasks, submitted at
+ *    once as an array of the cluster's own jobs; each task runs `zlb task`,
+ *    which is a job-executor batch of its share on the node it got
+ *    (batch/batch_cluster.c follows the array and merges what tasks wrote).
+ *    Nothing above src/executors/ knows which cluster it is.
  */
 #ifndef ZLB_EXECUTORS_EXECUTOR_H
 #define ZLB_EXECUTORS_EXECUTOR_H
@@ -35,22 +38,92 @@ struct exec_job {
 
 struct executor;
 
+/* Where a cluster task stands, in the executor's words mapped to zlb's. */
+enum cluster_state {
+	CLUSTER_PENDING,     /* queued, not started: its wait is not run time */
+	CLUSTER_RUNNING,
+	CLUSTER_ENDED,       /* its process ended by itself: exit_code says how */
+	CLUSTER_CANCELLED,   /* cancelled by someone (a user's scancel) */
+	CLUSTER_TIMEOUT,     /* killed at the cluster's time limit */
+	CLUSTER_LOST,        /* the cluster lost it (node failure, preemption, boot
+			      * failure): not the task's doing, worth one more try */
+	CLUSTER_UNKNOWN,     /* no record of it is left anywhere the executor can read */
+};
+
+struct cluster_task {
+	int index;           /* the task's index in its array */
+	enum cluster_state state;
+	int exit_code;       /* CLUSTER_ENDED: exit status, 128+N for a signal; else -1 */
+	char detail[96];     /* the cluster's own words (state, reason), for remarks */
+	char node[64];       /* where it ran or runs, or "" */
+};
+
+/* One array to submit: ntasks tasks running script, each in dir. */
+struct cluster_submission {
+	const char *dir;         /* the batch directory: each task's working directory */
+	const char *script;      /* what each task runs (absolute; executable) */
+	const char *name;        /* the array's name as the cluster shows it */
+	const char *output;      /* each task's stdout+stderr, with the executor's
+				  * own placeholders for array and task (see
+				  * cluster_ops.output_pattern) */
+	int ntasks;
+	int max_parallel;        /* tasks that may run at once; 0: no limit */
+	long time_min;           /* each task's time limit in minutes; 0: the cluster's */
+	const struct strvec *args; /* the user's own options for the cluster, or NULL */
+	char *const *envp;       /* what the tasks inherit */
+	/* Set by submit: the user's own time limit in args, which won over time_min, or NULL. */
+	const char *user_time;
+};
+
+struct cluster_ops {
+	/* The output file name of task %a of array %A, as this cluster spells it. */
+	const char *output_pattern;
+	/* Submit. Returns 0 with the array's id in *job, or -1 with error() (nothing queued). */
+	int (*submit)(struct cluster_submission *s, struct strbuf *job);
+	/*
+	 * Where each of array job's ntasks tasks stands (tasks[i].index = i).
+	 * Returns how many are PENDING or RUNNING, or -1 with error() when
+	 * the cluster could not be asked at all.
+	 */
+	int (*poll)(const char *job, struct cluster_task *tasks, int ntasks);
+	/* Cancel every task of the array. 0, or -1 with error(). */
+	int (*cancel)(const char *job);
+	/*
+	 * Inside a task: "<array>_<index>" into label and the index; 0, or -1
+	 * when this process is not one of the cluster's array tasks.
+	 */
+	int (*task_identity)(struct strbuf *label, int *index);
+	/*
+	 * Is this process inside an allocation of the cluster (a job, not an
+	 * array task of zlb's)? Its id, with a sentence about what it holds in
+	 * *what, or NULL.
+	 */
+	const char *(*allocation)(struct strbuf *what);
+	/* The user's own time limit for each task in args (theirs to fit), or NULL. */
+	const char *(*user_time)(const struct strvec *args);
+	/*
+	 * The longest a task may ask for, in minutes (-1: no limit known),
+	 * for the partition args choose; asked once before submitting.
+	 */
+	long (*time_limit_min)(const struct strvec *args, struct strbuf *partition);
+	/*
+	 * Is dir visible to every node the tasks may get? 1 yes or cannot
+	 * tell, 0 no with the sentence in *why.
+	 */
+	int (*dir_shared)(const char *dir, const struct strvec *args, struct strbuf *why);
+};
+
 struct executor_ops {
 	const char *name;
 	const char *description;
-	/*
-	 * 0: jobs run on this machine and see its devices, so a job is told
-	 * the device it runs on. 1: each job is given one device by the
-	 * cluster and sees only that one (as index 0): the batch's device list
-	 * then numbers parallel slots, and no local device is needed.
-	 */
-	int remote_devices;
 	/*
 	 * Can this executor run here at all (its programs installed)? NULL:
 	 * always. Returns 1, or 0 with a sentence naming what is missing and
 	 * the fix in *why (a strbuf). Asked before a batch creates anything.
 	 */
 	int (*available)(struct strbuf *why);
+	/* A cluster executor's operations (then the job operations below are NULL). */
+	const struct cluster_ops *cluster;
 	int (*open)(struct executor *ex);
 	/* Start job. Returns 0, or -1 with error() (nothing left running). */
 	int (*start)(struct executor *ex, struct exec_job *job);
@@ -79,5 +152,7 @@ struct executor {
 const struct executor_ops *executor_find(const char *name);
 /* "local, ..." for messages. Fresh allocation. */
 char *executor_names(void);
+/* The registered names, NULL-terminated (an option table's choices). */
+extern const char *const executor_choices[];
 
 #endif

@@ -1,18 +1,27 @@
 /*
  * The one place executors are registered. Adding one: fill a
- * struct executor_ops and list it here.
+ * struct executor_ops (executor.h) and name it in EXECUTORS below; the
+ * lookup, the CLI's choices and their help come from that list.
  */
 #include <string.h>
 
 #include "lib/strbuf.h"
 #include "executors/executor.h"
 
-extern const struct executor_ops local_executor;
-extern const struct executor_ops slurm_executor;
+#define EXECUTORS(X) X(local) X(slurm)
 
+#define DECLARE(name) extern const struct executor_ops name##_executor;
+EXECUTORS(DECLARE)
+
+#define ENTRY(name) &name##_executor,
 static const struct executor_ops *const registry[] = {
-	&local_executor,
-	&slurm_executor,
+	EXECUTORS(ENTRY)
+	NULL,
+};
+
+#define NAME(name) #name,
+const char *const executor_choices[] = {
+	EXECUTORS(NAME)
 	NULL,
 };
 

@@ -230,6 +230,20 @@ const struct opt_def run_option_defs[] = {
 	  "takes as a single round's drift; 0: none", NULL,
 	  BIND(INT, placement_probes), .export_env = "ZLB_PLACEMENT_PROBES",
 	  .record = "placement_probes" },
+	/*
+	 * An autotuner's timing of a config makes no row: its placement_sd is
+	 * never read. Probing there cost a tuned operator three more captures
+	 * of K calls and 44 replays per config (layer_norm on the H200: 31
+	 * configs, 39.7 s where FlagGems' own harness took 22.5 s). Caliber all
+	 * the same: what the probes' graphs held is where later rows' buffers
+	 * land (see --placement-probes).
+	 */
+	{ "tune-placement-probes", NULL, "ZL_TUNE_PLACEMENT_PROBES", "0", OPT_INT, NULL, 0, 16, "N",
+	  "placement probes after each autotuning measurement (a config's time, "
+	  "never a row); runs before this knob probed there as --placement-probes "
+	  "says", NULL,
+	  BIND(INT, tune_placement_probes), .export_env = "ZLB_TUNE_PLACEMENT_PROBES",
+	  .record = "tune_placement_probes" },
 	/* What a sample is: both are caliber, and the child has no default of its own. */
 	{ "replay-target", NULL, "ZL_REPLAY_TARGET_MS", "2", OPT_REAL, NULL, 0, 0, "MS",
 	  "calls captured per replay: enough for one replay to take MS of GPU time "
@@ -281,6 +295,11 @@ const struct opt_def run_option_defs[] = {
 	  "its own (zlb batch --isolation worker starts them; python/zlbench/worker.py); "
 	  "recorded as caliber isolation=worker", NULL,
 	  BIND(STR, worker) },
+	{ "cluster-job", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "LABEL",
+	  "the cluster task that runs this run (zlb batch gives it on a cluster: "
+	  "\"<array>_<index>\", or the allocation's id); recorded as provenance "
+	  "cluster_job", NULL,
+	  BIND(STR, cluster_job) },
 	{ NULL },
 };
 

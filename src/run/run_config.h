@@ -41,7 +41,8 @@ struct run_config {
 	char *l2_mode;          /* hot | cold */
 	char *clock_floor;      /* discard samples below this fraction of the steady clock */
 	int placements;         /* graphs per measurement, each on its own memory */
-	int placement_probes;   /* more graphs timed briefly for placement_sd (not caliber) */
+	int placement_probes;   /* more graphs timed briefly for placement_sd */
+	int tune_placement_probes; /* the same after an autotuner's timing of a config */
 	char *replay_target_ms; /* GPU time one replay is sized for, as given */
 	int warmup_max_calls;   /* the warm-up budget's cap on calls */
 	int ir;                 /* capture IR (compile listener + launch attribution) */
@@ -56,6 +57,7 @@ struct run_config {
 	char *run_dir;
 	int interrupt_grace_ms; /* after an interrupt: SIGINT, this, SIGTERM, this, SIGKILL */
 	char *worker;           /* a warm worker's socket (zlb batch --isolation worker), or NULL */
+	char *cluster_job;      /* the cluster task running this run (zlb batch), or NULL */
 	char *preset;           /* full | screen: the defaults the knobs started from */
 	int op_given;           /* op came from the command line or OP */
 	int keep_compile_cache; /* keep <run dir>/triton_cache after the run */

@@ -22,7 +22,11 @@
 #include "rundir/rundir.h"
 #include "run/tee.h"
 #include "lib/term.h"
+#include "lib/unixsock.h"
 #include "providers/flaggems_child.h"
+
+/* How long the worker client waits for its worker's socket (worker_client.py). */
+#define WORKER_CONNECT_WAIT_MS 30000
 
 /* Monotonic seconds: the wall time of pytest, as the batch overhead bench reads it. */
 static double mono_s(void)
@@ -128,6 +132,8 @@ static json_t *initial_identity(const struct run_config *cfg, const struct run_p
 	json_object_set_new(prov, "zlb_version", json_string(ZLB_VERSION));
 	json_object_set_new(prov, "command_line", json_strvec(&cmd));
 	json_object_set_new(prov, "host", json_string(host));
+	json_object_set_new(prov, "cluster_job", cfg->cluster_job ? json_string(cfg->cluster_job)
+								 : json_null());
 	json_object_set_new(prov, "started_at", identity_now());
 	json_object_set_new(prov, "op_file", json_string(plan->target.op_file));
 	json_object_set_new(prov, "op_name", plan->target.op_name ? json_string(plan->target.op_name)
@@ -194,8 +200,12 @@ static const char *status_word(int exit_code)
 
 /* --- the device, before and after ------------------------------------- */
 
-/* The device's state as identity JSON, or null where it cannot be read. */
-static json_t *device_snapshot(const struct run_plan *plan, int index,
+/*
+ * The device's state as identity JSON, or null where it cannot be read.
+ * measuring: the warm worker that runs this run's pytest (0: none), which
+ * is not "another process" on the card.
+ */
+static json_t *device_snapshot(const struct run_plan *plan, int index, pid_t measuring,
 			       struct device_state *st)
 {
 	struct strbuf why = STRBUF_INIT;
@@ -209,6 +219,7 @@ static json_t *device_snapshot(const struct run_plan *plan, int index,
 		return o;
 	}
 	strbuf_release(&why);
+	device_state_drop_pid(st, measuring);
 	o = json_object();
 	json_object_set_new(o, "at", identity_now());
 	json_object_set_new(o, "sm_clock_mhz", json_integer(st->sm_clock_mhz));
@@ -472,12 +483,16 @@ static void finalize_identity(json_t *id, const struct run_outcome *o,
  * process shares it, which the terminal is told), written at once.
  */
 static int note_device_start(struct tee *t, const struct run_config *cfg,
-			     const struct run_plan *plan, const char *run_dir, json_t *id)
+			     const struct run_plan *plan, pid_t worker, const char *run_dir,
+			     json_t *id)
 {
 	struct device_state st;
 	json_t *prov = identity_section(id, "provenance");
 
-	json_object_set_new(prov, "device_start", device_snapshot(plan, cfg->device, &st));
+	if (worker > 0)
+		json_object_set_new(prov, "worker_pid", json_integer(worker));
+	json_object_set_new(prov, "device_start",
+			    device_snapshot(plan, cfg->device, worker, &st));
 	json_object_set_new(prov, "device_shared_at_start",
 			    json_boolean(st.procs_known && st.nprocs));
 	warn_shared(t, &st);
@@ -592,6 +607,7 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	struct run_files f = { 0 };
 	char *log_path = NULL, *tuner = NULL;
 	json_t *id = NULL;
+	pid_t worker = 0;
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -637,7 +653,14 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 		goto done;
 	tee_set_verbosity(&tee, cfg->quiet ? TEE_QUIET : cfg->verbose ? TEE_VERBOSE : TEE_NORMAL);
 	print_header(&tee, cfg, plan, out->run_dir, id, &plugins);
-	if (note_device_start(&tee, cfg, plan, out->run_dir, id))
+	/*
+	 * Who listens on the worker's socket (a worker the batch just started
+	 * binds within its Python start: as long as the client waits for it). A
+	 * worker that does not answer fails the job in its client, which says why.
+	 */
+	if (cfg->worker && unix_socket_listener_pid(cfg->worker, WORKER_CONNECT_WAIT_MS, &worker))
+		worker = 0;
+	if (note_device_start(&tee, cfg, plan, worker, out->run_dir, id))
 		goto done;
 	say_command(&tee, plan->target.dir, &child_argv);
 
@@ -651,7 +674,7 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	{
 		struct device_state st;
 		json_object_set_new(identity_section(id, "provenance"), "device_end",
-				    device_snapshot(plan, cfg->device, &st));
+				    device_snapshot(plan, cfg->device, worker, &st));
 	}
 	if (cfg->ir)
 		lay_out_ir(&tee, out->run_dir, identity_section(id, "outcome"));

@@ -21,7 +21,7 @@ from conftest import FAKE_MAIN, REPO
 
 OPS_FILE = REPO / "tests" / "fake_flaggems_batch" / "test_batch_ops.py"
 COLUMNS = ["repo", "op", "spec", "status", "seconds", "attempts", "rows", "remarks",
-           "backend", "device", "timer", "exit_code", "run_dir"]
+           "backend", "device", "timer", "exit_code", "run_dir", "job"]
 
 
 @pytest.fixture
@@ -163,9 +163,9 @@ def test_every_status_retry_cutoff_and_csv(world):
     assert ident["status"] == "completed"
     assert ident["outcome"]["pytest_wall_s"] > 0
     bj = json.loads((world.bdir / "batch.json").read_text())
-    assert bj["schema_version"] == 2 and bj["status"] == "completed" and bj["exit_code"] == 1
+    assert bj["schema_version"] == 3 and bj["status"] == "completed" and bj["exit_code"] == 1
     assert [o["spec"] for o in bj["ops"]] == list(st)
-    assert bj["tables"] == {"ops_status": 1, "complete": 1}
+    assert bj["tables"] == {"ops_status": 2, "complete": 1}
     assert bj["counts"] == {"PASS": 2, "FAIL": 2, "SKIP": 2, "TIMEOUT": 1}
     c = json.loads((world.bdir / "main/b_pass/.complete").read_text())
     assert c["schema_version"] == 1 and c["spec"] == "b_pass" and c["status"] == "PASS"

@@ -81,3 +81,19 @@ def test_operators_that_met_other_gpus_are_named_and_pin_avoids_it(world, tmp_pa
     pb = two(tmp_path / "PB", ["b_pass", "b_slow"], "--pin", "--replay-root", str(tmp_path / "PA"))
     r = compare(world, pa, pb, tmp_path / "c2")
     assert "other GPUs" not in r.out + r.err, r
+
+
+def test_an_operator_a_batch_never_measured_is_left_out_not_the_screen(world, tmp_path):  # noqa: F811
+    # A batch stopped before an operator's first row leaves a run directory
+    # without results.jsonl (on the H200: a budget-stopped batch). Its rows
+    # are "only in B"; the other operators are still compared.
+    a = run_batch(world, tmp_path / "A")
+    b = run_batch(world, tmp_path / "B", "--replay-root", str(tmp_path / "A"))
+    (a / "main" / "softmax" / "results.jsonl").unlink()
+    r = compare(world, a, b, tmp_path / "out")
+    assert r.rc == 0, r
+    assert "softmax left out" in r.err and "has no results.jsonl" in r.err, r.err
+    doc = json.loads((tmp_path / "out" / "compare.json").read_text())
+    paired = {row["op"] for row in doc["rows"] if row["paired"]}
+    assert paired == set(OPS) - {"softmax"}, paired
+    assert doc["summary"]["only_b"] > 0

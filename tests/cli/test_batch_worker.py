@@ -30,6 +30,9 @@ def test_operators_share_one_warm_worker(world):
         assert ident["caliber"]["isolation"] == "worker"
         (pid, job), = worker_jobs(world, st, spec)
         seen[job] = pid
+        # zlb run asked the socket who listens: the worker measuring it, which
+        # is no "other process" on the device.
+        assert ident["provenance"]["worker_pid"] == pid, ident["provenance"]
     assert sorted(seen) == [1, 2, 3] and len(set(seen.values())) == 1, seen
     bj = json.loads((world.bdir / "batch.json").read_text())
     assert bj["options"]["isolation"] == "worker"
@@ -116,6 +119,22 @@ def test_pin_keeps_each_operator_on_its_hashed_device(world):
     world.bdir = world.bdir.parent / "b2"
     assert batch(world, "--ops", *ops, "--devices", "0,1", "--pin").rc == 0
     assert {o: st2["device"] for o, st2 in status(world.bdir).items()} == planned
+
+
+def test_a_refused_dtype_falls_back_in_the_same_worker(world):
+    # "can't be supported" is the operator's answer to --dtypes in any
+    # process: its fallback runs in the warm worker, no fresh one is started.
+    r = batch(world, "--isolation", "worker", "--dtypes", "float16",
+              "--ops", "b_pass", "b_fp32only", "b_trivial")
+    assert r.rc == 0, r
+    st = status(world.bdir)
+    row = st["b_fp32only"]
+    assert row["status"] == "PASS" and row["attempts"] == "2", row
+    assert "dtype_fallback" in row["remarks"] and "fresh_worker" not in row["remarks"], row
+    (pid_first, _), = worker_jobs(world, st, "b_pass")
+    (pid, job), = worker_jobs(world, st, "b_fp32only")
+    assert pid == pid_first and job == 3, (pid, job)
+    assert len(list((world.bdir / ".logs" / "workers").glob("lane0.*.log"))) == 1
 
 
 def test_one_crash_among_sixteen_costs_a_fresh_worker_or_two_not_the_batch(world):

@@ -695,6 +695,27 @@ def test_keys_added_later_mean_what_every_run_before_them_did(zlb, tmp_path):
     a, b = make_sides(tmp_path / "w", b_kw={"caliber": {"isolation": "worker"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4 and "isolation: A=process B=worker (a warm worker" in res.err, res
+    # Tuning probed as rows did (3) before --tune-placement-probes; 0 since.
+    a, b = make_sides(tmp_path / "t", b_kw={"caliber": {"tune_placement_probes": 3}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0 and "[caliber]" not in res.out + res.err, res
+    a, b = make_sides(tmp_path / "t0", b_kw={"caliber": {"tune_placement_probes": 0}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4 and "tune_placement_probes: A=3 B=0" in res.err, res
+
+
+def test_a_round_without_results_is_refused(zlb, tmp_path):
+    # One round of three lost its results.jsonl: the side is not the rounds
+    # asked for, so nothing is compared (a batch's never-measured operator is
+    # another matter: test_batch_compare).
+    a, b = make_sides(tmp_path)
+    (a / "r1" / "results.jsonl").unlink()
+    r = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert r.rc == 8, r
+    assert "A run %s has no results.jsonl" % (a / "r1") in r.err, r.err
+    # a single run without rows is refused too
+    r = compare(zlb, a / "r1", b / "r0", "--out", zlb.cwd / "out")
+    assert r.rc == 8, r
 
 
 # ---- formats, files, pipes, JUnit, the terminal's width ---------------------------------

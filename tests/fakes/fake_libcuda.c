@@ -5,7 +5,8 @@
  *
  * The model (the Python stub torch relies on it; change both together):
  *
- *   Devices   FAKE_CUDA_DEVICES devices (default 1). "0": cuInit returns
+ *   Devices   FAKE_CUDA_DEVICES devices (default 1), no more than
+ *             CUDA_VISIBLE_DEVICES lists when it is set. "0": cuInit returns
  *             CUDA_ERROR_NO_DEVICE (100). Each is "Fake H200 (zlbench test
  *             driver)", 141 GiB, compute capability 9.0, 60 MiB L2, 132 SMs;
  *             device i has uuid bytes fa ce c0 da 00 00 40 00 80 00 00 00
@@ -119,11 +120,26 @@ static long env_long(const char *name, long dflt)
 	return *end ? dflt : v;
 }
 
+/*
+ * FAKE_CUDA_DEVICES devices, of which the driver shows as many as
+ * CUDA_VISIBLE_DEVICES lists (as the real one does: a Slurm task given one
+ * GPU of two sees one); an empty list hides them all.
+ */
 static int device_count(void)
 {
 	long n = env_long("FAKE_CUDA_DEVICES", 1);
+	const char *visible = getenv("CUDA_VISIBLE_DEVICES");
 
-	return n < 0 ? 0 : n > 64 ? 64 : (int)n;
+	n = n < 0 ? 0 : n > 64 ? 64 : n;
+	if (visible) {
+		long listed = *visible ? 1 : 0;
+
+		for (const char *c = visible; *c; c++)
+			listed += *c == ',';
+		if (listed < n)
+			n = listed;
+	}
+	return (int)n;
 }
 
 /* A uniform value in [-1, 1) from a 64-bit LCG (Knuth's MMIX constants). */

@@ -136,3 +136,41 @@ def test_a_block_at_another_clock_is_left_out():
     # fewer than two left: no spread
     assert _graph.probe_spread([(0.01, 1980.0), (0.02, 1000.0)], 1980.0, 0.97)[:2] == (None, 1)
     assert _graph.probe_spread([(None, 1980.0), (0.01, 1980.0)], 1980.0, 0.97)[:2] == (None, 1)
+
+
+def _tuned_then_measured(stub_torch):
+    """An op whose first eager call tunes: a nested do_bench of a config,
+    as an autotuner's benchmarker does. Returns (op, config)."""
+    config = stub_torch._stub.make_op("config", cost_ns=4000)
+    tuned = []
+
+    def first_call_tunes(*args):
+        if not tuned:
+            tuned.append(timing.do_bench(config, warmup=1, rep=40,
+                                         quantiles=(0.5, 0.2, 0.8)))
+    op = stub_torch._stub.make_op("op", capture_cost_ns=by_graph([5100, 4900, 5300]),
+                                  body=first_call_tunes)
+    return op, config
+
+
+def test_a_tuning_measurement_is_not_probed(real, stub_torch, monkeypatch):
+    # A config's time makes no row: no probes there (ZLB_TUNE_PLACEMENT_PROBES
+    # 0, zlb's default), while the row measured around it keeps its own.
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "3")
+    monkeypatch.setenv("ZLB_TUNE_PLACEMENT_PROBES", "0")
+    op, config = _tuned_then_measured(stub_torch)
+    _, rec = measure(op)
+    assert rec["placement_probes"] == 3
+    assert len(op.graphs) == 6
+    # the config: 1- and 8-call estimates and K = 512 calls, no probe
+    assert config.captured_calls == 1 + 8 + 512
+    assert len(_state.pending) == 1     # the config's time is no row
+
+
+def test_tuning_probes_as_asked(real, stub_torch, monkeypatch):
+    # --tune-placement-probes 3: how runs before the knob tuned.
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "3")
+    monkeypatch.setenv("ZLB_TUNE_PLACEMENT_PROBES", "3")
+    op, config = _tuned_then_measured(stub_torch)
+    measure(op)
+    assert config.captured_calls == 1 + 8 + 4 * 512

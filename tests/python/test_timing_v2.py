@@ -30,7 +30,8 @@ SPY_PATH = "/spy/libzlbtimer.so"
 
 ENGINE_KNOBS = ("ZLB_DIRECT_REPEAT", "ZLB_MIN_SAMPLES", "ZLB_NOISE_TARGET", "ZLB_MAX_WALL_MS",
                 "ZLB_L2", "ZLB_CLOCK_FLOOR", "ZLB_PLACEMENTS", "ZLB_REPLAY_TARGET_MS",
-                "ZLB_WARMUP_MAX_CALLS", "ZLB_PLACEMENT_PROBES", "ZLB_SEED", "ZLB_USE_FLAGTUNE")
+                "ZLB_WARMUP_MAX_CALLS", "ZLB_PLACEMENT_PROBES", "ZLB_TUNE_PLACEMENT_PROBES",
+                "ZLB_SEED", "ZLB_USE_FLAGTUNE")
 
 
 def test_knobs_come_from_zlb(monkeypatch):
@@ -46,6 +47,7 @@ def test_knobs_come_from_zlb(monkeypatch):
             r.placements, r.replay_target_ms,
             r.placement_probes) == (10, 0.001, 2000.0, "hot", 0.97, 1, 2.0, 3)
     assert (s["repeat"], s["max_warm"]) == (1, 200)
+    assert s["tune_probes"] == 0
 
 
 # Who reads each knob: the timing plugin's settings, or the seed and

@@ -99,3 +99,39 @@ def test_a_global_flag_gems_enable_ends_the_worker():
             sys.modules.pop("flag_gems", None)
         else:
             sys.modules["flag_gems"] = saved
+
+
+def _switchboard():
+    """A torch with the switches a job may leave changed, counting sets."""
+    calls = []
+    state = {"grad": True, "threads": 8, "tf32": False}
+    matmul = types.SimpleNamespace(allow_tf32=False)
+
+    def setter(key):
+        def set_(v):
+            calls.append(key)
+            state[key] = v
+        return set_
+
+    t = types.SimpleNamespace(
+        is_grad_enabled=lambda: state["grad"], set_grad_enabled=setter("grad"),
+        get_num_threads=lambda: state["threads"], set_num_threads=setter("threads"),
+        backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=matmul)))
+    return t, state, calls
+
+
+def test_only_the_switches_a_job_changed_are_set_back(monkeypatch):
+    # On the H200 setting every switch back cost 4.5 s on a worker's first
+    # reset: what a job left as it found it is not touched.
+    t, state, calls = _switchboard()
+    monkeypatch.setitem(sys.modules, "torch", t)
+    r = _worker_reset.Reset()
+    r.switches = r._read_switches()
+    assert r.switches["grad"] is True and r.switches["threads"] == 8
+    r._restore_switches()
+    assert calls == []
+    state["threads"] = 2
+    t.backends.cuda.matmul.allow_tf32 = True
+    r._restore_switches()
+    assert calls == ["threads"] and state["threads"] == 8
+    assert t.backends.cuda.matmul.allow_tf32 is False

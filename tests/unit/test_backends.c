@@ -473,9 +473,36 @@ static void timer_choice(void **state)
 	assert_contains(errors.buf, "the ascend backend");
 }
 
+/* The warm worker that measures is not "another process" on the card. */
+static void test_device_state_drop_pid(void **state)
+{
+	struct device_state st = { .procs_known = 1, .nprocs = 3, .pids = { 11, 22, 33 } };
+
+	(void)state;
+	device_state_drop_pid(&st, 22);
+	assert_int_equal(st.nprocs, 2);
+	assert_int_equal(st.pids[0], 11);
+	assert_int_equal(st.pids[1], 33);
+	device_state_drop_pid(&st, 44);          /* not there: nothing */
+	assert_int_equal(st.nprocs, 2);
+	device_state_drop_pid(&st, 0);           /* no worker */
+	assert_int_equal(st.nprocs, 2);
+	st.procs_known = 0;
+	device_state_drop_pid(&st, 11);          /* unknown users stay unknown */
+	assert_int_equal(st.nprocs, 2);
+	/* more users than listed: the unlisted ones still count */
+	st = (struct device_state){ .procs_known = 1, .nprocs = 20 };
+	for (unsigned i = 0; i < 16; i++)
+		st.pids[i] = 100 + i;
+	device_state_drop_pid(&st, 105);
+	assert_int_equal(st.nprocs, 19);
+	assert_int_equal(st.pids[5], 106);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_device_state_drop_pid),
 		cmocka_unit_test(find_by_name_and_alias),
 		cmocka_unit_test(registry_lists_four),
 		cmocka_unit_test(visibility_cuda),

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "batch/batch.h"
 #include "batch/batch_policy.h"
@@ -134,6 +135,36 @@ static void test_dtype_fallback_and_rescue(void **state)
 	strbuf_release(&sb);
 }
 
+/* What a warm worker may take as the operator's, not its own state's. */
+static void test_configuration_refused(void **state)
+{
+	struct op_progress p;
+	struct attempt_result r = res(1);
+
+	(void)state;
+	op_progress_init(&p, 2, 1, 1);
+	assert_false(policy_configuration_refused(&p, &r));       /* a plain failure */
+	r.cant_support = 1;
+	assert_true(policy_configuration_refused(&p, &r));        /* dtypes refused */
+	r.timed_out = 1;
+	assert_false(policy_configuration_refused(&p, &r));       /* a hang is a verdict */
+	r = res(0);
+	r.cant_support = 1;
+	assert_false(policy_configuration_refused(&p, &r));       /* it passed */
+	r = res(1);
+	r.cant_support = 1;
+	p.dtypes_active = 0;                                       /* dtypes already dropped */
+	assert_false(policy_configuration_refused(&p, &r));
+	r = res(3);
+	strcpy(r.preflight, "shape_file");
+	assert_true(policy_configuration_refused(&p, &r));        /* shape file refused */
+	p.shapes_active = 0;
+	assert_false(policy_configuration_refused(&p, &r));
+	strcpy(r.preflight, "python");
+	p.shapes_active = 1;
+	assert_false(policy_configuration_refused(&p, &r));       /* the environment's */
+}
+
 static void test_status_csv_and_shard(void **state)
 {
 	struct op_spec specs[2];
@@ -154,12 +185,45 @@ static void test_status_csv_and_shard(void **state)
 	op_row_set(&rows[0].timer, "graph");
 	rows[0].exit_code = 0;
 	op_row_set(&rows[0].run_dir, "main/softmax");
+	op_row_set(&rows[0].job, "1234_5");
+	rows[1].status = OP_CANCELLED;
 	ops_status_render(specs, rows, 2, &sb);
 	assert_string_equal(sb.buf,
 		"repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,"
-		"exit_code,run_dir\n"
-		"main,softmax,softmax,PASS,1.500,2,3,\"retries=1;a,b\",cuda,1,graph,0,main/softmax\n"
-		"vllm,mm,vllm:mm@a,PENDING,,0,,,,,,,\n");
+		"exit_code,run_dir,job\n"
+		"main,softmax,softmax,PASS,1.500,2,3,\"retries=1;a,b\",cuda,1,graph,0,main/softmax,"
+		"1234_5\n"
+		"vllm,mm,vllm:mm@a,CANCELLED,,0,,,,,,,,\n");
+	assert_int_equal(op_status_parse("CANCELLED"), OP_CANCELLED);
+	/* and back: what a cluster driver reads of its tasks' tables */
+	{
+		char path[] = "/tmp/zlb-ops-status-XXXXXX";
+		int fd = mkstemp(path), found[2] = { 0, 0 };
+		struct op_row back[2];
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, sb.buf, sb.len), (ssize_t)sb.len);
+		close(fd);
+		op_row_init(&back[0]);
+		op_row_init(&back[1]);
+		assert_int_equal(ops_status_read(path, specs, 2, back, found), 0);
+		assert_true(found[0] && found[1]);
+		assert_int_equal(back[0].status, OP_PASS);
+		assert_int_equal(back[0].attempts, 2);
+		assert_int_equal(back[0].rows, 3);
+		assert_int_equal(back[0].device, 1);
+		assert_int_equal(back[0].exit_code, 0);
+		assert_string_equal(back[0].remarks, "retries=1;a,b");
+		assert_string_equal(back[0].job, "1234_5");
+		assert_string_equal(back[0].run_dir, "main/softmax");
+		assert_int_equal(back[1].status, OP_CANCELLED);
+		assert_null(back[1].job);
+		assert_int_equal(back[1].exit_code, -1);
+		unlink(path);
+		assert_int_equal(ops_status_read(path, specs, 2, back, found), 1);   /* none */
+		op_row_release(&back[0]);
+		op_row_release(&back[1]);
+	}
 	strbuf_release(&sb);
 	/* stable: the same spec always lands on the same device */
 	assert_int_equal(batch_shard("softmax", 8), batch_shard("softmax", 8));
@@ -206,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_pass_skip_timeout),
 		cmocka_unit_test(test_retry_cutoff),
 		cmocka_unit_test(test_dtype_fallback_and_rescue),
+		cmocka_unit_test(test_configuration_refused),
 		cmocka_unit_test(test_status_csv_and_shard),
 		cmocka_unit_test(test_environment_failures),
 	};

@@ -1,0 +1,284 @@
+"""`zlb report`: one self-contained HTML page of a run, a batch or an A/B.
+
+The A/B and its runs are real: examples/ab/ was recorded with `zlb ab` on an
+H200 (see test_examples.py). Batches are assembled from copies of those runs
+with an ops_status.csv, as `zlb batch` lays them out; hostile runs are
+written by hand. The pages are read back with Python's html.parser, so the
+checks are about elements, not text that happens to match.
+"""
+import json
+import os
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+AB = REPO / "examples" / "ab" / "layer_norm_fp_fusion"
+MM = REPO / "examples" / "ab" / "mm_dead_switch"
+
+
+def first_run(ab, side, rnd=1):
+    found = sorted((ab / side / f"r{rnd}").iterdir())
+    assert len(found) == 1, found
+    return found[0]
+
+
+class Page(HTMLParser):
+    """The elements of a page: (tag, attrs) in order, text by element, links."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.elements, self.links, self.text = [], [], []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.elements.append((tag, a))
+        if tag == "a" and "href" in a:
+            self.links.append(a["href"])
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+    def all(self, tag, cls=None):
+        return [a for t, a in self.elements
+                if t == tag and (cls is None or cls in a.get("class", "").split())]
+
+    @property
+    def plain(self):
+        return "".join(self.text)
+
+
+def report(zlb, *args, out=None):
+    out = out or zlb.cwd / "report.html"
+    r = zlb.cmd("report", *map(str, args), "-o", str(out))
+    return r, out
+
+
+def make_batch(root, ops):
+    """A batch laid out as zlb batch does: ops_status.csv and <repo>/<op>/ run copies."""
+    lines = ["repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,"
+             "exit_code,run_dir"]
+    for op, status, src in ops:
+        if src:
+            shutil.copytree(src, root / "main" / op)
+        lines.append(f"main,{op},{op},{status},1.0,1,0,,cuda,0,graph,0,main/{op}")
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "ops_status.csv").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def write_run(run, rows, identity=True):
+    run.mkdir(parents=True)
+    if identity:
+        (run / "run_identity.json").write_text(json.dumps(
+            {"schema_version": 1, "status": "completed", "op": rows[0]["op"],
+             "caliber": {"timer": "graph"}, "provenance": {"host": "h"}}))
+    with open(run / "results.jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps({"schema_version": 1, "kind": "row", "status": "SUCCESS",
+                                **r}) + "\n")
+    return run
+
+
+# ---- an A/B ---------------------------------------------------------------------------
+
+def test_ab_dir_forest_calibers_and_ir_links(zlb):
+    r, out = report(zlb, AB)
+    assert r.rc == 0, r
+    assert r.out.startswith(f"wrote {out} (")
+    page = Page(out.read_text())
+    forest = page.all("svg", "forest")
+    assert len(forest) == 1
+    # one point per compared row, coloured by the verdicts compare.json gives
+    verdicts = [r["gems"]["verdict"] for r in json.loads((AB / "compare.json").read_text())["rows"]]
+    points = [a["class"] for t, a in page.elements if "pt" in a.get("class", "").split()]
+    assert sorted(points) == sorted(f"pt v-{v}" for v in verdicts)
+    assert "SAME band \u00b11%" in page.plain
+    # calibers side by side: A1 records, every other run replays
+    row = [a for a in page.all("tr", "differs")]
+    assert row, "autotune_mode differs between the sides (record; replay vs replay)"
+    assert "TRITON_DEFAULT_FP_FUSION=0,1" in page.plain
+    # IR: differ, and every link opens a stage file inside one of the two first rounds
+    assert "differ" in page.plain
+    a1, b1 = first_run(AB, "A").resolve(), first_run(AB, "B").resolve()
+    assert page.links, "links to the differing stage files"
+    for href in [h for h in page.links if not h.startswith("#")]:
+        target = (out.parent / href).resolve()
+        assert target.is_file(), href
+        assert a1 in target.parents or b1 in target.parents, href
+        assert (a1 / "ttgir") in target.parents or (b1 / "ttgir") in target.parents
+    # self-contained: nothing to load, no script
+    html = out.read_text()
+    assert "<script" not in html
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", html)
+    assert "default-src 'none'" in html
+
+
+def test_two_directories_are_compared_on_the_fly(zlb):
+    r, out = report(zlb, AB / "A", AB / "B")
+    assert r.rc == 0, r
+    page = Page(out.read_text())
+    points = [a["class"] for t, a in page.elements if "pt" in a.get("class", "").split()]
+    assert sorted(points) == ["pt v-SAME", "pt v-UNSURE", "pt v-UNSURE"]
+    # the same verdicts as the A/B directory's own page
+    r2, out2 = report(zlb, AB, out=zlb.cwd / "ab.html")
+    assert r2.rc == 0, r2
+    points2 = [a["class"] for t, a in Page(out2.read_text()).elements
+               if "pt" in a.get("class", "").split()]
+    assert points == points2
+
+
+def test_threshold_moves_the_band(zlb):
+    r, out = report(zlb, AB, "--threshold", "5")
+    assert r.rc == 0, r
+    page = Page(out.read_text())
+    assert "SAME band \u00b15%" in page.plain
+    # the rows whose whole interval is within +-5% are now SAME
+    points = [a["class"] for t, a in page.elements if "pt" in a.get("class", "").split()]
+    assert points.count("pt v-SAME") == 3
+
+
+def test_calibers_that_differ_are_refused_then_shown(zlb, tmp_path):
+    a = tmp_path / "A"
+    b = tmp_path / "B"
+    shutil.copytree(first_run(MM, "A"), a)
+    shutil.copytree(first_run(MM, "B", 2), b)
+    ident = json.loads((b / "run_identity.json").read_text())
+    ident["caliber"]["l2_mode"] = "cold"
+    (b / "run_identity.json").write_text(json.dumps(ident))
+    r, out = report(zlb, a, b)
+    assert r.rc == 4, r
+    assert "l2_mode" in r.err and "--allow-caliber-mismatch" in r.err
+    assert not out.exists()
+    r, out = report(zlb, a, b, "--allow-caliber-mismatch")
+    assert r.rc == 0, r
+    page = Page(out.read_text())
+    assert "Calibers differ" in page.plain
+    diff = [a for t, a in page.elements if t == "td" and "diff" in a.get("class", "")]
+    assert diff, "the differing caliber field is marked"
+
+
+# ---- a batch ----------------------------------------------------------------------------
+
+def test_batch_statuses_speedups_and_every_operator(zlb, tmp_path):
+    batch = make_batch(tmp_path / "batch", [
+        ("layer_norm", "PASS", first_run(AB, "A")),
+        ("mm", "PASS", first_run(MM, "A")),
+        ("broken", "FAIL", None),
+    ])
+    r, out = report(zlb, batch)
+    assert r.rc == 0, r
+    page = Page(out.read_text())
+    assert len(page.all("svg", "hbars")) == 2          # statuses; slowest and fastest
+    assert len(page.all("svg", "histogram")) == 1
+    text = page.plain
+    for op in ("main/layer_norm", "main/mm", "main/broken"):
+        assert op in text
+    assert "FAIL" in text and "PASS" in text
+    # one bar per operator with ranked rows (broken has none)
+    rows = [a for a in page.all("g", "row")]
+    assert len(rows) == 2 + 2   # 2 statuses + 2 ranked operators
+
+
+def test_batch_run_dir_outside_is_refused(zlb, tmp_path):
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(first_run(MM, "A"), outside)
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    (batch / "ops_status.csv").write_text(
+        "repo,op,status,run_dir\nmain,mm,PASS,../elsewhere\n")
+    r, out = report(zlb, batch)
+    assert r.rc == 8, r
+    assert "names run_dir '../elsewhere', outside the batch" in r.err
+    assert not out.exists()
+
+
+def test_symbolic_link_out_of_the_batch_is_refused(zlb, tmp_path):
+    batch = make_batch(tmp_path / "batch", [("mm", "PASS", first_run(MM, "A"))])
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text("{}\n")
+    ev = batch / "main" / "mm" / "events.jsonl"
+    ev.unlink()
+    ev.symlink_to(secret)
+    r, out = report(zlb, batch)
+    assert r.rc == 8, r
+    assert f"{ev} is a symbolic link to {secret}, outside {batch}" in r.err
+    assert not out.exists()
+
+
+# ---- a run ------------------------------------------------------------------------------
+
+def test_run_latency_against_size(zlb):
+    run = first_run(AB, "A")
+    r, out = report(zlb, run)
+    assert r.rc == 0, r
+    page = Page(out.read_text())
+    assert len(page.all("svg", "xy")) == 1
+    # gems and torch for one dtype: two legend lines and two series lines
+    assert len(page.all("polyline")) == 4
+    assert len(page.all("circle")) == 6   # 3 rows x 2 sides
+    assert "Run of layer_norm" in page.plain
+    assert "float16 gems" in page.plain and "float16 torch" in page.plain
+
+
+def test_hostile_names_are_escaped(zlb, tmp_path):
+    evil = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
+    run = write_run(tmp_path / "run", [
+        {"op": evil, "op_name": evil, "dtype": evil, "shape_detail": evil,
+         "latency_base_ms": 1.0, "latency_ms": 0.5, "speedup": 2.0,
+         "torch": {"timer": "graph", "markers": [evil]}, "gems": {"timer": evil}},
+        {"op": evil, "dtype": "torch.float16", "shape_detail": "[torch.Size([4])]",
+         "latency_base_ms": 1.0, "latency_ms": 0.5, "speedup": 2.0},
+    ])
+    r, out = report(zlb, run)
+    assert r.rc == 0, r
+    html = out.read_text()
+    assert "<script" not in html and "<img" not in html
+    page = Page(html)
+    assert not [a for t, a in page.elements if any(k.startswith("on") for k in a)]
+    assert "<script>alert(1)</script>" in page.plain   # shown as text
+
+
+def test_bad_command_lines_and_inputs(zlb, tmp_path):
+    r = zlb.cmd("report", str(AB))
+    assert r.rc == 2 and "give -o FILE" in r.err, r
+    r = zlb.cmd("report", "-o", "x.html")
+    assert r.rc == 2 and "what to report?" in r.err, r
+    r = zlb.cmd("report", str(AB), str(AB), str(AB), "-o", "x.html")
+    assert r.rc == 2, r
+    r = zlb.cmd("report", str(AB), "--bogus", "-o", "x.html")
+    assert r.rc == 2 and "--bogus" in r.err, r
+    r = zlb.cmd("report", str(first_run(AB, "A")), "--threshold", "2", "-o", "x.html")
+    assert r.rc == 2 and "--threshold is an A/B's band" in r.err, r
+    r = zlb.cmd("report", str(AB), "--threshold", "80", "-o", "x.html")
+    assert r.rc == 2 and "--threshold" in r.err, r
+    r = zlb.cmd("report", str(tmp_path / "nope"), "-o", "x.html")
+    assert r.rc == 8 and "is not a directory" in r.err, r
+    (tmp_path / "empty").mkdir()
+    r = zlb.cmd("report", str(tmp_path / "empty"), "-o", "x.html")
+    assert r.rc == 8 and "nothing to report" in r.err, r
+    assert not (zlb.cwd / "x.html").exists()
+
+
+def test_page_to_stdout(zlb):
+    r = zlb.cmd("report", str(first_run(AB, "A")), "-o", "-")
+    assert r.rc == 0, r
+    assert r.out.startswith("<!DOCTYPE html>") and r.out.rstrip().endswith("</html>")
+
+
+def test_help_from_the_option_table(zlb):
+    r = zlb.cmd("report", "--help")
+    assert r.rc == 0
+    for needle in ("usage: zlb report RUN -o FILE", "zlb report A B -o FILE", "--out FILE",
+                   "--threshold PCT", "--allow-caliber-mismatch", "exit codes:"):
+        assert needle in r.out, needle
+    r = zlb.cmd("help")
+    assert re.search(r"^  report\s+one self-contained HTML page", r.out, re.M), r.out
