@@ -10,17 +10,18 @@ from pathlib import Path
 
 import pytest
 
-COMMANDS = ["run", "ir", "compare", "ab", "inventory", "batch", "summary", "help", "version",
-            "completion"]
-# a command path and an argument that is no option of it
-WITH_OPTIONS = ["run", "compare", "ab", "inventory", "batch", "summary", "ir diff", "help"]
+COMMANDS = ["run", "ir", "compare", "ab", "inventory", "batch", "summary", "report", "task",
+            "help", "version", "completion"]
+# commands with an option table of their own
+WITH_OPTIONS = ["run", "compare", "ab", "inventory", "batch", "summary", "report", "ir diff",
+                "help"]
 
 
 def test_version_everywhere(zlb):
     for args in (["-V"], ["--version"], ["version"], ["run", "--version"], ["compare", "-V"],
                  ["ab", "-V"], ["batch", "--version"], ["summary", "-V"], ["inventory", "-V"],
                  ["ir", "-V"], ["ir", "diff", "--version"], ["help", "-V"],
-                 ["completion", "-V"]):
+                 ["completion", "-V"], ["report", "-V"], ["task", "-V"]):
         r = zlb.cmd(*args)
         assert r.rc == 0 and re.fullmatch(r"zlb \d+\.\d+\.\d+\n", r.out), (args, r)
 
@@ -117,6 +118,7 @@ def test_completion_options_and_values(complete):
     # "--name=value", split at '=' as bash does by default
     assert complete("compare", "--format", "=", "j") == ["json"]
     assert complete("compare", "--out", "r") == ["rundir"]          # a directory
+    assert complete("report", "-o", "af") == ["afile"]              # a short option's file
     assert complete("compare", "--junit", "af") == ["afile"]        # a file
     assert complete("compare", "--threshold", "") == []             # a number
     assert complete("ir", "diff", "--stage", "p") == ["ptx"]
@@ -133,7 +135,7 @@ def test_completion_options_and_values(complete):
 
 
 def test_completion_knows_every_option_the_help_lists(zlb, complete):
-    for cmd in ("run", "compare", "ab", "batch", "summary", "inventory", "ir diff"):
+    for cmd in ("run", "compare", "ab", "batch", "summary", "inventory", "report", "ir diff"):
         shown = set(re.findall(r"^  (?:-\w, )?(--[\w-]+)", zlb.cmd(*cmd.split(), "--help").out,
                                re.M))
         assert shown and shown <= set(complete(*cmd.split(), "--")), cmd
