@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -639,7 +638,6 @@ int cmd_batch(int argc, char **argv)
 			json_array_append_new(a, json_string(argv[i]));
 		json_object_set_new(args, "argv", a);
 	}
-	signal(SIGPIPE, SIG_IGN);
 	memset(&plan, 0, sizeof(plan));
 	plan.exe = exe;
 	plan.envp = bc.env.v;
