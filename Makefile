@@ -1,12 +1,14 @@
-# Thin front for CMake: `make deps` (root, Debian), `make`, `make test`, `make clean`.
-BUILD ?= build
-JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+# Thin front for CMake: `make deps` (root, Debian), `make`, `make test`,
+# `make install` (PREFIX, default /usr/local; DESTDIR honoured), `make clean`.
+BUILD  ?= build
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+PREFIX ?= /usr/local
 
 # Everything zlb needs to build and test, from Debian's archive only
 # (chromium renders zlb report's pages in tests/cli/test_report_chromium.py).
 DEBIAN_PACKAGES = build-essential cmake ninja-build pkg-config \
 	libjansson-dev libyaml-dev libxxhash-dev libcsv-dev libcmocka-dev \
-	python3 python3-pytest python3-yaml \
+	python3 python3-pytest python3-yaml groff-base \
 	chromium fonts-dejavu-core
 
 all: $(BUILD)/build.ninja
@@ -28,7 +30,12 @@ deps:
 test: all
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
 
+# zlb, libzlbtimer.so, the Python plugins, the man page zlb.1 and the bash
+# completion, all generated at build time.
+install: all
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test clean
+.PHONY: all deps test install clean

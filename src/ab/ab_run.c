@@ -45,6 +45,9 @@ struct ab_state {
 /* A line of zlb ab's own output, in colour c when paint (and colour is on). */
 #define say(st, paint, c, ...) \
 	report_colored((st)->p->rep, REPORT_OUT, (paint) && (st)->color, (c), __VA_ARGS__)
+/* A line that says how the A/B ended (or why it stopped): shown even with -q. */
+#define result(st, c, ...) \
+	report_colored((st)->p->rep, REPORT_RESULT, (st)->color, (c), __VA_ARGS__)
 /* A warning, yellow when colour is on for diagnostics. */
 #define warn(st, ...) \
 	report_colored((st)->p->rep, REPORT_WARN, (st)->p->warn_color, TERM_YELLOW, __VA_ARGS__)
@@ -425,7 +428,7 @@ static int ir_gate(struct ab_state *st, const char *run_a, const char *run_b)
 
 		if (!none)
 			snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)r.side[0].fp.hash);
-		say(st, 1, TERM_RED, "SWITCH_NO_IR_DIFF op=%s axis=%s fingerprint=%s", p->op,
+		result(st, TERM_RED, "SWITCH_NO_IR_DIFF op=%s axis=%s fingerprint=%s", p->op,
 		    axis.buf, hex);
 		if (none)
 			say(st, 0, TERM_BOLD, "zlb ab: neither side captured any IR (A: %s), so nothing "
@@ -440,7 +443,7 @@ static int ir_gate(struct ab_state *st, const char *run_a, const char *run_b)
 		if (p->spec->allow_no_ir_diff) {
 			say(st, 0, TERM_BOLD, "zlb ab: --allow-no-ir-diff: measuring anyway");
 		} else {
-			say(st, 1, TERM_RED, "zlb ab: stopped after round 1 (exit %d); "
+			result(st, TERM_RED, "zlb ab: stopped after round 1 (exit %d); "
 			    "--allow-no-ir-diff measures anyway. %s", ZLB_EXIT_NO_IR_DIFF,
 			    st->json_path);
 			ret = finish(st, "no_ir_diff", ZLB_EXIT_NO_IR_DIFF);
@@ -469,7 +472,7 @@ static int write_compare_files(struct ab_state *st, const struct compare *c, int
 			       char **csv, char **js)
 {
 	struct strbuf sb = STRBUF_INIT;
-	json_t *j = compare_to_json(c, 0, code);
+	json_t *j = compare_to_json(c, 0, code, NULL);
 	char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	int r = 0;
 
@@ -500,7 +503,7 @@ static int run_compare(struct ab_state *st)
 	int rc = ZLB_EXIT_OK;
 	struct compare_run_opts run_opts = {
 		.who = "zlb ab", .color = term_color_wanted(STDOUT_FILENO, p->color_setting),
-		.warn_color = p->warn_color,
+		.warn_color = p->warn_color, .report_table = 1,
 	};
 	enum compare_stage stage;
 	char *hint;
@@ -571,14 +574,14 @@ static int one_round(struct ab_state *st, int s, int k, char **first, int *code)
 		done = 1;
 	} else if (interrupt_pending() || r.code == ZLB_EXIT_INTERRUPTED) {
 		st->interrupted = 1;
-		say(st, 1, TERM_RED, "zlb ab: interrupted during round %d %s%s%s", k, sn,
+		result(st, TERM_RED, "zlb ab: interrupted during round %d %s%s%s", k, sn,
 		    r.run_dir ? "; its run directory " : "",
 		    r.run_dir ? r.run_dir : "");
 	} else if (r.code != ZLB_EXIT_OK) {
 		json_object_set_new(st->j, "failed", json_pack("{s:s,s:i,s:o,s:i,s:s}",
 			"side", sn, "round", k, "dir", str_or_null(r.run_dir),
 			"exit_code", r.code, "end", r.end.buf));
-		say(st, 1, TERM_RED, "zlb ab: round %d %s failed (zlb run %s): %s%s; "
+		result(st, TERM_RED, "zlb ab: round %d %s failed (zlb run %s): %s%s; "
 		    "stopping, the rounds so far are kept in %s", k, sn, r.end.buf,
 		    r.run_dir ? "run directory " : "no run directory (zlb run "
 		    "stopped before creating one)", r.run_dir ? r.run_dir : "", st->dir);
@@ -647,13 +650,13 @@ int ab_execute(const struct ab_plan *p)
 			st.interrupted = done = 1;
 	}
 	if (st.interrupted) {
-		say(&st, 1, TERM_RED, "zlb ab: interrupted; kept what was written in %s (ab.json "
+		result(&st, TERM_RED, "zlb ab: interrupted; kept what was written in %s (ab.json "
 		    "says interrupted)", st.dir);
 		code = finish(&st, "interrupted", ZLB_EXIT_INTERRUPTED);
 	} else if (!done) {
 		code = run_compare(&st);
 		finish(&st, "completed", code);
-		say(&st, 1, code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
+		result(&st, code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
 		    "zlb ab: %s, exit %d; %s", code == ZLB_EXIT_OK ? "compared" :
 		    code == ZLB_EXIT_REGRESSION ? "B is SLOWER on at least one row" :
 		    code == ZLB_EXIT_CALIBER ? "not compared: calibers differ" :

@@ -73,8 +73,7 @@ static void say_end(struct batch *b, struct op_state *o)
 	snprintf(line, sizeof(line), "[device %d %zu/%zu] %-7s %s %.1fs%s%s", l->device,
 		 done, total, op_status_name(o->row.status), o->spec->spec,
 		 o->row.seconds, o->row.remarks ? " " : "", o->row.remarks ? o->row.remarks : "");
-	if (!b->prog.live || (o->row.status != OP_PASS && o->row.status != OP_SKIP))
-		progress_line(&b->prog, line);
+	progress_end(&b->prog, line, o->row.status != OP_PASS && o->row.status != OP_SKIP);
 }
 
 /* Record an operator's final status: .complete first, then the table. */
@@ -495,7 +494,7 @@ void batch_say_totals(const struct batch *b, int interrupted, double seconds)
 		snprintf(cancelled, sizeof(cancelled), ", %zu CANCELLED", counts[OP_CANCELLED]);
 	/* This session's wall time: what a screen costs is the first thing asked of it. */
 	progress_fmt_duration(took, sizeof(took), seconds);
-	report(b->p->rep, REPORT_OUT, "zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s%s "
+	report(b->p->rep, REPORT_RESULT, "zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s%s "
 	       "in %s; %s/ops_status.csv", counts[OP_PASS], counts[OP_SKIP], counts[OP_FAIL],
 	       counts[OP_TIMEOUT], cancelled,
 	       counts[OP_PENDING] + counts[OP_RUNNING] ? ", not run: " : "",

@@ -116,7 +116,7 @@ void round_say_op(struct driver *d, const struct task_view *tv, struct op_state 
 	snprintf(line, sizeof(line), "[%s %zu/%zu] %-7s %s %.1fs%s%s", tv->label, done, d->p->nr,
 		 op_status_name(o->row.status), o->spec->spec, o->row.seconds,
 		 o->row.remarks ? " " : "", o->row.remarks ? o->row.remarks : "");
-	progress_line(&d->b->prog, line);
+	progress_end(&d->b->prog, line, o->row.status != OP_PASS && o->row.status != OP_SKIP);
 }
 
 static void read_task_json(struct task_view *tv)

@@ -2,7 +2,10 @@
  * The batch's progress, told to a reporter. Live (a terminal): one line per
  * device, a block the reporter redraws in place (operator at work, done/total, failures, elapsed,
  * estimated remaining), with finished operators that did not pass printed
- * above them. Plain (a pipe, a log): one line per operator as it ends.
+ * above them; a line too long for the reporter's columns says the same in
+ * short ("dev 0 3/10 1F ~2m05s softmax"), and the reporter cuts what is
+ * still too long, so no redraw leaves a wrapped copy behind. Plain (a
+ * pipe, a log): one line per operator as it ends.
  */
 #ifndef ZLB_CORE_BATCH_PROGRESS_H
 #define ZLB_CORE_BATCH_PROGRESS_H
@@ -28,8 +31,14 @@ struct progress {
 };
 
 void progress_init(struct progress *p, int live, int nlanes, struct reporter *rep, double now);
-/* A line that stays (an operator's end, a message). */
+/* A line that stays (a message). */
 void progress_line(struct progress *p, const char *line);
+/*
+ * An operator's end: one that failed is a result (REPORT_RESULT: shown
+ * even with -q); one that passed is plain output (REPORT_OUT), or while
+ * the live block shows the progress a detail (REPORT_DETAIL: shown with -v).
+ */
+void progress_end(struct progress *p, const char *line, int failed);
 /* Redraw the live block (no-op when plain). */
 void progress_draw(struct progress *p, double now);
 /* Leave the screen clean. */

@@ -119,6 +119,9 @@ json_t *summary_to_json(const struct summary *s, const char *csv_path);
  */
 int summary_write(const struct summary *s, const char *csv_path, const char *json_path);
 
+/* The operator that row i (an index into s->rows) belongs to. */
+const struct summary_op *summary_op_of_row(const struct summary *s, size_t i);
+
 /*
  * Indices into s->rows of the SUCCESS rows with a positive speedup that are
  * not unranked: the lowest (worst) or highest (best) k, in order, ties by
@@ -144,5 +147,13 @@ json_t *summary_status_counts(const struct summary *s);
  */
 void summary_render(const struct summary *s, const char *csv_path, int color,
 		    struct strbuf *out);
+
+/*
+ * The same for a pull request (GitHub-flavoured Markdown): the counts per
+ * status, rows not graph-timed and replay fallbacks, the worst and best
+ * speedups, and the operators to read first (not PASS/SKIP, or with
+ * remarks), as tables; names from the data as code spans.
+ */
+void summary_markdown(const struct summary *s, struct strbuf *out);
 
 #endif

@@ -68,7 +68,7 @@ void summary_csv(const struct summary *s, struct strbuf *out)
  * last operator whose first_row <= i (one without rows shares its first_row
  * with the next, and is never last among them while i is a row).
  */
-static const struct summary_op *op_of_row(const struct summary *s, size_t i)
+const struct summary_op *summary_op_of_row(const struct summary *s, size_t i)
 {
 	size_t lo = 0, hi = s->nr_ops;	/* answer in [lo, hi) */
 
@@ -170,7 +170,7 @@ json_t *summary_status_counts(const struct summary *s)
 static json_t *row_json(const struct summary *s, size_t i)
 {
 	const struct summary_row *r = &s->rows[i];
-	const struct summary_op *o = op_of_row(s, i);
+	const struct summary_op *o = summary_op_of_row(s, i);
 
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:s, s:s}", "repo", o->repo,
 			 "op", o->op, "op_name", r->op_name, "dtype", r->dtype,
@@ -323,7 +323,7 @@ static void render_extremes(const struct summary *s, int best, int color, struct
 	strbuf_addf(out, "  %s speedups (gems vs torch):\n", best ? "best" : "worst");
 	for (size_t i = 0; i < n; i++) {
 		const struct summary_row *r = &s->rows[idx[i]];
-		const struct summary_op *o = op_of_row(s, idx[i]);
+		const struct summary_op *o = summary_op_of_row(s, idx[i]);
 		char num[32];
 
 		snprintf(num, sizeof(num), "%8.3f", r->speedup);

@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,62 +22,89 @@
 
 extern char **environ;
 
-static const char usage_text[] =
-	"usage: zlb ab [OP] --axis NAME=VALUE_A,VALUE_B [--rounds N] [zlb run options]\n"
-	"       zlb ab [OP] --a-env K=V --b-env K=V ... [options]\n"
-	"       zlb ab [OP] --a-python PYTHON_A --b-python PYTHON_B [options]\n"
-	"       zlb ab [OP] --a-flaggems-dir DIR_A --b-flaggems-dir DIR_B [options]\n"
-	"\n"
-	"Measure OP on build A and build B in interleaved rounds (A1 B1 A2 B2 ...), each\n"
-	"round a `zlb run` into <runs-dir>/ab_<op>_<time>/<A|B>/r<k>/. A1 records the\n"
-	"autotune configs; every other run, B1 included, replays A1's, so both sides run\n"
-	"one set of configs. Before round 1 each switch variable is looked up in the\n"
-	"FlagGems source (a warning when it appears nowhere: renamed or removed\n"
-	"upstream?). After round 1 the IR of A1 and B1 is fingerprinted: byte-identical\n"
-	"IR (or none on either side) means the switch changed no generated code, and\n"
-	"zlb ab stops with SWITCH_NO_IR_DIFF. At the end one `zlb compare` over all\n"
-	"rounds writes compare.csv and compare.json beside ab.json.\n"
-	"\n"
-	"the sides (at least one difference; they combine):\n"
-	"  --axis NAME=VA,VB       A runs with NAME=VA, B with NAME=VB (one --axis; one\n"
-	"                          comma; an empty value sets the variable empty)\n"
-	"  --a-env K=V, --b-env K=V\n"
-	"                          more settings, repeatable; a variable named for one side\n"
-	"                          only is removed from the other side's environment\n"
-	"  --a-python P, --b-python P\n"
-	"                          each side's interpreter (two Triton builds in two\n"
-	"                          environments); a side without one uses --python\n"
-	"  --a-flaggems-dir D, --b-flaggems-dir D\n"
-	"                          each side's FlagGems checkout\n"
-	"zlb's own variables (a run option's environment default such as BENCH_LEVEL or\n"
-	"ZL_TIMER, or ZLB_*) are caliber and cannot differ between the sides.\n"
-	"\n"
-	"options:\n"
-	"  --rounds N              rounds a side, 1 to 100 (default 3)\n"
-	"  --allow-no-ir-diff      go on after SWITCH_NO_IR_DIFF (measure anyway)\n"
-	"  --shared-tuner-cache    run on the machine's FlagGems tuner cache instead of one\n"
-	"                          isolated cache per run (the default, so A1 tunes for\n"
-	"                          itself); also --isolate-tuner-cache=0 or\n"
-	"                          ZL_ISOLATE_TUNER_CACHE=0\n"
-	"  --threshold PCT         compare's band of no practical difference (default 1)\n"
-	"  -h, --help              this text\n"
-	"Every other option is a `zlb run` option (zlb run --help), given to every round\n"
-	"unchanged; --runs-dir says where the ab directory goes; --replay-from is zlb ab's\n"
-	"to decide and refused. Switches named TRITON_* or FLAGTREE_* belong to the\n"
-	"compiler and are not looked up in FlagGems; only the checkout's src/ is searched.\n"
-	"\n"
-	"exit codes:\n"
-	"  0    compared; no gems row SLOWER beyond the threshold\n"
-	"  1    a gems row is SLOWER (or, from a round, pytest reported failed tests)\n"
-	"  2    bad command line (nothing started)\n"
-	"  3    a preflight check of side A or B failed (nothing started)\n"
-	"  4    the rounds' calibers differ; nothing compared\n"
-	"  7    zlb could not write the ab directory or the compare files\n"
-	"  8    nothing to compare (no row SUCCESS on both sides)\n"
-	"  10   SWITCH_NO_IR_DIFF: after round 1 the IR of A and B was byte-identical, or\n"
-	"       neither side captured IR (without --allow-no-ir-diff)\n"
-	"  130  interrupted; what was written is kept, ab.json says interrupted\n"
-	"  other  a round failed: the exit status of that `zlb run` (5, 6, 128+N, ...)\n";
+/*
+ * zlb ab's own options. Their values are read by parse_args (repeatable
+ * --a-env/--b-env, the side setters' own checks), so the kinds here are
+ * for help and completion; every other option is zlb run's.
+ */
+static const struct opt_def ab_option_defs[] = {
+	{ "axis", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "NAME=VA,VB",
+	  "the switch: A runs with NAME=VA, B with NAME=VB (one --axis; one comma; an "
+	  "empty value sets the variable empty)" },
+	{ "a-env", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "K=V",
+	  "another setting of side A, repeatable; a variable named for one side only is "
+	  "removed from the other side's environment" },
+	{ "b-env", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "K=V",
+	  "another setting of side B, repeatable" },
+	{ "a-python", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "PROG",
+	  "side A's interpreter (its Triton build); a side without one uses --python" },
+	{ "b-python", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "PROG",
+	  "side B's interpreter" },
+	{ "a-flaggems-dir", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "side A's FlagGems checkout" },
+	{ "b-flaggems-dir", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "side B's FlagGems checkout" },
+	{ "rounds", NULL, NULL, "3", OPT_STRING, NULL, 0, 0, "N",
+	  "rounds a side, 1 to 100, run A1 B1 A2 B2 ..." },
+	{ "allow-no-ir-diff", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "go on after SWITCH_NO_IR_DIFF (measure anyway)" },
+	{ "shared-tuner-cache", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "run on the machine's FlagGems tuner cache instead of one isolated cache per run "
+	  "(the default, so A1 tunes for itself); also --isolate-tuner-cache=0 or "
+	  "ZL_ISOLATE_TUNER_CACHE=0" },
+	{ "threshold", NULL, NULL, "1", OPT_STRING, NULL, 0, 0, "PCT",
+	  "the comparison's band of no practical difference, percent (\"0.5\" or \"0.5%\")" },
+	{ NULL },
+};
+
+static const struct cmd_exit ab_exits[] = {
+	{ "0", "compared; no gems row SLOWER beyond the threshold" },
+	{ "1", "a gems row is SLOWER (or, from a round, pytest reported failed tests)" },
+	{ "2", "bad command line (nothing started)" },
+	{ "3", "a preflight check of side A or B failed (nothing started)" },
+	{ "4", "the rounds' calibers differ; nothing compared" },
+	{ "7", "zlb could not write the ab directory or the compare files" },
+	{ "8", "nothing to compare (no row SUCCESS on both sides)" },
+	{ "10", "SWITCH_NO_IR_DIFF: after round 1 the IR of A and B was byte-identical, or "
+		"neither side captured IR (without --allow-no-ir-diff)" },
+	{ "130", "interrupted; what was written is kept, ab.json says interrupted" },
+	{ "other", "a round failed: the exit status of that `zlb run` (5, 6, 128+N, ...)" },
+	{ NULL, NULL },
+};
+
+const struct cmd_doc ab_doc = {
+	.name = "ab",
+	.summary = "A/B one operator in interleaved rounds: record/replay, IR gate, compare",
+	.synopsis = "[OP] --axis NAME=VALUE_A,VALUE_B [--rounds N] [zlb run options]\n"
+		    "[OP] --a-env K=V --b-env K=V ... [options]\n"
+		    "[OP] --a-python PYTHON_A --b-python PYTHON_B [options]\n"
+		    "[OP] --a-flaggems-dir DIR_A --b-flaggems-dir DIR_B [options]",
+	.about =
+		"Measure OP on build A and build B in interleaved rounds (A1 B1 A2 B2 ...), each\n"
+		"round a `zlb run` into <runs-dir>/ab_<op>_<time>/<A|B>/r<k>/. A1 records the\n"
+		"autotune configs; every other run, B1 included, replays A1's, so both sides run\n"
+		"one set of configs. Before round 1 each switch variable is looked up in the\n"
+		"FlagGems source (a warning when it appears nowhere: renamed or removed\n"
+		"upstream?). After round 1 the IR of A1 and B1 is fingerprinted: byte-identical\n"
+		"IR (or none on either side) means the switch changed no generated code, and\n"
+		"zlb ab stops with SWITCH_NO_IR_DIFF. At the end one `zlb compare` over all\n"
+		"rounds writes compare.csv and compare.json beside ab.json.\n"
+		"\n"
+		"The sides differ by what --axis, --a-env/--b-env, --a-python/--b-python and\n"
+		"--a-flaggems-dir/--b-flaggems-dir name (at least one difference; they combine).\n"
+		"zlb's own variables (a run option's environment default such as BENCH_LEVEL or\n"
+		"ZL_TIMER, or ZLB_*) are caliber and cannot differ between the sides. Switches\n"
+		"named TRITON_* or FLAGTREE_* belong to the compiler and are not looked up in\n"
+		"FlagGems; only the checkout's src/ is searched. -q and -v (zlb run's) go to\n"
+		"every round and quiet or widen zlb ab's own lines alike.\n",
+	.opts = ab_option_defs,
+	.more_opts = run_option_defs,
+	.more_opts_note = "Every other option is a zlb run option (zlb run --help), given to every "
+			  "round unchanged; --runs-dir says where the ab directory goes; "
+			  "--replay-from is zlb ab's to decide and refused.",
+	.exits = ab_exits,
+	.positional = CMD_ARG_NONE,
+};
 
 static int parse_percent(const char *s, double *out)
 {
@@ -126,6 +152,47 @@ struct ab_cmd {
 /* Refuse with a usage error from a step of cmd_ab (exit 2). */
 #define REFUSE(...) return usage_error("ab", __VA_ARGS__)
 
+/* One of zlb ab's own options, d with its value v, into ac->spec: 0 or a usage error. */
+static int parse_own(struct ab_cmd *ac, const struct opt_def *d, const char *v)
+{
+	const char *n = d->name;
+
+	if (!strcmp(n, "allow-no-ir-diff")) {
+		ac->spec.allow_no_ir_diff = opt_parse_bool(v) == 1;
+	} else if (!strcmp(n, "shared-tuner-cache")) {
+		ac->spec.shared_tuner_cache = opt_parse_bool(v) == 1;
+	} else if (!strcmp(n, "axis")) {
+		if (ab_spec_add_axis(&ac->spec, v))
+			REFUSE("%s", last_error());
+	} else if (!strcmp(n, "a-env") || !strcmp(n, "b-env")) {
+		if (ab_spec_add_env(&ac->spec, n[0] == 'b', v))
+			REFUSE("%s", last_error());
+	} else if (!strcmp(n, "a-python") || !strcmp(n, "b-python")) {
+		if (ab_spec_set_python(&ac->spec, n[0] == 'b', v))
+			REFUSE("%s", last_error());
+	} else if (!strcmp(n, "a-flaggems-dir") || !strcmp(n, "b-flaggems-dir")) {
+		if (ab_spec_set_flaggems_dir(&ac->spec, n[0] == 'b', v))
+			REFUSE("%s", last_error());
+	} else if (!strcmp(n, "rounds")) {
+		char *end;
+		long r;
+
+		errno = 0;
+		r = strtol(v, &end, 10);
+		if (errno || end == v || *end)
+			REFUSE("--rounds takes a whole number of rounds a side (1 to %d); got '%s'",
+			       AB_MAX_ROUNDS, v);
+		ac->spec.rounds = r < INT_MIN ? INT_MIN : r > INT_MAX ? INT_MAX : (int)r;
+	} else if (!strcmp(n, "threshold")) {
+		if (parse_percent(v, &ac->spec.threshold))
+			REFUSE("--threshold takes a percentage in [0, 100), e.g. 1 or 0.5%%; got '%s'",
+			       v);
+	} else {
+		BUG("zlb ab's option --%s is not read", n);
+	}
+	return 0;
+}
+
 /* The A/B's own options into ac->spec; zlb run's into ac->given (and ac->kept). */
 static int parse_args(struct ab_cmd *ac, int argc, char **argv, int *help)
 {
@@ -133,8 +200,8 @@ static int parse_args(struct ab_cmd *ac, int argc, char **argv, int *help)
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
-		const struct opt_def *d;
-		int m;
+		const struct opt_def *d = NULL;
+		enum opt_arg k;
 
 		if (only_pos || a[0] != '-' || !strcmp(a, "-")) {
 			strvec_push(&ac->pos, a);
@@ -144,72 +211,34 @@ static int parse_args(struct ab_cmd *ac, int argc, char **argv, int *help)
 			only_pos = 1;
 			continue;
 		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			*help = 1;
+		k = opt_next(ab_option_defs, argc, argv, &i, &d, &v);
+		if (k == OPT_ARG_HELP || k == OPT_ARG_VERSION) {
+			*help = k == OPT_ARG_HELP ? OPT_WANT_HELP : OPT_WANT_VERSION;
 			return 0;
 		}
-		if (!strcmp(a, "--allow-no-ir-diff")) {
-			ac->spec.allow_no_ir_diff = 1;
-			continue;
-		}
-		if (!strcmp(a, "--shared-tuner-cache")) {
-			ac->spec.shared_tuner_cache = 1;
-			continue;
-		}
-		if ((m = opt_take(argc, argv, &i, "--axis", &v))) {
-			if (m < 0)
-				REFUSE("--axis needs NAME=VALUE_A,VALUE_B");
-			if (ab_spec_add_axis(&ac->spec, v))
-				REFUSE("%s", last_error());
-			continue;
-		}
-		m = 0;
-		for (int s = 0; s < 2 && !m; s++) {
-			const char *env_flag = s ? "--b-env" : "--a-env";
-			const char *py_flag = s ? "--b-python" : "--a-python";
-			const char *dir_flag = s ? "--b-flaggems-dir" : "--a-flaggems-dir";
-
-			if ((m = opt_take(argc, argv, &i, env_flag, &v))) {
-				if (m < 0)
-					REFUSE("%s needs NAME=VALUE", env_flag);
-				if (ab_spec_add_env(&ac->spec, s, v))
-					REFUSE("%s", last_error());
-			} else if ((m = opt_take(argc, argv, &i, py_flag, &v))) {
-				if (m < 0 || ab_spec_set_python(&ac->spec, s, v))
-					REFUSE("%s", m < 0 ? "--a-python/--b-python need an "
-						   "interpreter" : last_error());
-			} else if ((m = opt_take(argc, argv, &i, dir_flag, &v))) {
-				if (m < 0 || ab_spec_set_flaggems_dir(&ac->spec, s, v))
-					REFUSE("%s", m < 0 ? "--a-flaggems-dir/--b-flaggems-dir "
-						   "need a directory" : last_error());
-			}
-		}
-		if (m)
-			continue;
-		if ((m = opt_take(argc, argv, &i, "--rounds", &v))) {
-			char *end;
-			long r;
-
-			errno = 0;
-			r = m < 0 ? 0 : strtol(v, &end, 10);
-			if (m < 0 || errno || end == v || *end)
-				REFUSE("--rounds takes a whole number of rounds a side (1 to %d); "
-					   "got '%s'", AB_MAX_ROUNDS, m < 0 ? "" : v);
-			ac->spec.rounds = r < INT_MIN ? INT_MIN : r > INT_MAX ? INT_MAX : (int)r;
-			continue;
-		}
-		if ((m = opt_take(argc, argv, &i, "--threshold", &v))) {
-			if (m < 0 || parse_percent(v, &ac->spec.threshold))
-				REFUSE("--threshold takes a percentage in [0, 100), e.g. 1 or "
-					   "0.5%%; got '%s'", m < 0 ? "" : v);
+		if (k == OPT_ARG_ERROR)
+			REFUSE("%s", !strcmp(a, "--axis") ? "--axis needs NAME=VALUE_A,VALUE_B" :
+			       last_error());
+		if (k == OPT_ARG_OPTION) {
+			if (parse_own(ac, d, v))
+				return ZLB_EXIT_USAGE;
 			continue;
 		}
 		/* A zlb run option: ac->kept (with its value) for every round. */
 		d = opt_find(run_option_defs, a);
+		if (!d) {
+			const char *near = opt_suggest(ab_option_defs, a);
+
+			if (!near)
+				near = opt_suggest(run_option_defs, a);
+			if (near)
+				REFUSE("unknown option '%s'; did you mean --%s?", a, near);
+			REFUSE("unknown option '%s'", a);
+		}
 		{
-			int strip = d && (!strcmp(d->name, "runs-dir") ||
-					  !strcmp(d->name, "isolate-tuner-cache"));
-			int has_value = d && d->kind != OPT_BOOL && !strchr(a, '=') && i + 1 < argc;
+			int strip = !strcmp(d->name, "runs-dir") ||
+				    !strcmp(d->name, "isolate-tuner-cache");
+			int has_value = d->kind != OPT_BOOL && !strchr(a, '=') && i + 1 < argc;
 
 			strvec_push(&ac->given, a);
 			if (!strip)
@@ -335,7 +364,7 @@ int cmd_ab(int argc, char **argv)
 
 	rc = parse_args(&ac, argc, argv, &help);
 	if (!rc && help) {
-		fputs(usage_text, stdout);
+		rc = help == OPT_WANT_HELP ? cli_help("ab", &ab_doc) : cli_version();
 		goto out;
 	}
 	if (rc)
@@ -355,8 +384,6 @@ int cmd_ab(int argc, char **argv)
 		goto out;
 	}
 	exe[n] = '\0';
-	/* A closed pipe on our stdout must not kill the rounds. */
-	signal(SIGPIPE, SIG_IGN);
 
 	memset(&plan, 0, sizeof(plan));
 	plan.spec = &ac.spec;
@@ -372,6 +399,9 @@ int cmd_ab(int argc, char **argv)
 	plan.color_setting = ac.cfg.color;
 	plan.warn_color = term_color_wanted(STDERR_FILENO, ac.cfg.color);
 	stream_reporter_init(&term, stdout, stderr);
+	/* -q and -v are zlb run's, given to every round; zlb ab's own lines follow them */
+	term.verbosity = ac.cfg.quiet ? REPORT_QUIET : ac.cfg.verbose ? REPORT_VERBOSE :
+			 REPORT_NORMAL;
 	plan.rep = &term.r;
 	/* ab_execute reports what the parts it calls fail with; no second copy */
 	set_error_routine(error_quiet);

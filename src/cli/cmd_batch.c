@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/usage.h"
 #include "batch/batch.h"
+#include "batch/batch_junit.h"
 #include "batch/batch_resume.h"
 #include "batch/inventory.h"
 #include "lib/jsonfile.h"
@@ -32,11 +32,6 @@
 #include "cli/cmd_batch.h"
 
 extern char **environ;
-
-static void say_warning(const char *prefix, const char *msg)
-{
-	fprintf(stderr, "zlb batch: warning: %s\n", msg);
-}
 
 /* "0,1,3" -> indices, each < visible, no repeats. */
 static int parse_devices(const char *s, int visible, int **out, int *n)
@@ -101,6 +96,14 @@ static int has_inventory(const char *ops_dir)
 	return 0;
 }
 
+/* Is the batch's boolean option name given (and true)? */
+static int flag_set(const struct batch_cmd *bc, const char *name)
+{
+	const char *v = opt_get(batch_option_defs, &bc->raw, name);
+
+	return v && opt_parse_bool(v) == 1;
+}
+
 /* The operators: --ops, --ops-file, --all, or a bare --resume's own list; each once. */
 static int select_operators(struct batch_cmd *bc)
 {
@@ -132,9 +135,9 @@ static int select_operators(struct batch_cmd *bc)
 				strvec_clear(&excluded);
 				REFUSE("--all: %s", last_error());
 			}
-			if (excluded.nr)
-				printf("zlb batch: --all leaves out %zu function(s) (skip marks, not "
-				       "collected, dismissed)\n", excluded.nr);
+			if (excluded.nr && !flag_set(bc, "quiet"))
+				printf("zlb batch: --all leaves out %zu function%s (skip marks, not "
+				       "collected, dismissed)\n", excluded.nr, PLURAL(excluded.nr));
 			strvec_clear(&excluded);
 			/* The checkouts the inventory was built from, unless given again. */
 			{
@@ -441,6 +444,32 @@ static int resolve_devices(struct batch_cmd *bc)
 	return 0;
 }
 
+/* --junit FILE from the batch's ops_status.csv, once it has ended: 0, or -1 having said why. */
+static int write_junit(const char *batch_dir, const char *file)
+{
+	struct junit_suite suite;
+	char *name = xstrfmt("zlb batch %s", path_basename(batch_dir));
+	int r;
+
+	char *dir = path_dirname(file);
+
+	junit_init(&suite, name);
+	set_error_routine(error_quiet);	/* said once, below */
+	r = batch_junit_read(batch_dir, &suite);
+	if (!r)
+		r = mkdir_p(dir, 0777);
+	if (!r)
+		r = junit_write(&suite, file);
+	cli_report_errors("batch");
+	junit_release(&suite);
+	free(name);
+	free(dir);
+	if (r)
+		fprintf(stderr, "zlb batch: the JUnit report %s was not written: %s\n", file,
+			last_error());
+	return r;
+}
+
 /*
  * --task ARRAY_INDEX (zlb task on a node): the batch continues as it was
  * started, with this task's share of the operators, its state files in
@@ -546,7 +575,7 @@ static int show_status(struct batch_cmd *bc)
 	if (bc->spec_text.nr || bc->run_args.nr)
 		REFUSE("--status shows a batch; it takes no operators or zlb run options");
 	abs = path_absolute(dir);
-	set_error_routine(NULL);
+	cli_report_errors("batch");
 	stream_reporter_init(&term, stdout, stderr);
 	rc = batch_show_status(abs, &term.r);
 	free(abs);
@@ -620,10 +649,9 @@ int cmd_batch(int argc, char **argv)
 	ssize_t n;
 
 	set_error_routine(error_quiet);
-	set_warning_routine(say_warning);
 	rc = batch_cmd_split_args(&bc, argc, argv, &help);
 	if (!rc && help) {
-		batch_cmd_print_help();
+		rc = help == OPT_WANT_HELP ? cli_help("batch", &batch_doc) : cli_version();
 		goto out;
 	}
 	if (!rc)
@@ -661,13 +689,23 @@ int cmd_batch(int argc, char **argv)
 			json_array_append_new(a, json_string(argv[i]));
 		json_object_set_new(args, "argv", a);
 	}
-	signal(SIGPIPE, SIG_IGN);
 	fill_plan(&bc, exe, args, &plan);
 
-	set_error_routine(NULL);
+	/*
+	 * Each child's console goes whole to its log (.logs/<repo>/<op>.log),
+	 * which the retry policy reads for upstream's sentences: verbose. Not
+	 * a zlb run option of the batch's (it is not recorded for --resume).
+	 */
+	strvec_push(&bc.run_args, "--verbose");
+	cli_report_errors("batch");
 	stream_reporter_init(&term, stdout, stderr);
+	term.verbosity = flag_set(&bc, "quiet") ? REPORT_QUIET : flag_set(&bc, "verbose") ?
+			 REPORT_VERBOSE : REPORT_NORMAL;
 	plan.rep = &term.r;
 	rc = batch_execute(&plan);
+	if ((s = opt_get(batch_option_defs, &bc.raw, "junit")) && write_junit(bc.dir, s) &&
+	    (rc == ZLB_EXIT_OK || rc == ZLB_EXIT_REGRESSION))
+		rc = ZLB_EXIT_IO;
 out:
 	batch_cmd_release(&bc);
 	json_decref(args);

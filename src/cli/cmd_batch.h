@@ -54,7 +54,7 @@ struct batch_cmd {
 /* Refuse with a usage error from a step of cmd_batch (exit 2). */
 #define REFUSE(...) return usage_error("batch", __VA_ARGS__)
 
-/* argv into the batch's own options and zlb run's, in the order given. */
+/* argv into the batch's own options and zlb run's, in the order given; *help: enum opt_want. */
 int batch_cmd_split_args(struct batch_cmd *bc, int argc, char **argv, int *help);
 /* The batch's options and zlb run's, parsed (the latter as given: flags and environment). */
 int batch_cmd_check_options(struct batch_cmd *bc);
@@ -64,6 +64,5 @@ int batch_cmd_continue_batch(struct batch_cmd *bc);
 int batch_cmd_check_run_options(struct batch_cmd *bc);
 /* What a later --resume continues (bc->record). */
 int batch_cmd_record_batch(struct batch_cmd *bc);
-void batch_cmd_print_help(void);
 
 #endif

@@ -32,6 +32,10 @@ static const char *const progress_modes[] = { "auto", "live", "plain", NULL };
 static const char *const isolations[] = { "process", "worker", NULL };
 
 const struct opt_def batch_option_defs[] = {
+	/* Read by batch_cmd_split_args itself (a list of operators), here for help and completion. */
+	{ "ops", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "OP [OP ...]",
+	  "operators to measure, [repo:]op[@file] each: repo main (default) or vllm; @file "
+	  "picks the benchmark file when several define the test function", NULL },
 	{ "all", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "every operator of the inventory in --ops-dir (`zlb inventory` writes it), less "
 	  "unconditional skips and the dismiss list", NULL },
@@ -127,6 +131,17 @@ const struct opt_def batch_option_defs[] = {
 	  "with --resume: options given again with another value than the batch was "
 	  "started with take effect for the rest of the batch (recorded with this "
 	  "session) instead of being refused", NULL },
+	{ "junit", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "FILE",
+	  "also write the batch as a JUnit XML report to FILE when it ends (one test case "
+	  "per operator: FAIL and TIMEOUT failed, SKIP skipped, not run skipped), for CI "
+	  "systems that show test reports", NULL },
+	{ "quiet", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "show only the closing line, the operators that FAIL or TIME OUT, and errors "
+	  "(no live progress)", NULL, .short_name = 'q' },
+	{ "verbose", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "also show a line for every operator that ends, under the live progress too "
+	  "(each child's own output stays in .logs/<repo>/<op>.log)", NULL,
+	  .short_name = 'v' },
 	{ "pin", NULL, "ZLB_PIN", NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "each operator on the device its name hashes to (stable across batches on the "
 	  "same devices, for A/B pairs); default: one queue, the next operator to the "
@@ -156,7 +171,7 @@ static const char *const path_options[] = {
 /* Batch options that belong to one session, not to the batch a --resume continues. */
 static const char *const session_options[] = {
 	"resume", "override", "batch-dir", "progress", "all", "ops-file", "ops-dir", "dismiss",
-	"no-follow", "status", "retry-cancelled", "task", NULL,
+	"no-follow", "status", "retry-cancelled", "task", "ops", "junit", "quiet", "verbose", NULL,
 };
 
 /* Environment defaults of zlb run that must not leak into a child. */
@@ -165,41 +180,57 @@ const char *const scrubbed_env[] = {
 	"FLAGGEMS_DIR", "ZLB_INTERRUPT_GRACE_MS", NULL,
 };
 
-static const char usage_head[] =
-	"usage: zlb batch --ops OP [OP ...] [options] [zlb run options]\n"
-	"       zlb batch --ops-file FILE | --all [options]\n"
-	"       zlb batch --batch-dir DIR --resume | --status\n"
-	"\n"
-	"Measure many operators: one `zlb run` child per operator in its own process\n"
-	"group, serial per device, devices in parallel taking the next operator from\n"
-	"one queue (--pin: each on the device its name hashes to). With --isolation\n"
-	"worker each device's pytest sessions run in one warm Python worker. An\n"
-	"operator is [repo:]op[@file]: repo main (default) or vllm; @file picks the\n"
-	"benchmark file when several define the test function. --resume continues a\n"
-	"batch with every option it was started with (--override to change one).\n"
-	"\n"
-	"Writes <batch>/ops_status.csv (one row per operator, rewritten atomically),\n"
-	"batch.json, and <batch>/<repo>/<op>/ (normal run directories; .complete marks\n"
-	"PASS/SKIP). Any other zlb run option (--level, --timer, --python, ...) is given\n"
-	"to every operator's run.\n"
-	"\n"
-	"options:\n"
-	"  --ops OP [OP ...]\n"
-	"      operators to measure, [repo:]op[@file] each\n";
+static const struct cmd_exit batch_exits[] = {
+	{ "0", "every operator PASS or SKIP" },
+	{ "1", "some operator FAIL, TIMEOUT or CANCELLED" },
+	{ "2", "bad command line, or the batch directory cannot be used" },
+	{ "3", "a preflight check failed before any operator ran: the Python interpreter "
+	       "(probed once for the whole batch), the executor, or no visible device; or "
+	       "the environment stopped the batch (on a cluster node too)" },
+	{ "7", "the batch's state (or the --junit report) could not be written" },
+	{ "130", "interrupted: children stopped, state kept; --resume continues (on a "
+		 "cluster: the tasks zlb submitted cancelled, or left running when asked; "
+		 "--resume follows them)" },
+	{ NULL, NULL },
+};
 
-static const char usage_tail[] =
-	"\n"
-	"exit codes:\n"
-	"  0    every operator PASS or SKIP\n"
-	"  1    some operator FAIL, TIMEOUT or CANCELLED\n"
-	"  2    bad command line, or the batch directory cannot be used\n"
-	"  3    a preflight check failed before any operator ran: the Python\n"
-	"       interpreter (probed once for the whole batch) or no visible device;\n"
-	"       or the environment stopped the batch (on a cluster node too)\n"
-	"  7    the batch's state could not be written\n"
-	"  130  interrupted: children stopped, state kept; --resume continues (on a\n"
-	"       cluster: the tasks zlb submitted cancelled, or left running when\n"
-	"       asked; --resume follows them)\n";
+static char *backends_note(void)
+{
+	char *names = backend_names_help(), *text = xstrfmt("backends: %s\n", names);
+
+	free(names);
+	return text;
+}
+
+const struct cmd_doc batch_doc = {
+	.name = "batch",
+	.summary = "many operators: one zlb run each, devices in parallel, resumable",
+	.synopsis = "--ops OP [OP ...] [options] [zlb run options]\n"
+		    "--ops-file FILE | --all [options]\n"
+		    "--batch-dir DIR --resume | --status",
+	.about =
+		"Measure many operators: one `zlb run` child per operator in its own process\n"
+		"group, serial per device, devices in parallel taking the next operator from\n"
+		"one queue (--pin: each on the device its name hashes to). With --isolation\n"
+		"worker each device's pytest sessions run in one warm Python worker. An\n"
+		"operator is [repo:]op[@file]: repo main (default) or vllm; @file picks the\n"
+		"benchmark file when several define the test function. --resume continues a\n"
+		"batch with every option it was started with (--override to change one).\n"
+		"\n"
+		"Writes <batch>/ops_status.csv (one row per operator, rewritten atomically),\n"
+		"batch.json, and <batch>/<repo>/<op>/ (normal run directories; .complete marks\n"
+		"PASS/SKIP); each child's whole output goes to <batch>/.logs/<repo>/<op>.log.\n"
+		"On a terminal one live line per device shows the progress, never wider than\n"
+		"the terminal; elsewhere one line per operator as it ends.\n",
+	.opts = batch_option_defs,
+	.more_opts = run_option_defs,
+	.more_opts_note = "Any other zlb run option (--level, --timer, --python, ...; see zlb run "
+			  "--help), given as a flag or through its variable, is checked once and "
+			  "given to every operator's run as a flag.",
+	.extra = backends_note,
+	.exits = batch_exits,
+	.positional = CMD_ARG_NONE,
+};
 
 /* The batch's own options, then zlb run's, checked once by its own table (cfg: what the children resolve). */
 int batch_cmd_check_options(struct batch_cmd *bc)
@@ -230,6 +261,11 @@ int batch_cmd_check_options(struct batch_cmd *bc)
 	s = opt_get(batch_option_defs, &bc->raw, "override");
 	if (s && opt_parse_bool(s) == 1 && !bc->resume)
 		REFUSE("--override is for --resume: a new batch has nothing to override");
+	if (opt_get(batch_option_defs, &bc->raw, "quiet") &&
+	    opt_get(batch_option_defs, &bc->raw, "verbose"))
+		REFUSE("--quiet and --verbose contradict each other; give one");
+	if ((s = opt_get(batch_option_defs, &bc->raw, "junit")) && !*s)
+		REFUSE("--junit needs a file name");
 
 	/* zlb run's options as given, on the command line or in the environment. */
 	strvec_push(&check, "run");
@@ -380,7 +416,11 @@ int batch_cmd_split_args(struct batch_cmd *bc, int argc, char **argv, int *help)
 		}
 		in_ops = 0;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			*help = 1;
+			*help = OPT_WANT_HELP;
+			continue;
+		}
+		if ((!strcmp(a, "--version") || !strcmp(a, "-V")) && *help != OPT_WANT_HELP) {
+			*help = OPT_WANT_VERSION;
 			continue;
 		}
 		if ((d = opt_find(batch_option_defs, a))) {
@@ -405,20 +445,18 @@ int batch_cmd_split_args(struct batch_cmd *bc, int argc, char **argv, int *help)
 				strvec_push(&bc->run_args, argv[++i]);
 			continue;
 		}
-		REFUSE("unknown option '%s'", a);
+		{
+			const char *near = opt_suggest(batch_option_defs, a);
+
+			if (!near)
+				near = opt_suggest(run_option_defs, a);
+			if (near)
+				REFUSE("unknown option '%s'; did you mean --%s?", a, near);
+			REFUSE("unknown option '%s'", a);
+		}
 	}
 	if (!*help && saw_devices && saw_gpus)
 		REFUSE("--devices and --gpus are the same option; give one");
 	return 0;
 }
 
-void batch_cmd_print_help(void)
-{
-	char *names = backend_names_help();
-
-	fputs(usage_head, stdout);
-	options_usage(stdout, batch_option_defs);
-	printf("\nbackends: %s\n", names);
-	fputs(usage_tail, stdout);
-	free(names);
-}

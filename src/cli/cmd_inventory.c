@@ -40,39 +40,36 @@ static const struct opt_def defs[] = {
 	{ NULL },
 };
 
-static const char usage_head[] =
-	"usage: zlb inventory [options]\n"
-	"\n"
-	"List every benchmark test function (benchmark/test_*.py, module-level def\n"
-	"test_*) of the FlagGems checkouts with its op, op_file, skip marks and the\n"
-	"op_name/class its Benchmark uses, then run `pytest --collect-only` once per\n"
-	"checkout to mark each one collected=yes|no (unverified when pytest cannot\n"
-	"collect, e.g. without torch, or with --no-verify). Writes, atomically:\n"
-	"  OUT/inventory_main.csv, OUT/inventory_vllm.csv   one row per function\n"
-	"  OUT/inventory.json                               schema_version, checkouts,\n"
-	"                                                   commits and counts\n"
-	"`zlb batch --all` takes every collected function without an unconditional\n"
-	"skip mark that the dismiss list does not name.\n"
-	"\n"
-	"options:\n";
+static const struct cmd_exit inventory_exits[] = {
+	{ "0", "inventory written (collection may be unverified: the summary says so)" },
+	{ "2", "bad command line or option value" },
+	{ "3", "a checkout or the dismiss list is wrong (PREFLIGHT_FAILED check=<name>)" },
+	{ "7", "the inventory files could not be written" },
+	{ NULL, NULL },
+};
 
-static const char usage_tail[] =
-	"\n"
-	"dismiss list: one `[repo:]op[@op_file]  reason` per line; '#' starts a\n"
-	"comment line; every entry needs a reason.\n"
-	"\n"
-	"exit codes:\n"
-	"  0    inventory written (collection may be unverified: the summary says so)\n"
-	"  2    bad command line or option value\n"
-	"  3    a checkout or the dismiss list is wrong (PREFLIGHT_FAILED check=<name>)\n"
-	"  7    the inventory files could not be written\n";
-
-static void usage(FILE *out)
-{
-	fputs(usage_head, out);
-	options_usage(out, defs);
-	fputs(usage_tail, out);
-}
+const struct cmd_doc inventory_doc = {
+	.name = "inventory",
+	.summary = "list every benchmark function of the FlagGems checkouts into ops/",
+	.synopsis = "[options]",
+	.about =
+		"List every benchmark test function (benchmark/test_*.py, module-level def\n"
+		"test_*) of the FlagGems checkouts with its op, op_file, skip marks and the\n"
+		"op_name/class its Benchmark uses, then run `pytest --collect-only` once per\n"
+		"checkout to mark each one collected=yes|no (unverified when pytest cannot\n"
+		"collect, e.g. without torch, or with --no-verify). Writes, atomically:\n"
+		"  OUT/inventory_main.csv, OUT/inventory_vllm.csv   one row per function\n"
+		"  OUT/inventory.json                               schema_version, checkouts,\n"
+		"                                                   commits and counts\n"
+		"`zlb batch --all` takes every collected function without an unconditional\n"
+		"skip mark that the dismiss list does not name.\n"
+		"\n"
+		"Dismiss list: one `[repo:]op[@op_file]  reason` per line; '#' starts a\n"
+		"comment line; every entry needs a reason.\n",
+	.opts = defs,
+	.exits = inventory_exits,
+	.positional = CMD_ARG_NONE,
+};
 
 static int preflight_failed(const char *check, const char *why, const char *fix)
 {
@@ -187,7 +184,8 @@ static int find_checkouts(const struct opt_values *v, const char *python,
 
 static void print_summary(const struct inventory_repo_info *info, const char *csv)
 {
-	printf("%s: %zu functions in %zu files", info->repo, info->functions, info->files);
+	printf("%s: %zu function%s in %zu file%s", info->repo, info->functions,
+	       info->functions == 1 ? "" : "s", info->files, info->files == 1 ? "" : "s");
 	if (info->commit)
 		printf(" (%s @ %.12s)", info->package ? info->package : "?", info->commit);
 	printf(", %zu skip-marked", info->skipped);
@@ -196,7 +194,8 @@ static void print_summary(const struct inventory_repo_info *info, const char *cs
 		if (info->collect_only)
 			printf(" (+%zu found only by pytest)", info->collect_only);
 		if (info->collect_errors)
-			printf(", %zu file(s) failed to import", info->collect_errors);
+			printf(", %zu file%s failed to import", info->collect_errors,
+			       info->collect_errors == 1 ? "" : "s");
 	} else {
 		printf(", collection unverified: %s", info->verify ? info->verify : "?");
 	}
@@ -261,25 +260,22 @@ int cmd_inventory(int argc, char **argv)
 	struct dismiss_list dl = DISMISS_LIST_INIT;
 	size_t nrepo = 0, starts[3] = { 0 };
 	char *python = NULL, *out_dir = NULL, *dpath = NULL;
-	int want_help = 0, rc = ZLB_EXIT_OK, verify;
+	int want = 0, rc = ZLB_EXIT_OK, verify;
 
 	strvec_init(&infos[0].benchmark_files);
 	strvec_init(&infos[1].benchmark_files);
 	set_error_routine(error_quiet);
-	if (options_parse(defs, argc, argv, environ, &v, &pos, &want_help)) {
-		fprintf(stderr, "zlb inventory: %s\n       (zlb inventory --help lists the "
-			"options)\n", last_error());
-		rc = ZLB_EXIT_USAGE;
+	if (options_parse(defs, argc, argv, environ, &v, &pos, &want)) {
+		rc = usage_error("inventory", "%s", last_error());
 		goto out;
 	}
-	if (want_help) {
-		usage(stdout);
+	if (want != OPT_WANT_NOTHING) {
+		rc = want == OPT_WANT_HELP ? cli_help("inventory", &inventory_doc) : cli_version();
 		goto out;
 	}
 	if (pos.nr) {
-		fprintf(stderr, "zlb inventory: unexpected argument '%s'; it takes options "
-			"only\n       (zlb inventory --help lists the options)\n", pos.v[0]);
-		rc = ZLB_EXIT_USAGE;
+		rc = usage_error("inventory", "unexpected argument '%s'; it takes options only",
+				 pos.v[0]);
 		goto out;
 	}
 	verify = !opt_parse_bool(opt_get(defs, &v, "no-verify") ?

@@ -2,15 +2,17 @@
  * zlb ir: the IR a run captured (<run>/ttgir/): lay it out, diff two runs,
  * fingerprint runs.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/usage.h"
 #include "lib/error.h"
 #include "ir/ir_diff.h"
+#include "ir/ir_diff_stat.h"
 #include "ir/ir_index.h"
 #include "ir/ir_layout.h"
 #include "lib/options.h"
@@ -19,52 +21,130 @@
 #include "lib/strvec.h"
 #include "lib/term.h"
 
-static const char usage_text[] =
-	"usage: zlb ir layout RUN\n"
-	"       zlb ir diff RUN_A RUN_B [--op OP] [--shape S] [--stage STAGE] [--color WHEN]\n"
-	"       zlb ir fingerprint RUN [RUN...]\n"
-	"\n"
-	"The IR of a run: RUN/ttgir/<shape>/<kernel>/<variant>.<stage> (ttir, ttgir, llir,\n"
-	"ptx, cubin), index.tsv (every compiled variant, autotune sweep losers too) and\n"
-	"naming.md (the legend of the names), laid out from the ir/ staging of `zlb run`.\n"
-	"\n"
-	"  layout       (re-)build RUN/ttgir/ from RUN/ir/ and print what it holds\n"
-	"  diff         pair the variants of two runs by <shape>/<kernel>/<variant>; list\n"
-	"               those on one side only, show a unified diff of each pair whose\n"
-	"               files differ, end with a one-line summary\n"
-	"      --op OP        the operator to compare (needed when RUN_A/RUN_B are batch\n"
-	"                     directories holding several operators)\n"
-	"      --shape S      only the shape directory S (e.g. 1024x1024)\n"
-	"      --stage STAGE  ttgir (default), ttir, llir, ptx or cubin (cubin: sizes and\n"
-	"                     hashes, not a text diff)\n"
-	"      --color WHEN   auto (default), always, never; default from\n"
-	"                     FLAGGEMS_PERF_COLOR; NO_COLOR honoured\n"
-	"  fingerprint  one XXH3-64 over the relative paths and contents of every stage\n"
-	"               file under RUN/ttgir/: prints <op> TAB <hex> TAB <files>; a batch\n"
-	"               directory (runs one or two levels down) gives one line per run\n"
-	"\n"
-	"diff and fingerprint read a run's ttgir/; a run that has ir/ staging but no\n"
-	"ttgir/ (an older run) is laid out on the fly in a temporary directory, the run\n"
-	"itself is not changed.\n"
-	"\n"
-	"exit codes:\n"
-	"  0    done; (diff) no difference\n"
-	"  1    (diff) the IR differs: a pair differs or a variant exists on one side only\n"
-	"  2    bad command line\n"
-	"  7    (layout) could not write RUN/ttgir/, or a file could not be read\n"
-	"  8    no data: the path is not a run directory (nor a batch of runs), or a run\n"
-	"       captured no IR; (fingerprint) at least one run had no IR\n"
-	"  9    (diff) the runs measured different operators (and no --op names one\n"
-	"       present in both)\n";
+extern char **environ;
 
-static void usage(FILE *out)
-{
-	fputs(usage_text, out);
-}
+static const char *const stages[] = { "ttgir", "ttir", "llir", "ptx", "cubin", NULL };
+static const char *const colors[] = { "auto", "always", "never", NULL };
 
-static int is_help(const char *s)
+static const struct opt_def diff_option_defs[] = {
+	{ "op", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "OP",
+	  "the operator to compare (needed when RUN_A/RUN_B are batch directories holding "
+	  "several operators)" },
+	{ "shape", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "S",
+	  "only the shape directory S (e.g. 1024x1024)" },
+	{ "stage", NULL, NULL, "ttgir", OPT_CHOICE, stages, 0, 0, "STAGE",
+	  "the IR stage to compare (cubin: sizes and hashes, not a text diff)" },
+	{ "stat", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "instead of the diffs, one line per variant that differs: its status, the lines "
+	  "added and removed, both sizes (git diff --stat's idea)" },
+	{ "format", NULL, NULL, "table", OPT_CHOICE, output_formats, 0, 0, "FORMAT",
+	  "with --stat, what standard output gets: table, json (schema_version 1, every "
+	  "variant), csv (every variant) or md (Markdown for a pull request)" },
+	{ "wide", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "with --stat, never cut the variant column to the terminal's width" },
+	{ "color", NULL, "FLAGGEMS_PERF_COLOR", "auto", OPT_CHOICE, colors, 0, 0, "WHEN",
+	  "colour the diff (NO_COLOR honoured)" },
+	{ NULL },
+};
+
+static const struct cmd_exit layout_exits[] = {
+	{ "0", "laid out" },
+	{ "2", "bad command line" },
+	{ "7", "could not write RUN/ttgir/, or a file could not be read" },
+	{ "8", "the path is not a run directory, or the run captured no IR" },
+	{ NULL, NULL },
+};
+
+static const struct cmd_exit diff_exits[] = {
+	{ "0", "no difference" },
+	{ "1", "the IR differs: a pair differs or a variant exists on one side only" },
+	{ "2", "bad command line" },
+	{ "7", "a file could not be read, or standard output not written" },
+	{ "8", "no data: a path is not a run directory (nor a batch of runs), or a run "
+	       "captured no IR" },
+	{ "9", "the runs measured different operators (and no --op names one present in both)" },
+	{ NULL, NULL },
+};
+
+static const struct cmd_exit fingerprint_exits[] = {
+	{ "0", "every run fingerprinted" },
+	{ "2", "bad command line" },
+	{ "7", "a file could not be read" },
+	{ "8", "at least one path is not a run (nor a batch of runs) or had no IR" },
+	{ NULL, NULL },
+};
+
+static const struct cmd_doc layout_doc = {
+	.name = "layout",
+	.summary = "(re-)build RUN/ttgir/ from RUN/ir/ and say what it holds",
+	.synopsis = "RUN",
+	.about = "Lay out the IR a run staged (RUN/ir/) as RUN/ttgir/<shape>/<kernel>/\n"
+		 "<variant>.<stage> with index.tsv and naming.md, beside the old layout, then\n"
+		 "swapped in: the same inputs give the same tree, byte for byte.\n",
+	.exits = layout_exits,
+	.positional = CMD_ARG_DIR,
+};
+
+static const struct cmd_doc diff_doc = {
+	.name = "diff",
+	.summary = "pair the variants of two runs and show what differs",
+	.synopsis = "RUN_A RUN_B [--op OP] [--shape S] [--stage STAGE] [--color WHEN]\n"
+		    "RUN_A RUN_B --stat [--format table|json|csv|md] [options]",
+	.about = "Pair the laid-out variants of two runs by <shape>/<kernel>/<variant>; list\n"
+		 "those on one side only, show a unified diff (diff -u) of each pair whose files\n"
+		 "differ (cubin: sizes and XXH3 hashes), end with a one-line summary. With\n"
+		 "--stat, one line per variant that differs instead, in --format.\n",
+	.opts = diff_option_defs,
+	.exits = diff_exits,
+	.positional = CMD_ARG_DIR,
+};
+
+static const struct cmd_doc fingerprint_doc = {
+	.name = "fingerprint",
+	.summary = "one XXH3-64 of every stage file of a run: equal means byte-identical IR",
+	.synopsis = "RUN [RUN...]",
+	.about = "One XXH3-64 over the relative paths and contents of every stage file under\n"
+		 "RUN/ttgir/: prints <op> TAB <hex> TAB <files>; a batch directory (runs one or\n"
+		 "two levels down) gives one line per run.\n",
+	.exits = fingerprint_exits,
+	.positional = CMD_ARG_DIR,
+};
+
+static const struct cmd_doc *const ir_subs[] = { &layout_doc, &diff_doc, &fingerprint_doc, NULL };
+
+static const struct cmd_exit ir_exits[] = {
+	{ "0", "done; (diff) no difference" },
+	{ "1", "(diff) the IR differs" },
+	{ "2", "bad command line" },
+	{ "7", "a file could not be written or read" },
+	{ "8", "no data: not a run directory (nor a batch of runs), or no IR" },
+	{ "9", "(diff) the runs measured different operators" },
+	{ NULL, NULL },
+};
+
+const struct cmd_doc ir_doc = {
+	.name = "ir",
+	.summary = "lay out, diff and fingerprint the IR (ttgir, ptx, ...) of runs",
+	.about = "The IR of a run: RUN/ttgir/<shape>/<kernel>/<variant>.<stage> (ttir, ttgir,\n"
+		 "llir, ptx, cubin), index.tsv (every compiled variant, autotune sweep losers too)\n"
+		 "and naming.md (the legend of the names), laid out from the ir/ staging of\n"
+		 "`zlb run`. diff and fingerprint read a run's ttgir/; a run that has ir/ staging\n"
+		 "but no ttgir/ (an older run) is laid out on the fly in a temporary directory,\n"
+		 "the run itself is not changed.\n",
+	.exits = ir_exits,
+	.subs = ir_subs,
+};
+
+/* --help or --version among a sub-command's arguments: its exit status, or -1. */
+static int help_or_version(int argc, char **argv, const char *path, const struct cmd_doc *doc)
 {
-	return !strcmp(s, "--help") || !strcmp(s, "-h") || !strcmp(s, "help");
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return cli_help(path, doc);
+		if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version"))
+			return cli_version();
+	}
+	return -1;
 }
 
 /* ---- layout ---------------------------------------------------------------- */
@@ -76,19 +156,18 @@ static int ir_layout_cmd(int argc, char **argv)
 	char *tree;
 	int r;
 
+	if ((r = help_or_version(argc, argv, "ir layout", &layout_doc)) >= 0)
+		return r;
 	for (int i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
-			usage(stdout);
-			return ZLB_EXIT_OK;
-		}
 		if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("ir", "unknown option '%s' for layout", argv[i]);
+			return usage_error("ir layout", "unknown option '%s'", argv[i]);
 		if (run)
-			return usage_error("ir", "layout takes one run directory; '%s' is one too many", argv[i]);
+			return usage_error("ir layout", "takes one run directory; '%s' is one too many",
+					   argv[i]);
 		run = argv[i];
 	}
 	if (!run)
-		return usage_error("ir", "layout needs a run directory");
+		return usage_error("ir layout", "which run? zlb ir layout RUN");
 	if (!is_dir(run)) {
 		fprintf(stderr, "zlb ir layout: '%s' is not a directory\n", run);
 		return ZLB_EXIT_NO_DATA;
@@ -104,14 +183,15 @@ static int ir_layout_cmd(int argc, char **argv)
 		return ZLB_EXIT_IO;
 	}
 	if (r == 1) {
-		printf("%s\n", rep.why);
+		fprintf(stderr, "zlb ir layout: %s\n", rep.why);
 		return ZLB_EXIT_NO_DATA;
 	}
 	tree = path_join(run, IR_TREE_DIR);
-	printf("%s: %zu variants (%zu files) in %zu shapes, %zu kernels; "
-	       "%zu sweep losers and %zu other unlaunched variants listed in %s\n",
-	       tree, rep.variants, rep.files, rep.shapes, rep.kernels, rep.sweep_losers,
-	       rep.unlaunched, IR_INDEX_FILE);
+	printf("%s: %zu variant%s (%zu file%s) in %zu shape%s, %zu kernel%s; "
+	       "%zu sweep loser%s and %zu other unlaunched variant%s listed in %s\n",
+	       tree, rep.variants, PLURAL(rep.variants), rep.files, PLURAL(rep.files), rep.shapes,
+	       PLURAL(rep.shapes), rep.kernels, PLURAL(rep.kernels), rep.sweep_losers,
+	       PLURAL(rep.sweep_losers), rep.unlaunched, PLURAL(rep.unlaunched), IR_INDEX_FILE);
 	if (rep.no_files)
 		printf("note: %zu launched variants had no staged file (listed in %s, "
 		       "nothing to keep)\n", rep.no_files, IR_INDEX_FILE);
@@ -189,64 +269,97 @@ static int pick_run(const char *side, const char *path, const char *op, char **r
 	return rc;
 }
 
-static int stage_ok(const char *s)
+/* --stat: the variants that differ, in the format asked for (files first: there are none). */
+static int diff_stat(const struct ir_view *view, char *const *run, const struct ir_diff_opts *o,
+		     enum output_format format, size_t width, int color, int *differs)
 {
-	static const char *const known[] = { "ttgir", "ttir", "llir", "ptx", "cubin", NULL };
+	struct ir_diff_stat st;
+	struct strbuf out = STRBUF_INIT;
 
-	for (int i = 0; known[i]; i++)
-		if (!strcmp(s, known[i]))
-			return 1;
-	return 0;
+	if (ir_diff_stat_trees(view[0].tree, view[1].tree, o, &st)) {
+		fprintf(stderr, "zlb ir diff: %s\n", last_error());
+		ir_diff_stat_release(&st);
+		return ZLB_EXIT_IO;
+	}
+	switch (format) {
+	case OUTPUT_TABLE:
+		strbuf_addf(&out, "A: %s\nB: %s\n", run[0], run[1]);
+		ir_diff_stat_table(&st, width, color, &out);
+		break;
+	case OUTPUT_JSON: {
+		json_t *j = ir_diff_stat_json(&st, run[0], run[1]);
+
+		output_json(&out, j);
+		json_decref(j);
+		break;
+	}
+	case OUTPUT_CSV:
+		ir_diff_stat_csv(&st, &out);
+		break;
+	case OUTPUT_MD:
+		ir_diff_stat_md(&st, run[0], run[1], &out);
+		break;
+	}
+	*differs = st.sum.differing || st.sum.only_a || st.sum.only_b;
+	output_stdout(&out);
+	strbuf_release(&out);
+	ir_diff_stat_release(&st);
+	return ZLB_EXIT_OK;
 }
 
 static int ir_diff_cmd(int argc, char **argv)
 {
-	const char *pos[2] = { NULL, NULL }, *op = NULL, *shape = NULL, *stage = "ttgir";
-	const char *color = getenv("FLAGGEMS_PERF_COLOR");
+	struct opt_values v = { 0 };
+	struct strvec pos = STRVEC_INIT;
+	const char *op, *shape, *stage, *color;
 	char *run[2] = { NULL, NULL }, *run_op[2] = { NULL, NULL };
 	struct ir_view view[2];
 	struct ir_diff_opts o = { 0 };
 	struct ir_diff_summary s;
 	struct strbuf line = STRBUF_INIT;
-	int npos = 0, rc = ZLB_EXIT_OK;
+	enum output_format format;
+	int want, rc = ZLB_EXIT_OK, stat, differs = 0;
 
 	memset(view, 0, sizeof(view));
-	for (int i = 1; i < argc; i++) {
-		int t;
-		if (is_help(argv[i])) {
-			usage(stdout);
-			return ZLB_EXIT_OK;
-		}
-		if ((t = opt_take(argc, argv, &i, "--op", &op)) ||
-		    (t = opt_take(argc, argv, &i, "--shape", &shape)) ||
-		    (t = opt_take(argc, argv, &i, "--stage", &stage)) ||
-		    (t = opt_take(argc, argv, &i, "--color", &color))) {
-			if (t < 0)
-				return usage_error("ir", "option '%s' needs a value", argv[i]);
-			continue;
-		}
-		if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("ir", "unknown option '%s' for diff", argv[i]);
-		if (npos == 2)
-			return usage_error("ir", "diff compares two runs; '%s' is a third", argv[i]);
-		pos[npos++] = argv[i];
+	/* the colour's variable is the table's default, as for every other command */
+	if (options_parse(diff_option_defs, argc, argv, environ, &v, &pos, &want)) {
+		rc = usage_error("ir diff", "%s", last_error());
+		goto out;
 	}
-	if (npos < 2)
-		return usage_error("ir", "diff needs two run directories");
-	if (!stage_ok(stage))
-		return usage_error("ir", "--stage must be ttgir, ttir, llir, ptx or cubin, not '%s'", stage);
-	if (!color || !*color)
-		color = "auto";
-	if (!term_color_setting_valid(color))
-		return usage_error("ir", "--color (or FLAGGEMS_PERF_COLOR) must be auto, always or never, "
-				 "not '%s'", color);
-	if (op && !*op)
-		return usage_error("ir", "--op needs an operator name");
-	if (shape && !*shape)
-		return usage_error("ir", "--shape needs a shape directory name");
+	if (want != OPT_WANT_NOTHING) {
+		rc = want == OPT_WANT_HELP ? cli_help("ir diff", &diff_doc) : cli_version();
+		goto out;
+	}
+	op = opt_get(diff_option_defs, &v, "op");
+	shape = opt_get(diff_option_defs, &v, "shape");
+	stage = opt_get(diff_option_defs, &v, "stage");
+	color = opt_get(diff_option_defs, &v, "color");
+	stat = opt_get(diff_option_defs, &v, "stat") != NULL;
+	format = output_format_of(opt_get(diff_option_defs, &v, "format"));
+	if (pos.nr < 2) {
+		rc = usage_error("ir diff", "compares two run directories: zlb ir diff RUN_A RUN_B");
+		goto out;
+	}
+	if (pos.nr > 2) {
+		rc = usage_error("ir diff", "compares two runs; '%s' is a third", pos.v[2]);
+		goto out;
+	}
+	if (!stat && (format != OUTPUT_TABLE || opt_get(diff_option_defs, &v, "wide"))) {
+		rc = usage_error("ir diff", "--format and --wide are for --stat (the unified diff "
+				 "is text)");
+		goto out;
+	}
+	if (op && !*op) {
+		rc = usage_error("ir diff", "--op needs an operator name");
+		goto out;
+	}
+	if (shape && !*shape) {
+		rc = usage_error("ir diff", "--shape needs a shape directory name");
+		goto out;
+	}
 
 	for (int k = 0; k < 2 && !rc; k++)
-		rc = pick_run(k ? "B" : "A", pos[k], op, &run[k], &run_op[k]);
+		rc = pick_run(k ? "B" : "A", pos.v[k], op, &run[k], &run_op[k]);
 	if (rc)
 		goto out;
 	if (strcmp(run_op[0], run_op[1])) {
@@ -270,11 +383,17 @@ static int ir_diff_cmd(int argc, char **argv)
 
 	o.stage = stage;
 	o.shape = shape;
-	o.color = term_color_wanted(1, color);
+	o.color = (!stat || format == OUTPUT_TABLE) && term_color_wanted(1, color);
 	o.label_a = "a";
 	o.label_b = "b";
+	if (stat) {
+		rc = diff_stat(view, run, &o, format, opt_get(diff_option_defs, &v, "wide") ? 0 :
+			       term_columns(STDOUT_FILENO), o.color, &differs);
+		if (!rc && differs)
+			rc = ZLB_EXIT_DIFFERENT;
+		goto out;
+	}
 	printf("A: %s\nB: %s\n", run[0], run[1]);
-	fflush(stdout);
 	if (ir_diff_trees(view[0].tree, view[1].tree, &o, stdout, &s)) {
 		fflush(stdout);
 		fprintf(stderr, "zlb ir diff: %s\n", last_error());
@@ -296,6 +415,8 @@ out:
 		free(run[k]);
 		free(run_op[k]);
 	}
+	opt_values_release(&v);
+	strvec_clear(&pos);
 	strbuf_release(&line);
 	return rc;
 }
@@ -331,17 +452,16 @@ static int ir_fingerprint_cmd(int argc, char **argv)
 {
 	int rc = ZLB_EXIT_OK, nargs = 0;
 
+	if ((rc = help_or_version(argc, argv, "ir fingerprint", &fingerprint_doc)) >= 0)
+		return rc;
+	rc = ZLB_EXIT_OK;
 	for (int i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
-			usage(stdout);
-			return ZLB_EXIT_OK;
-		}
 		if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("ir", "unknown option '%s' for fingerprint", argv[i]);
+			return usage_error("ir fingerprint", "unknown option '%s'", argv[i]);
 		nargs++;
 	}
 	if (!nargs)
-		return usage_error("ir", "fingerprint needs at least one run directory");
+		return usage_error("ir fingerprint", "which runs? zlb ir fingerprint RUN [RUN...]");
 
 	for (int i = 1; i < argc; i++) {
 		struct strvec runs = STRVEC_INIT, labels = STRVEC_INIT;
@@ -398,17 +518,15 @@ int cmd_ir(int argc, char **argv)
 	int rc;
 
 	if (argc < 2) {
-		usage(stderr);
+		usage_error("ir", "which one? zlb ir layout|diff|fingerprint ...");
 		return ZLB_EXIT_USAGE;
 	}
-	if (is_help(argv[1])) {
-		usage(stdout);
-		return ZLB_EXIT_OK;
-	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
+		return cli_help("ir", &ir_doc);
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
+		return cli_version();
 	/* Library errors are reported once, here, with the command's name. */
 	set_error_routine(error_quiet);
-	/* A closed pipe (zlb ir diff | head) ends quietly. */
-	signal(SIGPIPE, SIG_DFL);
 	if (!strcmp(argv[1], "layout"))
 		rc = ir_layout_cmd(argc - 1, argv + 1);
 	else if (!strcmp(argv[1], "diff"))
@@ -417,6 +535,5 @@ int cmd_ir(int argc, char **argv)
 		rc = ir_fingerprint_cmd(argc - 1, argv + 1);
 	else
 		rc = usage_error("ir", "'%s' is not an ir command (layout, diff, fingerprint)", argv[1]);
-	fflush(stdout);
 	return rc;
 }

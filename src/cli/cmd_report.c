@@ -20,9 +20,9 @@ extern char **environ;
 
 static const struct opt_def report_option_defs[] = {
 	{ "out", "output", NULL, NULL, OPT_STRING, NULL, 0, 0, "FILE",
-	  "where the page goes (also -o FILE); required. Its directory is created; a file "
+	  "where the page goes; required. Its directory is created; a file "
 	  "already there is replaced. '-' writes the page to standard output. Links to IR "
-	  "files are relative to FILE's directory" },
+	  "files are relative to FILE's directory", .short_name = 'o' },
 	{ "threshold", NULL, NULL, NULL, OPT_REAL, NULL, 0, 0, "PCT",
 	  "an A/B's band of no practical difference, in percent (default: 1, or the one "
 	  "the A/B directory was compared with)", NULL, 0.0, 50.0 },
@@ -32,52 +32,41 @@ static const struct opt_def report_option_defs[] = {
 	{ NULL },
 };
 
-static const char usage_head[] =
-	"usage: zlb report RUN -o FILE\n"
-	"       zlb report BATCH -o FILE\n"
-	"       zlb report AB_DIR -o FILE\n"
-	"       zlb report A B -o FILE\n"
-	"\n"
-	"Write one self-contained HTML page (no script, nothing loaded from elsewhere;\n"
-	"plots drawn by zlb as SVG, each with its table beside it; printable):\n"
-	"  RUN     a run directory of zlb run: latency against input size per dtype,\n"
-	"          torch and gems, every row, the caliber and provenance;\n"
-	"  BATCH   a directory of zlb batch: operators by status, the distribution of\n"
-	"          speedups, the slowest and fastest operators, the rows not graph-timed,\n"
-	"          every operator;\n"
-	"  AB_DIR  a directory of zlb ab, or A B (two runs or batches, compared here as\n"
-	"          zlb compare does): a forest plot of B/A per row with its 95% interval,\n"
-	"          the SAME band and the verdicts, flagged rows (fallback, memcpy, empty\n"
-	"          graph, K differs, ...), both sides' calibers and provenance side by\n"
-	"          side, and per operator the IR verdict with links to the stage files\n"
-	"          that differ.\n"
-	"Nothing is read through a symbolic link that leads out of the directory\n"
-	"reported; every name from the data is escaped.\n"
-	"\n"
-	"options:\n";
+static const struct cmd_exit report_exits[] = {
+	{ "0", "the page was written (whatever the verdicts: zlb compare judges, this shows)" },
+	{ "2", "bad command line (no -o, not one or two directories, an unknown option)" },
+	{ "4", "A B: the calibers differ (named on stderr); --allow-caliber-mismatch reports "
+	       "anyway" },
+	{ "7", "the page could not be written" },
+	{ "8", "nothing to report: not a run, batch or A/B directory, no rows to pair, a file "
+	       "that cannot be read, or a link out of the directory" },
+	{ NULL, NULL },
+};
 
-static const char usage_tail[] =
-	"\n"
-	"exit codes:\n"
-	"  0    the page was written (whatever the verdicts: zlb compare judges, this shows)\n"
-	"  2    bad command line (no -o, not one or two directories, an unknown option)\n"
-	"  4    A B: the calibers differ (named on stderr); --allow-caliber-mismatch\n"
-	"       reports anyway\n"
-	"  7    the page could not be written\n"
-	"  8    nothing to report: not a run, batch or A/B directory, no rows to pair,\n"
-	"       a file that cannot be read, or a link out of the directory\n";
-
-static void usage(FILE *out)
-{
-	fputs(usage_head, out);
-	options_usage(out, report_option_defs);
-	fputs(usage_tail, out);
-}
-
-static void say(const char *prefix, const char *msg)
-{
-	fprintf(stderr, "zlb report: %s%s\n", prefix, msg);
-}
+const struct cmd_doc report_doc = {
+	.name = "report",
+	.summary = "one self-contained HTML page with plots of a run, batch or A/B",
+	.synopsis = "RUN -o FILE\nBATCH -o FILE\nAB_DIR -o FILE\nA B -o FILE",
+	.about =
+		"Write one self-contained HTML page (no script, nothing loaded from elsewhere;\n"
+		"plots drawn by zlb as SVG, each with its table beside it; printable):\n"
+		"  RUN     a run directory of zlb run: latency against input size per dtype,\n"
+		"          torch and gems, every row, the caliber and provenance;\n"
+		"  BATCH   a directory of zlb batch: operators by status, the distribution of\n"
+		"          speedups, the slowest and fastest operators, the rows not graph-timed,\n"
+		"          every operator;\n"
+		"  AB_DIR  a directory of zlb ab, or A B (two runs or batches, compared here as\n"
+		"          zlb compare does): a forest plot of B/A per row with its 95% interval,\n"
+		"          the SAME band and the verdicts, flagged rows (fallback, memcpy, empty\n"
+		"          graph, K differs, ...), both sides' calibers and provenance side by\n"
+		"          side, and per operator the IR verdict with links to the stage files\n"
+		"          that differ.\n"
+		"Nothing is read through a symbolic link that leads out of the directory\n"
+		"reported; every name from the data is escaped.\n",
+	.opts = report_option_defs,
+	.exits = report_exits,
+	.positional = CMD_ARG_DIR,
+};
 
 /* The directory FILE will be in, created and resolved: the base of the page's links. */
 static char *link_base_of(const char *out)
@@ -119,23 +108,20 @@ int cmd_report(int argc, char **argv)
 {
 	struct report_opts ro = REPORT_OPTS_INIT;
 	struct opt_values opts = { 0 };
-	struct strvec pos = STRVEC_INIT, args = STRVEC_INIT;
+	struct strvec pos = STRVEC_INIT;
 	struct strbuf html = STRBUF_INIT;
 	const char *out, *thr, *allow;
 	char *base = NULL;
 	json_t *now = NULL;
-	int help, rc = ZLB_EXIT_OK;
+	int want, rc = ZLB_EXIT_OK;
 
-	/* -o FILE, as cc and curl spell it: the option table knows long names only */
-	for (int i = 0; i < argc; i++)
-		strvec_push(&args, i && !strcmp(argv[i], "-o") ? "--out" : argv[i]);
 	set_error_routine(error_quiet);	/* an option problem is reported once, below */
-	if (options_parse(report_option_defs, (int)args.nr, args.v, environ, &opts, &pos, &help)) {
+	if (options_parse(report_option_defs, argc, argv, environ, &opts, &pos, &want)) {
 		rc = usage_error("report", "%s", last_error());
 		goto out;
 	}
-	if (help) {
-		usage(stdout);
+	if (want != OPT_WANT_NOTHING) {
+		rc = want == OPT_WANT_HELP ? cli_help("report", &report_doc) : cli_version();
 		goto out;
 	}
 	if (pos.nr < 1 || pos.nr > 2) {
@@ -173,7 +159,6 @@ int cmd_report(int argc, char **argv)
 	now = identity_now();
 	ro.generated_at = json_string_value(now);
 
-	set_warning_routine(say);	/* a bad line of a run's file, as it is met */
 	rc = report_build((const char *const *)pos.v, (int)pos.nr, &ro, &html);
 	if (rc) {
 		fprintf(stderr, "zlb report: %s\n", last_error());
@@ -182,11 +167,9 @@ int cmd_report(int argc, char **argv)
 	if (write_page(out, &html))
 		rc = ZLB_EXIT_IO;
 out:
-	set_error_routine(NULL);
-	set_warning_routine(NULL);
+	cli_report_errors("report");
 	opt_values_release(&opts);
 	strvec_clear(&pos);
-	strvec_clear(&args);
 	strbuf_release(&html);
 	json_decref(now);
 	free(base);

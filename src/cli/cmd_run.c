@@ -1,7 +1,6 @@
 /*
  * zlb run: measure one FlagGems operator end to end.
  */
-#include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,39 +16,43 @@
 
 extern char **environ;
 
-static const char usage_head[] =
-	"usage: zlb run [OP] [options]\n"
-	"       zlb run --test-node PATH/benchmark/test_x.py::test_op [options]\n"
-	"\n"
-	"Measure one FlagGems operator (torch vs gems) into runs/<op>_<YYYYmmdd-HHMMSS>/:\n"
-	"run.log (ANSI-free), run_identity.json, shapes.yaml, results.jsonl, events.jsonl.\n"
-	"Every option also reads the environment variable named below as its default.\n"
-	"\n"
-	"options:\n";
+static const struct cmd_exit run_exits[] = {
+	{ "0", "every selected benchmark ran and passed" },
+	{ "1", "pytest reported failed tests" },
+	{ "2", "bad command line or option value (nothing started)" },
+	{ "3", "a preflight check failed (PREFLIGHT_FAILED check=<name>; nothing started)" },
+	{ "5", "pytest collected no test" },
+	{ "6", "pytest itself failed (usage or internal error)" },
+	{ "7", "zlb could not write its run directory" },
+	{ "130", "interrupted (Ctrl-C / SIGTERM); the run directory keeps what was written" },
+	{ "128+N", "pytest was killed by signal N (e.g. 139: SIGSEGV)" },
+	{ NULL, NULL },
+};
 
-static const char usage_tail[] =
-	"\n"
-	"exit codes:\n"
-	"  0    every selected benchmark ran and passed\n"
-	"  1    pytest reported failed tests\n"
-	"  2    bad command line or option value (nothing started)\n"
-	"  3    a preflight check failed (PREFLIGHT_FAILED check=<name>; nothing started)\n"
-	"  5    pytest collected no test\n"
-	"  6    pytest itself failed (usage or internal error)\n"
-	"  7    zlb could not write its run directory\n"
-	"  130  interrupted (Ctrl-C / SIGTERM); the run directory keeps what was written\n"
-	"  128+N  pytest was killed by signal N (e.g. 139: SIGSEGV)\n";
-
-static void usage(FILE *out)
+static char *backends_note(void)
 {
-	char *backends = backend_names_help();
+	char *names = backend_names_help(), *text = xstrfmt("backends: %s\n", names);
 
-	fputs(usage_head, out);
-	options_usage(out, run_option_defs);
-	fprintf(out, "\nbackends: %s\n", backends);
-	fputs(usage_tail, out);
-	free(backends);
+	free(names);
+	return text;
 }
+
+const struct cmd_doc run_doc = {
+	.name = "run",
+	.summary = "measure one FlagGems operator into runs/<op>_<time>/",
+	.synopsis = "[OP] [options]\n--test-node PATH/benchmark/test_x.py::test_op [options]",
+	.about =
+		"Measure one FlagGems operator (torch vs gems) into runs/<op>_<YYYYmmdd-HHMMSS>/:\n"
+		"run.log (the whole output, ANSI-free), run_identity.json, shapes.yaml,\n"
+		"results.jsonl, events.jsonl, autotune_records/, ir/ and ttgir/. The terminal\n"
+		"shows zlb's header, the result tables, markers, failures and the summary;\n"
+		"-v adds pytest's own output, -q leaves only the result line and errors.\n"
+		"Every option also reads the environment variable named below as its default.\n",
+	.opts = run_option_defs,
+	.extra = backends_note,
+	.exits = run_exits,
+	.positional = CMD_ARG_NONE,
+};
 
 int cmd_run(int argc, char **argv)
 {
@@ -63,14 +66,11 @@ int cmd_run(int argc, char **argv)
 	set_error_routine(error_quiet);
 	rc = run_config_parse(&cfg, argc, argv, environ, &raw);
 	if (rc) {
-		if (rc > 0)
-			usage(stdout);
-		else
-			fprintf(stderr, "zlb run: %s\n       (zlb run --help lists the options)\n",
-				last_error());
+		rc = rc == 1 ? cli_help("run", &run_doc) : rc == 2 ? cli_version() :
+		     usage_error("run", "%s", last_error());
 		opt_values_release(&raw);
 		run_config_release(&cfg);
-		return rc > 0 ? ZLB_EXIT_OK : ZLB_EXIT_USAGE;
+		return rc;
 	}
 	opt_values_release(&raw);
 	if (cfg.print_engine_env) {
@@ -82,9 +82,6 @@ int cmd_run(int argc, char **argv)
 		run_config_release(&cfg);
 		return ZLB_EXIT_OK;
 	}
-	/* A closed pipe on our stdout must not kill the run (and its children). */
-	signal(SIGPIPE, SIG_IGN);
-
 	rc = preflight_run(&pf, &cfg, environ);
 	if (rc) {
 		color = term_color_wanted(2, cfg.color);

@@ -1,6 +1,8 @@
 /*
- * zlb summary BATCH: one CSV line per measurement of a batch, and a short
- * report (src/batch/summary.h for what is read and how).
+ * zlb summary BATCH: one line per measurement of a batch, the counts and
+ * remarks per operator (src/batch/summary.h for what is read and how), on
+ * standard output in the format asked for; summary.csv and summary.json
+ * in --out DIR when asked.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/usage.h"
 #include "lib/error.h"
 #include "lib/options.h"
@@ -22,64 +25,52 @@ extern char **environ;
 static const char *const colors[] = { "auto", "always", "never", NULL };
 
 static const struct opt_def summary_option_defs[] = {
-	{ "out", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "FILE",
-	  "the table (default BATCH/summary.csv); summary.json goes beside it as FILE's "
-	  ".csv replaced by .json" },
+	{ "format", NULL, NULL, "table", OPT_CHOICE, output_formats, 0, 0, "FORMAT",
+	  "what standard output gets: table (the report for a terminal), json (what "
+	  "summary.json holds), csv (what summary.csv holds: one line per measurement) or "
+	  "md (Markdown for a pull request)" },
+	{ "out", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "also write DIR/summary.csv and DIR/summary.json (DIR is created; BATCH itself "
+	  "is a good place); without it no file is written" },
 	{ "color", NULL, "FLAGGEMS_PERF_COLOR", "auto", OPT_CHOICE, colors, 0, 0, "WHEN",
-	  "colour the report (NO_COLOR honoured)" },
+	  "colour the table report (NO_COLOR honoured)" },
 	{ NULL },
 };
 
-static const char usage_head[] =
-	"usage: zlb summary BATCH [options]\n"
-	"\n"
-	"Summarise a batch directory of zlb batch (or an older one) into BATCH/summary.csv:\n"
-	"one line per measurement row of every operator's results.jsonl (repo, op, the\n"
-	"operator's status from ops_status.csv, op_name, dtype, shape_detail, row_status,\n"
-	"torch and gems latency in ms, speedup, the row's timer and markers) and op_remarks,\n"
-	"per operator: no_cudagraph_rows=N (rows not graph-timed), replay_fallback=N\n"
-	"(AUTOTUNE_REPLAY_FALLBACK events), bad_lines=N, no_run_dir, no_results,\n"
-	"not_in_ops_status, then ops_status.csv's remarks (dtype_fallback, ...). An operator\n"
-	"without rows (FAIL, TIMEOUT, SKIP) gets one line with its status. Without\n"
-	"ops_status.csv the run directories BATCH/<repo>/<op>/ are summarised alone.\n"
-	"The report's worst and best speedups leave out rows with GRAPH_NO_KERNELS (the\n"
-	"graph held no kernel node), GRAPH_MEMCPY_NODES or GRAPH_MEMSET_NODES (the copy\n"
-	"engine), and say how many.\n"
-	"summary.json beside the table holds its format version and the counts.\n"
-	"Can be run again at any time; the files are replaced atomically.\n"
-	"\n"
-	"options:\n";
+static const struct cmd_exit summary_exits[] = {
+	{ "0", "summarised (and the files written, with --out)" },
+	{ "2", "bad command line" },
+	{ "7", "summary.csv or summary.json could not be written, or standard output" },
+	{ "8", "nothing to summarise: BATCH is not a directory, holds no operator, or its "
+	       "ops_status.csv cannot be read" },
+	{ NULL, NULL },
+};
 
-static const char usage_tail[] =
-	"\n"
-	"exit codes:\n"
-	"  0    summary.csv and summary.json written\n"
-	"  2    bad command line\n"
-	"  7    summary.csv or summary.json could not be written\n"
-	"  8    nothing to summarise: BATCH is not a directory, holds no operator, or its\n"
-	"       ops_status.csv cannot be read\n";
-
-static void usage(FILE *out)
-{
-	fputs(usage_head, out);
-	options_usage(out, summary_option_defs);
-	fputs(usage_tail, out);
-}
-
-static void report(const char *prefix, const char *msg)
-{
-	fprintf(stderr, "zlb summary: %s%s\n", prefix, msg);
-}
-
-/* FILE.csv -> FILE.json; any other FILE -> FILE.json appended. */
-static char *json_beside(const char *csv)
-{
-	size_t n = strlen(csv);
-
-	if (ends_with(csv, ".csv"))
-		return xstrfmt("%.*s.json", (int)(n - 4), csv);
-	return xstrfmt("%s.json", csv);
-}
+const struct cmd_doc summary_doc = {
+	.name = "summary",
+	.summary = "one line per measurement of a batch, remarks per operator",
+	.synopsis = "BATCH [--format table|json|csv|md] [--out DIR]",
+	.about =
+		"Summarise a batch directory of zlb batch (or an older one): one line per\n"
+		"measurement row of every operator's results.jsonl (repo, op, the operator's\n"
+		"status from ops_status.csv, op_name, dtype, shape_detail, row_status, torch\n"
+		"and gems latency in ms, speedup, the row's timer and markers) and op_remarks,\n"
+		"per operator: no_cudagraph_rows=N (rows not graph-timed), replay_fallback=N\n"
+		"(AUTOTUNE_REPLAY_FALLBACK events), bad_lines=N, no_run_dir, no_results,\n"
+		"not_in_ops_status, then ops_status.csv's remarks (dtype_fallback, ...). An\n"
+		"operator without rows (FAIL, TIMEOUT, SKIP) gets one line with its status.\n"
+		"Without ops_status.csv the run directories BATCH/<repo>/<op>/ are summarised\n"
+		"alone. The report's worst and best speedups leave out rows with\n"
+		"GRAPH_NO_KERNELS (the graph held no kernel node), GRAPH_MEMCPY_NODES or\n"
+		"GRAPH_MEMSET_NODES (the copy engine), and say how many.\n"
+		"\n"
+		"Standard output gets the report in --format; files are written only with\n"
+		"--out DIR (summary.csv, and summary.json: its format version and the counts),\n"
+		"atomically, before anything is printed. Can be run again at any time.\n",
+	.opts = summary_option_defs,
+	.exits = summary_exits,
+	.positional = CMD_ARG_DIR,
+};
 
 int cmd_summary(int argc, char **argv)
 {
@@ -89,18 +80,17 @@ int cmd_summary(int argc, char **argv)
 	struct strbuf sb = STRBUF_INIT;
 	char *csv = NULL, *js = NULL;
 	const char *out;
-	int help, rc = ZLB_EXIT_OK, color;
+	enum output_format format;
+	int want, rc = ZLB_EXIT_OK, color;
 
 	summary_init(&s);
 	set_error_routine(error_quiet);	/* an option problem is reported once, below */
-	if (options_parse(summary_option_defs, argc, argv, environ, &opts, &pos, &help)) {
-		fprintf(stderr, "zlb summary: %s\n       (zlb summary --help lists the options)\n",
-			last_error());
-		rc = ZLB_EXIT_USAGE;
+	if (options_parse(summary_option_defs, argc, argv, environ, &opts, &pos, &want)) {
+		rc = usage_error("summary", "%s", last_error());
 		goto out;
 	}
-	if (help) {
-		usage(stdout);
+	if (want != OPT_WANT_NOTHING) {
+		rc = want == OPT_WANT_HELP ? cli_help("summary", &summary_doc) : cli_version();
 		goto out;
 	}
 	if (pos.nr != 1) {
@@ -108,17 +98,15 @@ int cmd_summary(int argc, char **argv)
 				 "which batch? zlb summary BATCH");
 		goto out;
 	}
+	format = output_format_of(opt_get(summary_option_defs, &opts, "format"));
 	out = opt_get(summary_option_defs, &opts, "out");
-	if (out && !*out) {
-		fprintf(stderr, "zlb summary: --out needs a file name\n");
-		rc = ZLB_EXIT_USAGE;
+	if (out && (rc = output_dir_prepare("summary", out)))
 		goto out;
-	}
-	color = term_color_wanted(STDOUT_FILENO, opt_get(summary_option_defs, &opts, "color"));
+	color = format == OUTPUT_TABLE &&
+		term_color_wanted(STDOUT_FILENO, opt_get(summary_option_defs, &opts, "color"));
 
 	/* the library's errors and warnings (file:line of a bad line) as they come */
-	set_error_routine(report);
-	set_warning_routine(report);
+	cli_report_errors("summary");
 
 	switch (summary_load(&s, pos.v[0])) {
 	case 0:
@@ -135,20 +123,38 @@ int cmd_summary(int argc, char **argv)
 		goto out;
 	}
 
-	csv = out ? xstrdup(out) : path_join(s.batch, SUMMARY_CSV);
-	js = json_beside(csv);
-	summary_render(&s, csv, color, &sb);
-	fputs(sb.buf, stdout);
-	fflush(stdout);
-	if (summary_write(&s, csv, js)) {
-		fprintf(stderr, "zlb summary: the summary was not written (exit 7)\n");
-		rc = ZLB_EXIT_IO;
-		goto out;
+	/* The files first: a reader of standard output that leaves early loses none of them. */
+	if (out) {
+		csv = path_join(out, SUMMARY_CSV);
+		js = path_join(out, SUMMARY_JSON);
+		if (summary_write(&s, csv, js)) {
+			fprintf(stderr, "zlb summary: the summary was not written (exit 7)\n");
+			rc = ZLB_EXIT_IO;
+			goto out;
+		}
 	}
-	printf("wrote %s and %s\n", csv, js);
+	switch (format) {
+	case OUTPUT_TABLE:
+		summary_render(&s, csv, color, &sb);
+		if (csv)
+			strbuf_addf(&sb, "wrote %s and %s\n", csv, js);
+		break;
+	case OUTPUT_JSON: {
+		json_t *j = summary_to_json(&s, SUMMARY_CSV);
+
+		output_json(&sb, j);
+		json_decref(j);
+		break;
+	}
+	case OUTPUT_CSV:
+		summary_csv(&s, &sb);
+		break;
+	case OUTPUT_MD:
+		summary_markdown(&s, &sb);
+		break;
+	}
+	output_stdout(&sb);
 out:
-	set_error_routine(NULL);
-	set_warning_routine(NULL);
 	summary_release(&s);
 	opt_values_release(&opts);
 	strvec_clear(&pos);

@@ -27,14 +27,25 @@
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 
-static const char usage_text[] =
-	"usage: zlb task SCRIPT\n"
-	"\n"
-	"What a cluster runs for each task of a `zlb batch --executor slurm`: the\n"
-	"batch's <batch>/.cluster/task starts with `#!<zlb> task`. Run in the batch\n"
-	"directory, it continues the batch with this task's share of the operators\n"
-	"(batch.json cluster.rounds) on the GPUs the task was given; its state goes\n"
-	"to <batch>/.tasks/<array>_<index>/. Exit codes are zlb batch's.\n";
+static const struct cmd_exit task_exits[] = {
+	{ "any", "zlb batch's (zlb batch --help), for this task's share of the operators" },
+	{ "2", "not started by a cluster in a batch directory (no task script, no cluster "
+	       "batch here)" },
+	{ NULL, NULL },
+};
+
+const struct cmd_doc task_doc = {
+	.name = "task",
+	.summary = "one task of a cluster batch, as the cluster starts it (#!zlb task)",
+	.synopsis = "SCRIPT",
+	.about = "What a cluster runs for each task of a `zlb batch --executor slurm`: the\n"
+		 "batch's <batch>/.cluster/task starts with `#!<zlb> task`. Run in the batch\n"
+		 "directory, it continues the batch with this task's share of the operators\n"
+		 "(batch.json cluster.rounds) on the GPUs the task was given; its state goes\n"
+		 "to <batch>/.tasks/<array>_<index>/. A person never needs to type it.\n",
+	.exits = task_exits,
+	.positional = CMD_ARG_FILE,
+};
 
 /* The executor the batch in dir was started with (batch.json options.executor). */
 static const struct executor_ops *batch_executor(const char *dir)
@@ -60,10 +71,10 @@ int cmd_task(int argc, char **argv)
 	struct strvec args = STRVEC_INIT;
 	int index, rc;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs(usage_text, stdout);
-		return ZLB_EXIT_OK;
-	}
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return cli_help("task", &task_doc);
+	if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")))
+		return cli_version();
 	if (argc != 2)
 		return usage_error("task", "give the task script the cluster runs (it names "
 				   "nothing else: the batch is the working directory)");

@@ -101,7 +101,8 @@ static char *caliber_text(const struct compare_run *r, const char *field)
 		return xstrdup("(absent)");
 	if (json_is_string(v))
 		return xstrdup(json_string_value(v));
-	return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	/* 15 digits: a decimal as given (0.97), not its binary neighbour (0.96999999999999997) */
+	return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 }
 
 /* Distinct values of field over the side's runs (of operator group; -1: all) with a caliber. */

@@ -94,10 +94,12 @@ static json_t *counts_json(const struct compare_counts *k)
 	return o;
 }
 
-json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_code)
+json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_code,
+			const struct compare_view *v)
 {
 	json_t *o = json_object(), *set = json_object(), *cal = json_object(), *sum = json_object();
 	json_t *rows = json_array();
+	size_t *idx, nidx = compare_view_rows(c, v, &idx);
 
 	json_object_set_new(o, "schema_version", json_integer(COMPARE_SCHEMA_VERSION));
 	json_object_set_new(o, "kind", json_string("zlb-compare"));
@@ -130,8 +132,12 @@ json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_c
 	json_object_set_new(sum, "regression", json_boolean(c->regression));
 	json_object_set_new(sum, "exit_code", json_integer(exit_code));
 	json_object_set_new(o, "summary", sum);
-	for (size_t i = 0; i < c->nr_rows; i++) {
-		const struct compare_row *row = &c->rows[i];
+	if (v)
+		json_object_set_new(o, "view", json_pack("{s:b, s:s}", "only_changed", v->only_changed,
+							 "sort", v->sort == COMPARE_SORT_NONE ? "paired" :
+							 compare_sort_names[v->sort - 1]));
+	for (size_t x = 0; x < nidx; x++) {
+		const struct compare_row *row = &c->rows[idx[x]];
 		json_t *e = json_object();
 
 		json_object_set_new(e, "op", json_string(row->op));
@@ -153,6 +159,7 @@ json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_c
 		json_array_append_new(rows, e);
 	}
 	json_object_set_new(o, "rows", rows);
+	free(idx);
 	return o;
 }
 
@@ -180,62 +187,70 @@ static void csv_join(struct strbuf *sb, const struct strvec *v)
 	strbuf_release(&j);
 }
 
+void compare_csv(const struct compare *c, const struct compare_view *v, struct strbuf *out)
+{
+	size_t *idx, nidx = compare_view_rows(c, v, &idx);
+
+	strbuf_addstr(out, "op,op_name,dtype,shape_detail,pairing");
+	for (int k = 0; k < COMPARE_KINDS; k++)
+		strbuf_addf(out, ",%1$s_a_ms,%1$s_b_ms,%1$s_ratio,%1$s_ci_low,%1$s_ci_high,%1$s_p,"
+			    "%1$s_q,%1$s_test,%1$s_rounds_a,%1$s_rounds_b,%1$s_verdict", compare_kind_name[k]);
+	strbuf_addstr(out, ",markers_a,markers_b,status_a,status_b\n");
+	for (size_t x = 0; x < nidx; x++) {
+		const struct compare_row *row = &c->rows[idx[x]];
+
+		csv_add_field(out, row->op);
+		strbuf_addch(out, ',');
+		csv_add_field(out, row->op_name);
+		strbuf_addch(out, ',');
+		csv_add_field(out, row->dtype);
+		strbuf_addch(out, ',');
+		csv_add_field(out, row->shape);
+		strbuf_addch(out, ',');
+		csv_add_field(out, row->paired ? "paired" : row->unpaired_reason);
+		for (int k = 0; k < COMPARE_KINDS; k++) {
+			const struct stats_cmp *r = &row->res[k];
+
+			if (!row->has[k]) {
+				strbuf_addstr(out, ",,,,,,,,,,,");
+				continue;
+			}
+			strbuf_addch(out, ',');
+			csv_num(out, 9, 0, r->a_ms);
+			strbuf_addch(out, ',');
+			csv_num(out, 9, 0, r->b_ms);
+			strbuf_addch(out, ',');
+			csv_num(out, 6, 1, r->ratio);
+			strbuf_addch(out, ',');
+			csv_num(out, 6, 1, r->lo);
+			strbuf_addch(out, ',');
+			csv_num(out, 6, 1, r->hi);
+			strbuf_addch(out, ',');
+			csv_num(out, 4, 0, r->p);
+			strbuf_addch(out, ',');
+			csv_num(out, 4, 0, row->q[k]);
+			strbuf_addf(out, ",%s,%zu,%zu,%s", r->test, r->ka, r->kb,
+				    compare_verdict_text(row, k));
+		}
+		strbuf_addch(out, ',');
+		csv_join(out, &row->side[0].markers);
+		strbuf_addch(out, ',');
+		csv_join(out, &row->side[1].markers);
+		strbuf_addch(out, ',');
+		csv_join(out, &row->side[0].statuses);
+		strbuf_addch(out, ',');
+		csv_join(out, &row->side[1].statuses);
+		strbuf_addch(out, '\n');
+	}
+	free(idx);
+}
+
 int compare_write_csv(const struct compare *c, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int rc;
 
-	strbuf_addstr(&sb, "op,op_name,dtype,shape_detail,pairing");
-	for (int k = 0; k < COMPARE_KINDS; k++)
-		strbuf_addf(&sb, ",%1$s_a_ms,%1$s_b_ms,%1$s_ratio,%1$s_ci_low,%1$s_ci_high,%1$s_p,"
-			    "%1$s_q,%1$s_test,%1$s_rounds_a,%1$s_rounds_b,%1$s_verdict", compare_kind_name[k]);
-	strbuf_addstr(&sb, ",markers_a,markers_b,status_a,status_b\n");
-	for (size_t i = 0; i < c->nr_rows; i++) {
-		const struct compare_row *row = &c->rows[i];
-
-		csv_add_field(&sb, row->op);
-		strbuf_addch(&sb, ',');
-		csv_add_field(&sb, row->op_name);
-		strbuf_addch(&sb, ',');
-		csv_add_field(&sb, row->dtype);
-		strbuf_addch(&sb, ',');
-		csv_add_field(&sb, row->shape);
-		strbuf_addch(&sb, ',');
-		csv_add_field(&sb, row->paired ? "paired" : row->unpaired_reason);
-		for (int k = 0; k < COMPARE_KINDS; k++) {
-			const struct stats_cmp *r = &row->res[k];
-
-			if (!row->has[k]) {
-				strbuf_addstr(&sb, ",,,,,,,,,,,");
-				continue;
-			}
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 9, 0, r->a_ms);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 9, 0, r->b_ms);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 6, 1, r->ratio);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 6, 1, r->lo);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 6, 1, r->hi);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 4, 0, r->p);
-			strbuf_addch(&sb, ',');
-			csv_num(&sb, 4, 0, row->q[k]);
-			strbuf_addf(&sb, ",%s,%zu,%zu,%s", r->test, r->ka, r->kb,
-				    compare_verdict_text(row, k));
-		}
-		strbuf_addch(&sb, ',');
-		csv_join(&sb, &row->side[0].markers);
-		strbuf_addch(&sb, ',');
-		csv_join(&sb, &row->side[1].markers);
-		strbuf_addch(&sb, ',');
-		csv_join(&sb, &row->side[0].statuses);
-		strbuf_addch(&sb, ',');
-		csv_join(&sb, &row->side[1].statuses);
-		strbuf_addch(&sb, '\n');
-	}
+	compare_csv(c, NULL, &sb);
 	rc = write_file_atomic(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	return rc;

@@ -9,7 +9,9 @@
 #include <stdint.h>
 
 #include "compare/compare.h"
+#include "compare/compare_report.h"
 #include "lib/strvec.h"
+#include "lib/texttable.h"
 
 /* "gems", "torch": the kinds' names in files and messages. */
 extern const char *const compare_kind_name[COMPARE_KINDS];
@@ -19,5 +21,14 @@ const char *compare_run_op(const struct compare_run *r);
 uint64_t compare_key_hash(const char *key);
 /* The verdict a row's kind k shows: SAME, FASTER, ..., EXCLUDED (compare_report.c). */
 const char *compare_verdict_text(const struct compare_row *row, int k);
+
+/*
+ * The view's paired rows as the report's table (op, dtype, shape, gems A
+ * and B, B/A, interval, q, verdict, torch B/A and verdict, notes), for
+ * the terminal (compare_report.c) or Markdown (compare_md.c); t is
+ * initialised here. Returns the rows in it.
+ */
+size_t compare_build_table(const struct compare *c, const struct compare_view *v,
+			   struct texttable *t);
 
 #endif

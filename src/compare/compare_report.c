@@ -12,9 +12,9 @@
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "lib/term.h"
+#include "lib/texttable.h"
 #include "rundir/markers.h"
 
-#define SHAPE_WIDTH 40
 #define UNPAIRED_SHOWN 20
 
 
@@ -182,25 +182,28 @@ void compare_render_caliber(const struct compare *c, struct strbuf *sb, int colo
 
 /* ---- the table ---------------------------------------------------------------- */
 
+/*
+ * The columns, and how each gives way on a narrow terminal: the operator and
+ * the shape are cut (their whole text is in compare.csv and --format
+ * json/csv), the notes wrap; then the torch control, the latencies and q
+ * are left out, in that order (a line says so). The change, its interval
+ * and the verdict always stay.
+ */
 #define NCOLS 12
-static const char *col_names[NCOLS] = {
-	"op", "dtype", "shape", "A gems ms", "B gems ms", "B/A", "95% CI", "q", "verdict",
-	"torch B/A", "torch", "notes",
+static const struct tt_column table_cols[NCOLS] = {
+	{ "op", 0, TT_CUT, 10, 1, 0 },
+	{ "dtype", 0, TT_KEEP, 0, 1, 0 },
+	{ "shape", 0, TT_CUT, 12, 1, 0 },
+	{ "A gems ms", 1, TT_KEEP, 0, 0, 3 },
+	{ "B gems ms", 1, TT_KEEP, 0, 0, 4 },
+	{ "B/A", 1, TT_KEEP, 0, 0, 0 },
+	{ "95% CI", 0, TT_KEEP, 0, 0, 0 },
+	{ "q", 1, TT_KEEP, 0, 0, 5 },
+	{ "verdict", 0, TT_KEEP, 0, 0, 0 },
+	{ "torch B/A", 1, TT_KEEP, 0, 0, 2 },
+	{ "torch", 0, TT_KEEP, 0, 0, 1 },
+	{ "notes", 0, TT_WRAP, 10, 0, 0 },
 };
-/* right-aligned numeric columns */
-static const int col_right[NCOLS] = { 0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 0, 0 };
-
-struct cell {
-	char *text;
-	int colored;
-	enum term_color color;
-};
-
-static void cell_set(struct cell *c, char *text)
-{
-	c->text = text;
-	c->colored = 0;
-}
 
 static char *interval_text(const struct stats_cmp *r)
 {
@@ -229,13 +232,6 @@ static char *q_text(const struct compare_row *row, int k)
 	if (q < 1e-4)
 		return xstrdup("<1e-4");
 	return xstrfmt("%.2g", q);
-}
-
-static char *shape_text(const char *shape)
-{
-	if (strlen(shape) <= SHAPE_WIDTH)
-		return xstrdup(shape);
-	return xstrfmt("%.*s...", SHAPE_WIDTH - 3, shape);
 }
 
 static char *op_text(const struct compare_row *row)
@@ -268,82 +264,69 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 	return strbuf_detach(&sb, NULL);
 }
 
-static void fill_row(const struct compare_row *row, struct cell *cells, const size_t nruns[2])
+static void fill_row(const struct compare_row *row, struct tt_cell *cells, const size_t nruns[2])
 {
 	const struct stats_cmp *g = &row->res[COMPARE_GEMS], *t = &row->res[COMPARE_TORCH];
 
-	cell_set(&cells[0], op_text(row));
-	cell_set(&cells[1], xstrdup(short_dtype(row->dtype)));
-	cell_set(&cells[2], shape_text(row->shape));
+	tt_set(&cells[0], op_text(row));
+	tt_set(&cells[1], xstrdup(short_dtype(row->dtype)));
+	tt_set(&cells[2], xstrdup(row->shape));
 	if (row->has[COMPARE_GEMS]) {
-		cell_set(&cells[3], xstrfmt("%.6g", g->a_ms));
-		cell_set(&cells[4], xstrfmt("%.6g", g->b_ms));
-		cell_set(&cells[5], change_text(g->ratio));
-		cell_set(&cells[6], interval_text(g));
-		cell_set(&cells[7], q_text(row, COMPARE_GEMS));
-		cell_set(&cells[8], xstrdup(compare_verdict_text(row, COMPARE_GEMS)));
-		cells[8].colored = 1;
-		cells[8].color = row->excluded ? TERM_DIM : verdict_color(row->verdict[COMPARE_GEMS]);
+		tt_set(&cells[3], xstrfmt("%.6g", g->a_ms));
+		tt_set(&cells[4], xstrfmt("%.6g", g->b_ms));
+		tt_set(&cells[5], change_text(g->ratio));
+		tt_set(&cells[6], interval_text(g));
+		tt_set(&cells[7], q_text(row, COMPARE_GEMS));
+		tt_set_colored(&cells[8], xstrdup(compare_verdict_text(row, COMPARE_GEMS)),
+			       row->excluded ? TERM_DIM : verdict_color(row->verdict[COMPARE_GEMS]));
 	} else {
 		for (int i = 3; i <= 8; i++)
-			cell_set(&cells[i], xstrdup("-"));
+			tt_set(&cells[i], xstrdup("-"));
 	}
 	if (row->has[COMPARE_TORCH]) {
-		cell_set(&cells[9], change_text(t->ratio));
-		cell_set(&cells[10], xstrdup(compare_verdict_text(row, COMPARE_TORCH)));
-		cells[10].colored = 1;
-		cells[10].color = row->excluded ? TERM_DIM : verdict_color(row->verdict[COMPARE_TORCH]);
+		tt_set(&cells[9], change_text(t->ratio));
+		tt_set_colored(&cells[10], xstrdup(compare_verdict_text(row, COMPARE_TORCH)),
+			       row->excluded ? TERM_DIM : verdict_color(row->verdict[COMPARE_TORCH]));
 	} else {
-		cell_set(&cells[9], xstrdup("-"));
-		cell_set(&cells[10], xstrdup("-"));
+		tt_set(&cells[9], xstrdup("-"));
+		tt_set(&cells[10], xstrdup("-"));
 	}
-	cell_set(&cells[11], notes_text(row, nruns));
+	tt_set(&cells[11], notes_text(row, nruns));
 }
 
-static void render_table(const struct compare *c, struct strbuf *sb, int color)
+size_t compare_build_table(const struct compare *c, const struct compare_view *v,
+			  struct texttable *t)
 {
-	size_t width[NCOLS], nr = c->paired, nruns[2];
-	struct cell *cells = xcalloc((nr + 1) * NCOLS, sizeof(*cells));
-	size_t r = 0;
+	size_t *idx, n = compare_view_rows(c, v, &idx), shown = 0, nruns[2];
 
-	for (int k = 0; k < NCOLS; k++)
-		cell_set(&cells[k], xstrdup(col_names[k]));
-	for (size_t i = 0; i < c->nr_rows; i++)
-		if (c->rows[i].paired) {
-			nruns[0] = compare_row_runs(c, 0, &c->rows[i]);
-			nruns[1] = compare_row_runs(c, 1, &c->rows[i]);
-			fill_row(&c->rows[i], &cells[(++r) * NCOLS], nruns);
-		}
-	for (int k = 0; k < NCOLS; k++) {
-		width[k] = 0;
-		for (size_t j = 0; j <= nr; j++)
-			if (strlen(cells[j * NCOLS + k].text) > width[k])
-				width[k] = strlen(cells[j * NCOLS + k].text);
+	tt_init(t, table_cols, NCOLS);
+	for (size_t i = 0; i < n; i++) {
+		const struct compare_row *row = &c->rows[idx[i]];
+
+		if (!row->paired)
+			continue;
+		nruns[0] = compare_row_runs(c, 0, row);
+		nruns[1] = compare_row_runs(c, 1, row);
+		fill_row(row, tt_add_row(t), nruns);
+		shown++;
 	}
-	for (size_t j = 0; j <= nr; j++) {
-		struct strbuf line = STRBUF_INIT;
+	free(idx);
+	return shown;
+}
 
-		for (int k = 0; k < NCOLS; k++) {
-			if (k)
-				strbuf_addstr(&line, "  ");
-			const struct cell *cell = &cells[j * NCOLS + k];
+static void render_table(const struct compare *c, const struct compare_view *v,
+			 struct strbuf *sb, int color)
+{
+	struct texttable t;
+	size_t shown = compare_build_table(c, v, &t);
 
-			term_add_cell(&line, cell->text, width[k],
-				      col_right[k] ? TERM_RIGHT :
-				      k == NCOLS - 1 ? TERM_LEFT_LAST : TERM_LEFT,
-				      color && cell->colored, cell->color);
-		}
-		strbuf_rtrim(&line);
-		if (j == 0)
-			term_addstr_colored(sb, color, TERM_BOLD, line.buf);
-		else
-			strbuf_addstr(sb, line.buf);
-		strbuf_addch(sb, '\n');
-		strbuf_release(&line);
-	}
-	for (size_t j = 0; j < (nr + 1) * NCOLS; j++)
-		free(cells[j].text);
-	free(cells);
+	t.hidden_hint = "--wide shows every column";
+	if (shown)
+		tt_render(&t, v ? v->width : 0, color, sb);
+	if (v && v->only_changed)
+		strbuf_addf(sb, "%s%zu of %zu paired row%s shown (--only-changed: SLOWER or FASTER)\n",
+			    shown ? "" : "no row changed: ", shown, c->paired, PLURAL(c->paired));
+	tt_release(&t);
 }
 
 static void row_label(struct strbuf *sb, const struct compare_row *row)
@@ -400,14 +383,15 @@ static void render_counts(struct strbuf *sb, const struct compare_counts *k, int
 	}
 }
 
-void compare_render_report(const struct compare *c, struct strbuf *sb, int color)
+void compare_render_report(const struct compare *c, const struct compare_view *v,
+			   struct strbuf *sb, int color)
 {
-	const struct compare_counts *g = &c->counts[COMPARE_GEMS], *t = &c->counts[COMPARE_TORCH];
+	const struct compare_counts *g = &c->counts[COMPARE_GEMS];
 	int marker_seen[8] = { 0 };
 
 	if (c->paired) {
 		strbuf_addch(sb, '\n');
-		render_table(c, sb, color);
+		render_table(c, v, sb, color);
 	}
 	render_unpaired(c, sb);
 
@@ -452,6 +436,25 @@ void compare_render_report(const struct compare *c, struct strbuf *sb, int color
 			    100 * c->opts.drift_floor);
 	for (size_t i = 0; i < c->notes.nr; i++)
 		strbuf_addf(sb, "note: %s\n", c->notes.v[i]);
+
+	strbuf_addf(sb, "compare: %zu paired row%s; gems: ", c->paired, c->paired == 1 ? "" : "s");
+	render_counts(sb, g, color);
+	strbuf_addf(sb, " (threshold %.2f%%, FDR %.3g); torch control: ", 100 * c->opts.threshold,
+		    c->opts.fdr);
+	render_counts(sb, &c->counts[COMPARE_TORCH], color);
+	strbuf_addf(sb, "; not compared: %zu only in A, %zu only in B, %zu not SUCCESS",
+		    c->only_a, c->only_b, c->not_success);
+	if (c->fallback_rows)
+		strbuf_addf(sb, "; %zu flagged", c->fallback_rows);
+	if (c->excluded_rows)
+		strbuf_addf(sb, " (%zu " EXCLUDED ": GRAPH_NO_KERNELS)", c->excluded_rows);
+	strbuf_addch(sb, '\n');
+}
+
+void compare_render_warnings(const struct compare *c, struct strbuf *sb, int color)
+{
+	const struct compare_counts *t = &c->counts[COMPARE_TORCH];
+
 	for (size_t i = c->warnings_early; i < c->warnings.nr; i++) {
 		char *w = xstrfmt("warning: %s", c->warnings.v[i]);
 		term_addstr_colored(sb, color, TERM_YELLOW, w);
@@ -466,19 +469,6 @@ void compare_render_report(const struct compare *c, struct strbuf *sb, int color
 		strbuf_addch(sb, '\n');
 		free(w);
 	}
-
-	strbuf_addf(sb, "compare: %zu paired row%s; gems: ", c->paired, c->paired == 1 ? "" : "s");
-	render_counts(sb, g, color);
-	strbuf_addf(sb, " (threshold %.2f%%, FDR %.3g); torch control: ", 100 * c->opts.threshold,
-		    c->opts.fdr);
-	render_counts(sb, t, color);
-	strbuf_addf(sb, "; not compared: %zu only in A, %zu only in B, %zu not SUCCESS",
-		    c->only_a, c->only_b, c->not_success);
-	if (c->fallback_rows)
-		strbuf_addf(sb, "; %zu flagged", c->fallback_rows);
-	if (c->excluded_rows)
-		strbuf_addf(sb, " (%zu " EXCLUDED ": GRAPH_NO_KERNELS)", c->excluded_rows);
-	strbuf_addch(sb, '\n');
 }
 
 int compare_render_result(const struct compare *c, struct strbuf *sb, int color)

@@ -37,14 +37,54 @@
 #include <jansson.h>
 
 #include "compare/compare.h"
+#include "lib/junit.h"
 #include "lib/strbuf.h"
+
+/* What a report shows of the rows, and in what order (compare_view.c). */
+enum compare_sort {
+	COMPARE_SORT_NONE,	/* as paired: first seen, A's runs first */
+	COMPARE_SORT_RATIO,	/* gems B/A, largest (slowest) first */
+	COMPARE_SORT_Q,		/* gems q, smallest (most significant) first */
+	COMPARE_SORT_NAME,	/* op, op_name, dtype, shape */
+};
+
+/* The words of --sort, in enum order from COMPARE_SORT_RATIO: ratio, q, name. */
+extern const char *const compare_sort_names[];
+
+struct compare_view {
+	size_t width;		/* the terminal's columns for the table; 0: no limit */
+	int only_changed;	/* only paired rows whose gems verdict is SLOWER or FASTER */
+	enum compare_sort sort;
+};
+
+#define COMPARE_VIEW_INIT { 0, 0, COMPARE_SORT_NONE }
+
+/*
+ * The rows a report shows, as indices into c->rows (*idx, malloc'd): the
+ * paired rows view keeps, in its order (rows without the sort's number
+ * last, ties as paired), then, unless only_changed, the unpaired ones as
+ * they came. With the default view, every row in c->rows's order. A NULL
+ * view is the default one. Returns how many.
+ */
+size_t compare_view_rows(const struct compare *c, const struct compare_view *v, size_t **idx);
 
 /* The sides, their runs and builds (before the caliber check). */
 void compare_render_header(const struct compare *c, struct strbuf *sb, int color);
-/* "!!! [caliber] ..." lines; allowed adds the line saying it goes on anyway. */
+/*
+ * "!!! [caliber] ..." lines and the warnings known after the caliber check;
+ * allowed adds the line saying it goes on anyway. Diagnostics: the command
+ * prints them on stderr.
+ */
 void compare_render_caliber(const struct compare *c, struct strbuf *sb, int color, int allowed);
-/* The table, the unpaired rows, notes and the closing summary. */
-void compare_render_report(const struct compare *c, struct strbuf *sb, int color);
+/*
+ * The table (the paired rows of the view, fitted to its width: the op and
+ * shape columns cut, the notes wrapped), the unpaired rows, the legend of
+ * the flags, notes and the closing summary line.
+ */
+void compare_render_report(const struct compare *c, const struct compare_view *v,
+			   struct strbuf *sb, int color);
+/* The warnings found by the analysis (diagnostics, for stderr). */
+void compare_render_warnings(const struct compare *c, struct strbuf *sb, int color);
 /*
  * After compare_analyse: the exit status the rows give (ZLB_EXIT_OK,
  * ZLB_EXIT_NO_DATA when no row is SUCCESS on both sides, ZLB_EXIT_REGRESSION
@@ -53,8 +93,37 @@ void compare_render_report(const struct compare *c, struct strbuf *sb, int color
  */
 int compare_render_result(const struct compare *c, struct strbuf *sb, int color);
 
-json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_code);
+/*
+ * compare.json's document (above); with a view (not NULL) its rows are the
+ * view's (compare_view_rows) and "view" says which ({only_changed, sort}).
+ */
+json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_code,
+			const struct compare_view *v);
+/* compare.csv's text: its header, then the view's rows (NULL: every row). */
+void compare_csv(const struct compare *c, const struct compare_view *v, struct strbuf *out);
+/* compare.csv (every row) at path, atomically. Returns 0 or error(). */
 int compare_write_csv(const struct compare *c, const char *path);
+
+/*
+ * The comparison for a pull request (GitHub-flavoured Markdown): the
+ * result, the verdict counts, caliber problems and warnings, the view's
+ * paired rows as a table (names and shapes as code spans), what was not
+ * compared, and the runs of each side. allowed: the calibers differ and
+ * it was compared anyway. exit_code: what compare_render_result gave.
+ */
+void compare_markdown(const struct compare *c, const struct compare_view *v, int allowed,
+		      int exit_code, struct strbuf *out);
+
+/*
+ * The comparison as a JUnit report (lib/junit.h): one test case per row,
+ * classname zlb.compare.<op>, name "<op_name> <dtype> <shape>"; a gems row
+ * SLOWER (beyond the threshold, after FDR) failed, with its change, interval
+ * and q; EXCLUDED and unpaired rows skipped with the reason; SAME, FASTER and
+ * UNSURE passed. A comparison stopped before its rows (stage not
+ * COMPARE_DONE: calibers, nothing to pair) is one failed case saying why.
+ */
+void compare_junit(const struct compare *c, int stopped, const char *why,
+		   struct junit_suite *suite);
 
 /* "+2.13%" for a ratio of 1.0213. */
 void compare_format_change(struct strbuf *sb, double ratio);

@@ -61,11 +61,15 @@ int compare_run(struct compare *c, const struct compare_run_opts *o, struct repo
 
 	/* 1-2: identities and caliber, before any latency */
 	compare_load_identities(c);
-	compare_render_header(c, &sb, o->color);
-	compare_check_caliber(c);
-	compare_render_caliber(c, &sb, o->color, o->allow_caliber);
-	if (sb.len)
+	if (o->report_table) {
+		compare_render_header(c, &sb, o->color);
 		report(rep, REPORT_OUT, "%s", sb.buf);
+		strbuf_reset(&sb);
+	}
+	compare_check_caliber(c);
+	compare_render_caliber(c, &sb, o->warn_color, o->allow_caliber);
+	if (sb.len)
+		report(rep, REPORT_WARN, "%s", sb.buf);
 	strbuf_reset(&sb);
 	if (c->caliber_problems.nr && !o->allow_caliber) {
 		refuse(rep, o, "%s: the runs were not measured the same way (above); not "
@@ -90,10 +94,21 @@ int compare_run(struct compare *c, const struct compare_run_opts *o, struct repo
 
 	/* 4: statistics */
 	compare_analyse(c);
-	compare_render_report(c, &sb, o->color);
-	rc = compare_render_result(c, &sb, o->color);
+	compare_render_warnings(c, &sb, o->warn_color);
 	if (sb.len)
+		report(rep, REPORT_WARN, "%s", sb.buf);
+	strbuf_reset(&sb);
+	if (o->report_table) {
+		compare_render_report(c, o->view, &sb, o->color);
 		report(rep, REPORT_OUT, "%s", sb.buf);
+		strbuf_reset(&sb);
+	}
+	/* the result says how it ended; that nothing could be compared is a diagnostic */
+	rc = compare_render_result(c, &sb, c->paired ? o->color : o->warn_color);
+	if (!c->paired)
+		report(rep, REPORT_WARN, "%s", sb.buf);
+	else if (o->report_table)
+		report(rep, REPORT_RESULT, "%s", sb.buf);
 	strbuf_release(&sb);
 	*stage = COMPARE_DONE;
 	return rc;

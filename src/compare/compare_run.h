@@ -7,8 +7,12 @@
  *   3. the rows (every run must have a results.jsonl);
  *   4. statistics, the report and the result line.
  *
- * Text goes to rep as it is ready (REPORT_OUT), refusals as REPORT_WARN,
- * each naming who ("zlb compare", "zlb ab") and what to do.
+ * The report goes to rep as it is ready (REPORT_OUT: the sides, the
+ * table, the summary; REPORT_RESULT: the result line), unless the caller
+ * renders the comparison itself (report_table 0). Diagnostics go as
+ * REPORT_WARN whatever the format: caliber problems, warnings, refusals
+ * (each naming who, "zlb compare" or "zlb ab", and what to do), and
+ * "result: nothing to compare".
  */
 #ifndef ZLB_COMPARE_RUN_H
 #define ZLB_COMPARE_RUN_H
@@ -21,7 +25,9 @@ struct compare_run_opts {
 	int allow_caliber;        /* compare despite caliber problems (--allow-caliber-mismatch) */
 	const char *caliber_hint; /* the sentence after a caliber refusal: how to go on anyway */
 	int color;                /* colour the terminal text */
-	int warn_color;           /* colour the refusals (yellow) */
+	int warn_color;           /* colour the diagnostics */
+	int report_table;         /* report the sides, the table and the result (else diagnostics only) */
+	const struct compare_view *view;  /* the table's rows, order and width; NULL: all, no limit */
 };
 
 enum compare_stage {

@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include "lib/fingerprint.h"
+#include "ir/ir_diff_int.h"
 #include "ir/ir_index.h"
 #include "lib/paths.h"
 #include "lib/proc.h"
@@ -119,13 +120,7 @@ int ir_fingerprint_tree(const char *tree, struct ir_fingerprint *fp)
 
 /* ---- Diff ---------------------------------------------------------------- */
 
-struct side {
-	struct ir_index idx;
-	struct ir_index_entry **e;	/* kept entries, sorted by key */
-	size_t n;
-};
-
-static int cmp_key(const struct ir_index_entry *x, const struct ir_index_entry *y)
+int ir_diff_cmp_key(const struct ir_index_entry *x, const struct ir_index_entry *y)
 {
 	int c = strcmp(x->shape, y->shape);
 	if (!c)
@@ -135,10 +130,11 @@ static int cmp_key(const struct ir_index_entry *x, const struct ir_index_entry *
 
 static int cmp_entry_ptr(const void *a, const void *b)
 {
-	return cmp_key(*(struct ir_index_entry *const *)a, *(struct ir_index_entry *const *)b);
+	return ir_diff_cmp_key(*(struct ir_index_entry *const *)a,
+			       *(struct ir_index_entry *const *)b);
 }
 
-static int side_load(const char *tree, const char *shape, struct side *s)
+int ir_diff_side_load(const char *tree, const char *shape, struct ir_diff_side *s)
 {
 	char *path = path_join(tree, IR_INDEX_FILE);
 	int r = ir_index_load(path, &s->idx);
@@ -160,7 +156,7 @@ static int side_load(const char *tree, const char *shape, struct side *s)
 	return 0;
 }
 
-static void side_release(struct side *s)
+void ir_diff_side_release(struct ir_diff_side *s)
 {
 	ir_index_release(&s->idx);
 	free(s->e);
@@ -294,7 +290,7 @@ out:
 int ir_diff_trees(const char *tree_a, const char *tree_b, const struct ir_diff_opts *o,
 		  FILE *out, struct ir_diff_summary *s)
 {
-	struct side a = { IR_INDEX_INIT, NULL, 0 }, b = { IR_INDEX_INIT, NULL, 0 };
+	struct ir_diff_side a = IR_DIFF_SIDE_INIT, b = IR_DIFF_SIDE_INIT;
 	const char *stage = o->stage ? o->stage : "ttgir";
 	const char *prog = o->diff_program ? o->diff_program : IR_DIFF_PROGRAM;
 	int have_diff = is_executable(prog);
@@ -302,14 +298,14 @@ int ir_diff_trees(const char *tree_a, const char *tree_b, const struct ir_diff_o
 	int r = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (side_load(tree_a, o->shape, &a) || side_load(tree_b, o->shape, &b)) {
-		side_release(&a);
-		side_release(&b);
+	if (ir_diff_side_load(tree_a, o->shape, &a) || ir_diff_side_load(tree_b, o->shape, &b)) {
+		ir_diff_side_release(&a);
+		ir_diff_side_release(&b);
 		return -1;
 	}
 	/* First what exists on one side only. */
 	while (i < a.n || j < b.n) {
-		int c = i == a.n ? 1 : j == b.n ? -1 : cmp_key(a.e[i], b.e[j]);
+		int c = i == a.n ? 1 : j == b.n ? -1 : ir_diff_cmp_key(a.e[i], b.e[j]);
 		if (c < 0) {
 			fprintf(out, "only in A: %s/%s/%s\n", a.e[i]->shape, a.e[i]->kernel,
 				a.e[i]->variant);
@@ -325,9 +321,9 @@ int ir_diff_trees(const char *tree_a, const char *tree_b, const struct ir_diff_o
 			j++;
 		}
 	}
-	/* Then each pair. */
-	for (i = 0, j = 0; !r && i < a.n && j < b.n;) {
-		int c = cmp_key(a.e[i], b.e[j]);
+	/* Then each pair (no more diffs once the output is gone: a closed pipe, a full disk). */
+	for (i = 0, j = 0; !r && !ferror(out) && i < a.n && j < b.n;) {
+		int c = ir_diff_cmp_key(a.e[i], b.e[j]);
 		if (c < 0) {
 			i++;
 		} else if (c > 0) {
@@ -359,8 +355,8 @@ int ir_diff_trees(const char *tree_a, const char *tree_b, const struct ir_diff_o
 			j++;
 		}
 	}
-	side_release(&a);
-	side_release(&b);
+	ir_diff_side_release(&a);
+	ir_diff_side_release(&b);
 	return r;
 }
 

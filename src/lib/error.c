@@ -30,7 +30,8 @@ const char *last_error(void)
 	return last_msg;
 }
 
-static void vreport(report_fn fn, const char *prefix, const char *fmt,
+/* is_error: the message is an error's, kept for last_error() (a warning's is not). */
+static void vreport(report_fn fn, int is_error, const char *prefix, const char *fmt,
 		    va_list ap, const char *suffix)
 {
 	char msg[sizeof(last_msg)];
@@ -40,7 +41,7 @@ static void vreport(report_fn fn, const char *prefix, const char *fmt,
 		size_t len = strlen(msg);
 		snprintf(msg + len, sizeof(msg) - len, ": %s", suffix);
 	}
-	if (fn == error_routine)
+	if (is_error)
 		memcpy(last_msg, msg, sizeof(msg));
 	fn(prefix, msg);
 }
@@ -50,7 +51,7 @@ int error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(error_routine, "error: ", fmt, ap, NULL);
+	vreport(error_routine, 1, "error: ", fmt, ap, NULL);
 	va_end(ap);
 	return -1;
 }
@@ -61,7 +62,7 @@ int error_errno(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(error_routine, "error: ", fmt, ap, why);
+	vreport(error_routine, 1, "error: ", fmt, ap, why);
 	va_end(ap);
 	return -1;
 }
@@ -71,7 +72,7 @@ void warning(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(warning_routine, "warning: ", fmt, ap, NULL);
+	vreport(warning_routine, 0, "warning: ", fmt, ap, NULL);
 	va_end(ap);
 }
 

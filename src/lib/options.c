@@ -8,6 +8,8 @@
 
 #include <jansson.h>
 
+#include "lib/term.h"
+
 size_t opt_index(const struct opt_def *defs, const char *name)
 {
 	for (size_t i = 0; defs[i].name; i++)
@@ -56,8 +58,7 @@ static int in_choices(const char *const *choices, const char *v)
 	return 0;
 }
 
-/* Check value against def; on failure write the reason into why. */
-static int check_value(const struct opt_def *d, const char *value, struct strbuf *why)
+int opt_check(const struct opt_def *d, const char *value, struct strbuf *why)
 {
 	switch (d->kind) {
 	case OPT_INT: {
@@ -130,7 +131,7 @@ static int set_value(const struct opt_def *defs, size_t i, struct opt_values *ou
 	struct strbuf why = STRBUF_INIT;
 	const struct opt_def *d = &defs[i];
 
-	if (check_value(d, value, &why)) {
+	if (opt_check(d, value, &why)) {
 		int r;
 		if (src == OPT_FROM_ENV)
 			r = error("%s=%s (the default of --%s): %s", origin, value,
@@ -158,9 +159,43 @@ static const char *env_lookup(char *const *envp, const char *key)
 	return NULL;
 }
 
+/* The def of defs that arg ("--name", "--name=v", "-n") names, or NULL; *eq: the "=value" or NULL. */
+static const struct opt_def *lookup(const struct opt_def *defs, const char *arg, const char **eq)
+{
+	*eq = arg[1] == '-' ? strchr(arg, '=') : NULL;
+	return opt_find(defs, arg);
+}
+
+/*
+ * The value of the option d at argv[*a] (arg), *a moved past a separate
+ * value. NULL with error() when it has none.
+ */
+static const char *take_value(const struct opt_def *d, int argc, char **argv, int *a,
+			      const char *eq)
+{
+	if (d->kind == OPT_BOOL)
+		return eq ? eq + 1 : "1";
+	if (eq)
+		return eq + 1;
+	if (*a + 1 < argc)
+		return argv[++*a];
+	error("option --%s needs a value (%s)", d->name, d->metavar ? d->metavar : "value");
+	return NULL;
+}
+
+static int is_help(const char *arg)
+{
+	return !strcmp(arg, "-h") || !strcmp(arg, "--help");
+}
+
+static int is_version(const char *arg)
+{
+	return !strcmp(arg, "-V") || !strcmp(arg, "--version");
+}
+
 int options_parse(const struct opt_def *defs, int argc, char **argv,
 		  char *const *envp, struct opt_values *out,
-		  struct strvec *positional, int *want_help)
+		  struct strvec *positional, int *want)
 {
 	size_t nr = 0;
 	int only_positional = 0;
@@ -171,7 +206,7 @@ int options_parse(const struct opt_def *defs, int argc, char **argv,
 	out->value = xcalloc(nr, sizeof(*out->value));
 	out->source = xcalloc(nr, sizeof(*out->source));
 	out->origin = xcalloc(nr, sizeof(*out->origin));
-	*want_help = 0;
+	*want = OPT_WANT_NOTHING;
 
 	/* Defaults first, then the environment, then flags: each overrides. */
 	for (size_t i = 0; i < nr; i++) {
@@ -184,8 +219,8 @@ int options_parse(const struct opt_def *defs, int argc, char **argv,
 			return -1;
 	}
 	for (int a = 1; a < argc; a++) {
-		const char *arg = argv[a], *name, *eq, *value = NULL;
-		size_t i, nlen;
+		const char *arg = argv[a], *eq, *value;
+		const struct opt_def *d;
 
 		if (only_positional || arg[0] != '-' || !strcmp(arg, "-")) {
 			strvec_push(positional, arg);
@@ -195,36 +230,119 @@ int options_parse(const struct opt_def *defs, int argc, char **argv,
 			only_positional = 1;
 			continue;
 		}
-		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-			*want_help = 1;
+		if (is_help(arg)) {
+			*want = OPT_WANT_HELP;
 			continue;
 		}
-		if (!skip_prefix(arg, "--", &name))
-			return error("unknown option '%s' (options are long: --name value)", arg);
-		eq = strchr(name, '=');
-		nlen = eq ? (size_t)(eq - name) : strlen(name);
-		for (i = 0; i < nr; i++) {
-			if ((strlen(defs[i].name) == nlen && !strncmp(defs[i].name, name, nlen)) ||
-			    (defs[i].alias && strlen(defs[i].alias) == nlen &&
-			     !strncmp(defs[i].alias, name, nlen)))
-				break;
+		if (is_version(arg)) {
+			if (*want != OPT_WANT_HELP)
+				*want = OPT_WANT_VERSION;
+			continue;
 		}
-		if (i == nr)
-			return error("unknown option '--%.*s'; see --help", (int)nlen, name);
-		if (defs[i].kind == OPT_BOOL) {
-			value = eq ? eq + 1 : "1";
-		} else if (eq) {
-			value = eq + 1;
-		} else if (a + 1 < argc) {
-			value = argv[++a];
-		} else {
-			return error("option --%s needs a value (%s)", defs[i].name,
-				     defs[i].metavar ? defs[i].metavar : "value");
-		}
-		if (set_value(defs, i, out, value, OPT_FROM_FLAG, "flag"))
+		d = lookup(defs, arg, &eq);
+		if (!d)
+			return opt_unknown_error(defs, arg);
+		if (!(value = take_value(d, argc, argv, &a, eq)))
+			return -1;
+		if (set_value(defs, (size_t)(d - defs), out, value, OPT_FROM_FLAG, "flag"))
 			return -1;
 	}
 	return 0;
+}
+
+enum opt_arg opt_next(const struct opt_def *defs, int argc, char **argv, int *i,
+		      const struct opt_def **d, const char **value)
+{
+	const char *arg = argv[*i], *eq;
+	struct strbuf why = STRBUF_INIT;
+
+	if (is_help(arg))
+		return OPT_ARG_HELP;
+	if (is_version(arg))
+		return OPT_ARG_VERSION;
+	if (arg[0] != '-' || !arg[1] || !strcmp(arg, "--"))
+		return OPT_ARG_OTHER;
+	*d = lookup(defs, arg, &eq);
+	if (!*d)
+		return OPT_ARG_OTHER;
+	if (!(*value = take_value(*d, argc, argv, i, eq)))
+		return OPT_ARG_ERROR;
+	if (opt_check(*d, *value, &why)) {
+		error("--%s %s: %s", (*d)->name, *value, why.buf);
+		strbuf_release(&why);
+		return OPT_ARG_ERROR;
+	}
+	strbuf_release(&why);
+	return OPT_ARG_OPTION;
+}
+
+/* Edits (insert, delete, replace) from a to b, stopping early above limit. */
+static size_t edit_distance(const char *a, const char *b, size_t limit)
+{
+	size_t la = strlen(a), lb = strlen(b), *row, best = 0;
+
+	if ((la > lb ? la - lb : lb - la) > limit)
+		return limit + 1;
+	row = xcalloc(lb + 1, sizeof(*row));
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		best = row[0];
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], v = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < v)
+				v = up + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			diag = up;
+			row[j] = v;
+			if (v < best)
+				best = v;
+		}
+		if (best > limit)
+			break;
+	}
+	best = best > limit ? limit + 1 : row[lb];
+	free(row);
+	return best;
+}
+
+const char *opt_suggest(const struct opt_def *defs, const char *arg)
+{
+	const char *best = NULL;
+	size_t best_d = 3, n;
+	char *name;
+
+	while (*arg == '-')
+		arg++;
+	n = strcspn(arg, "=");
+	if (!n)
+		return NULL;
+	name = xstrndup(arg, n);
+	for (const struct opt_def *d = defs; d->name; d++) {
+		size_t dist = starts_with(d->name, name) ? 0 : edit_distance(name, d->name, 2);
+
+		if (dist < best_d) {
+			best_d = dist;
+			best = d->name;
+		}
+	}
+	free(name);
+	return best;
+}
+
+int opt_unknown_error(const struct opt_def *defs, const char *arg)
+{
+	const char *near = opt_suggest(defs, arg);
+	int n = (int)strcspn(arg, "=");
+
+	if (near)
+		return error("unknown option '%.*s'; did you mean --%s?", n, arg, near);
+	return error("unknown option '%.*s'", n, arg);
 }
 
 void opt_values_release(struct opt_values *v)
@@ -237,31 +355,35 @@ void opt_values_release(struct opt_values *v)
 	memset(v, 0, sizeof(*v));
 }
 
-void options_usage(FILE *out, const struct opt_def *defs)
+void options_usage(struct strbuf *out, const struct opt_def *defs)
 {
 	for (const struct opt_def *d = defs; d->name; d++) {
-		struct strbuf head = STRBUF_INIT;
-		strbuf_addf(&head, "  --%s", d->name);
+		struct strbuf c = STRBUF_INIT;
+
+		strbuf_addstr(out, "  ");
+		if (d->short_name)
+			strbuf_addf(out, "-%c, ", d->short_name);
+		strbuf_addf(out, "--%s", d->name);
 		if (d->kind != OPT_BOOL)
-			strbuf_addf(&head, " %s", d->metavar ? d->metavar : "VALUE");
+			strbuf_addf(out, " %s", d->metavar ? d->metavar : "VALUE");
 		if (d->alias)
-			strbuf_addf(&head, "  (also --%s)", d->alias);
-		fprintf(out, "%s\n      %s\n", head.buf, d->help);
+			strbuf_addf(out, "  (also --%s)", d->alias);
+		strbuf_addch(out, '\n');
+		term_add_wrapped(out, d->help, 6, 78);
 		if (d->choices) {
-			struct strbuf c = STRBUF_INIT;
+			strbuf_addstr(&c, "one of: ");
 			list_choices(&c, d->choices);
-			fprintf(out, "      one of: %s\n", c.buf);
-			strbuf_release(&c);
+			term_add_wrapped(out, c.buf, 6, 78);
 		}
 		if (d->kind == OPT_INT)
-			fprintf(out, "      range: %ld..%ld\n", d->min, d->max);
+			strbuf_addf(out, "      range: %ld..%ld\n", d->min, d->max);
 		if (d->kind == OPT_REAL)
-			fprintf(out, "      range: %g..%g\n", d->rmin, d->rmax);
+			strbuf_addf(out, "      range: %g..%g\n", d->rmin, d->rmax);
 		if (d->env || d->def)
-			fprintf(out, "      %s%s%s%s%s\n", d->env ? "env: " : "",
-				d->env ? d->env : "", d->env && d->def ? "; " : "",
-				d->def ? "default: " : "", d->def ? d->def : "");
-		strbuf_release(&head);
+			strbuf_addf(out, "      %s%s%s%s%s\n", d->env ? "env: " : "",
+				    d->env ? d->env : "", d->env && d->def ? "; " : "",
+				    d->def ? "default: " : "", d->def ? d->def : "");
+		strbuf_release(&c);
 	}
 }
 
@@ -290,6 +412,12 @@ const struct opt_def *opt_find(const struct opt_def *defs, const char *arg)
 	const char *name, *eq;
 	size_t n;
 
+	if (arg[0] == '-' && arg[1] && arg[1] != '-' && !arg[2]) {
+		for (const struct opt_def *d = defs; d->name; d++)
+			if (d->short_name == arg[1])
+				return d;
+		return NULL;
+	}
 	if (strncmp(arg, "--", 2))
 		return NULL;
 	name = arg + 2;

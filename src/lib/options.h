@@ -60,6 +60,14 @@ struct opt_def {
 	size_t offset;               /* offsetof(struct <the caller's config>, field) */
 	const char *export_env;      /* passed to a child as this variable, or NULL */
 	const char *record;          /* recorded under this key (opt_record_json), or NULL */
+	char short_name;             /* "-q" as well as "--quiet": the letter, or 0 */
+};
+
+/* What options_parse found besides options: a request for help or the version. */
+enum opt_want {
+	OPT_WANT_NOTHING,
+	OPT_WANT_HELP,               /* -h, --help */
+	OPT_WANT_VERSION,            /* -V, --version */
 };
 
 struct opt_values {
@@ -72,12 +80,15 @@ struct opt_values {
 /*
  * Parse argv (argv[0] is the command name) against defs (terminated by an
  * entry with name NULL), reading env for defaults. Non-option arguments go
- * to positional. "--" ends options. "--help"/"-h" sets *want_help.
- * Returns 0, or -1 with error() explaining the first problem.
+ * to positional. "--" ends options. An option is "--name value",
+ * "--name=value" or, with a short_name, "-n value" ("--name" alone for a
+ * boolean). "-h"/"--help" and "-V"/"--version" set *want (enum opt_want;
+ * help wins). Returns 0, or -1 with error() explaining the first problem
+ * (an unknown option names the closest known one).
  */
 int options_parse(const struct opt_def *defs, int argc, char **argv,
 		  char *const *envp, struct opt_values *out,
-		  struct strvec *positional, int *want_help);
+		  struct strvec *positional, int *want);
 void opt_values_release(struct opt_values *v);
 
 /* Index of the def named name (BUG if absent: names are compile-time facts). */
@@ -87,7 +98,7 @@ const char *opt_get(const struct opt_def *defs, const struct opt_values *v,
 enum opt_source opt_source_of(const struct opt_def *defs, const struct opt_values *v,
 			      const char *name);
 
-/* The def that "--name" or "--name=value" names in defs (by name or alias), or NULL. */
+/* The def that "--name", "--name=value" (by name or alias) or "-n" names in defs, or NULL. */
 const struct opt_def *opt_find(const struct opt_def *defs, const char *arg);
 
 /*
@@ -97,6 +108,39 @@ const struct opt_def *opt_find(const struct opt_def *defs, const char *arg);
  * when it is another argument, -1 when the value is missing.
  */
 int opt_take(int argc, char **argv, int *i, const char *name, const char **value);
+
+/* What opt_next found at argv[*i]. */
+enum opt_arg {
+	OPT_ARG_ERROR = -1,          /* an option of defs with its value missing or refused: error() */
+	OPT_ARG_OTHER,               /* not an option of defs: a positional, "--", another table's */
+	OPT_ARG_OPTION,              /* an option of defs: *d and *value set */
+	OPT_ARG_HELP,                /* -h, --help */
+	OPT_ARG_VERSION,             /* -V, --version */
+};
+
+/*
+ * The table-driven step of a command that walks argv itself (repeatable
+ * options, '--' between sides, options handed on to another command): is
+ * argv[*i] one of defs? As options_parse reads it ("--name value",
+ * "--name=value", "-n value"; a boolean alone reads "1"), its value checked
+ * against the def (kind, range, choices, validate); *i is moved past a
+ * separate value. The caller decides what an OPT_ARG_OTHER that starts
+ * with '-' is.
+ */
+enum opt_arg opt_next(const struct opt_def *defs, int argc, char **argv, int *i,
+		      const struct opt_def **d, const char **value);
+
+/* Is value acceptable for d (kind, range, choices, validate)? 0, or -1 with the reason in why. */
+int opt_check(const struct opt_def *d, const char *value, struct strbuf *why);
+
+/*
+ * The option of defs closest to arg ("--colour" -> "color"): a name that
+ * starts with what was typed, or one at most two edits away. NULL when none.
+ */
+const char *opt_suggest(const struct opt_def *defs, const char *arg);
+
+/* "unknown option 'ARG'", with "; did you mean --NAME?" when one of defs is close. */
+int opt_unknown_error(const struct opt_def *defs, const char *arg);
 
 /*
  * Store every bound value of v (defs with a store) into obj, the struct
@@ -162,7 +206,11 @@ struct json_t *opt_env_record(const struct opt_def *defs, char *const *envp);
 /* Parse an OPT_BOOL value ("1", "yes", ...): 1/0, or -1 if not a boolean. */
 int opt_parse_bool(const char *s);
 
-/* Help text: one block per option with its flag, env variable and default. */
-void options_usage(FILE *out, const struct opt_def *defs);
+/*
+ * Help text: one block per option: its flags ("-q, --quiet", "--out DIR",
+ * "(also --alias)"), then, indented, its help wrapped to 78 columns, its
+ * choices or range, its variable and default.
+ */
+void options_usage(struct strbuf *out, const struct opt_def *defs);
 
 #endif

@@ -47,13 +47,32 @@ static void erase_live(struct stream_reporter *s)
 	s->drawn = 0;
 }
 
-static void stream_say(struct reporter *self, enum report_kind kind, const char *text)
+size_t report_columns(struct reporter *r)
+{
+	return r && r->columns ? r->columns(r) : 0;
+}
+
+static size_t stream_columns(struct reporter *self)
 {
 	struct stream_reporter *s = (struct stream_reporter *)self;
 
+	return term_columns(fileno(s->out));
+}
+
+static void stream_say(struct reporter *self, enum report_kind kind, const char *text)
+{
+	struct stream_reporter *s = (struct stream_reporter *)self;
+	size_t width;
+
+	if ((kind == REPORT_OUT || kind == REPORT_LIVE) && s->verbosity < REPORT_NORMAL)
+		return;
+	if (kind == REPORT_DETAIL && s->verbosity < REPORT_VERBOSE)
+		return;
 	erase_live(s);
 	switch (kind) {
 	case REPORT_OUT:
+	case REPORT_RESULT:
+	case REPORT_DETAIL:
 		fputs(text, s->out);
 		break;
 	case REPORT_WARN:
@@ -62,13 +81,17 @@ static void stream_say(struct reporter *self, enum report_kind kind, const char 
 		fflush(s->err);
 		break;
 	case REPORT_LIVE:
+		/* one column to spare: a line that fills the last one wraps on some terminals */
+		width = stream_columns(self);
 		for (const char *p = text; *p;) {
 			const char *nl = strchr(p, '\n');
 			size_t n = nl ? (size_t)(nl - p) : strlen(p);
 
+			if (width > 1)
+				n = term_prefix_fitting(p, n, width - 1);
 			fprintf(s->out, "\033[2K%.*s\n", (int)n, p);
 			s->drawn++;
-			p += n + (nl != NULL);
+			p = nl ? nl + 1 : p + strlen(p);
 		}
 		break;
 	}
@@ -79,6 +102,47 @@ void stream_reporter_init(struct stream_reporter *s, FILE *out, FILE *err)
 {
 	memset(s, 0, sizeof(*s));
 	s->r.say = stream_say;
+	s->r.columns = stream_columns;
+	s->verbosity = REPORT_NORMAL;
 	s->out = out;
 	s->err = err;
+}
+
+static void buffer_say(struct reporter *self, enum report_kind kind, const char *text)
+{
+	struct buffer_reporter *b = (struct buffer_reporter *)self;
+
+	switch (kind) {
+	case REPORT_WARN:
+		fputs(text, b->err);
+		fflush(b->err);
+		break;
+	case REPORT_LIVE:
+		break;
+	case REPORT_OUT:
+		if (b->verbosity >= REPORT_NORMAL)
+			strbuf_addstr(&b->out, text);
+		break;
+	case REPORT_DETAIL:
+		if (b->verbosity >= REPORT_VERBOSE)
+			strbuf_addstr(&b->out, text);
+		break;
+	case REPORT_RESULT:
+		strbuf_addstr(&b->out, text);
+		break;
+	}
+}
+
+void buffer_reporter_init(struct buffer_reporter *b, FILE *err)
+{
+	memset(b, 0, sizeof(*b));
+	b->r.say = buffer_say;
+	strbuf_init(&b->out, 0);
+	b->err = err;
+	b->verbosity = REPORT_NORMAL;
+}
+
+void buffer_reporter_release(struct buffer_reporter *b)
+{
+	strbuf_release(&b->out);
 }

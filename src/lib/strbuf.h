@@ -61,4 +61,7 @@ void *xrealloc(void *p, size_t n);
 /* printf into a fresh allocation. */
 char *xstrfmt(const char *fmt, ...) ZLB_PRINTF(1, 2);
 
+/* The plural ending of a count: "%zu row%s", n, PLURAL(n) reads "1 row", "2 rows". */
+#define PLURAL(n) ((n) == 1 ? "" : "s")
+
 #endif

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 int term_color_setting_valid(const char *value)
@@ -67,11 +68,107 @@ void term_addstr_colored(struct strbuf *sb, int on, enum term_color c,
 void term_add_cell(struct strbuf *sb, const char *text, size_t width, enum term_align align,
 		   int on, enum term_color c)
 {
-	size_t len = strlen(text), pad = width > len ? width - len : 0;
+	size_t len = term_text_width(text, strlen(text)), pad = width > len ? width - len : 0;
 
 	if (align == TERM_RIGHT)
 		strbuf_addchars(sb, ' ', pad);
 	term_addstr_colored(sb, on, c, text);
 	if (align == TERM_LEFT)
 		strbuf_addchars(sb, ' ', pad);
+}
+
+size_t term_columns(int fd)
+{
+	struct winsize ws;
+	const char *env;
+	char *end;
+	long n;
+
+	if (isatty(fd) && !ioctl(fd, TIOCGWINSZ, &ws) && ws.ws_col > 0)
+		return ws.ws_col;
+	env = getenv("COLUMNS");
+	if (!env || !*env)
+		return 0;
+	n = strtol(env, &end, 10);
+	return *end || n <= 0 ? 0 : (size_t)n;
+}
+
+static int is_continuation(char c)
+{
+	return ((unsigned char)c & 0xC0) == 0x80;
+}
+
+size_t term_text_width(const char *text, size_t len)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < len; i++)
+		w += !is_continuation(text[i]);
+	return w;
+}
+
+size_t term_prefix_fitting(const char *text, size_t len, size_t width)
+{
+	size_t w = 0, i = 0;
+
+	for (; i < len; i++) {
+		if (is_continuation(text[i]))
+			continue;
+		if (w == width)
+			break;
+		w++;
+	}
+	return i;
+}
+
+void term_add_cut(struct strbuf *sb, const char *text, size_t width)
+{
+	size_t len = strlen(text);
+
+	if (!width || term_text_width(text, len) <= width) {
+		strbuf_add(sb, text, len);
+		return;
+	}
+	if (width < 4) {
+		strbuf_addchars(sb, '.', width);
+		return;
+	}
+	strbuf_add(sb, text, term_prefix_fitting(text, len, width - 3));
+	strbuf_addstr(sb, "...");
+}
+
+void term_add_wrapped(struct strbuf *sb, const char *text, size_t indent, size_t width)
+{
+	size_t room = width > indent + 8 ? width - indent : 8;
+
+	for (const char *line = text; line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line), col = 0;
+		const char *p = line, *end = line + len;
+
+		strbuf_addchars(sb, ' ', indent);
+		while (p < end) {
+			const char *w = p;
+			size_t ww;
+
+			while (w < end && *w != ' ')
+				w++;
+			ww = term_text_width(p, (size_t)(w - p));
+			if (col && col + 1 + ww > room) {
+				strbuf_addch(sb, '\n');
+				strbuf_addchars(sb, ' ', indent);
+				col = 0;
+			} else if (col) {
+				strbuf_addch(sb, ' ');
+				col++;
+			}
+			strbuf_add(sb, p, (size_t)(w - p));
+			col += ww;
+			p = w;
+			while (p < end && *p == ' ')
+				p++;
+		}
+		strbuf_addch(sb, '\n');
+		line = nl ? nl + 1 : NULL;
+	}
 }

@@ -61,4 +61,33 @@ enum term_align {
 void term_add_cell(struct strbuf *sb, const char *text, size_t width, enum term_align align,
 		   int on, enum term_color c);
 
+/*
+ * The width in columns output to fd may use: the terminal's (TIOCGWINSZ)
+ * when fd is one, else $COLUMNS when it is a positive number, else 0 for
+ * "no limit" (a pipe or a file gets every character).
+ */
+size_t term_columns(int fd);
+
+/*
+ * Columns text takes on a terminal: its UTF-8 code points (a continuation
+ * byte takes none). Escape sequences are not skipped: measure plain text.
+ */
+size_t term_text_width(const char *text, size_t len);
+
+/* The length in bytes of the longest prefix of text that takes at most width columns. */
+size_t term_prefix_fitting(const char *text, size_t len, size_t width);
+
+/*
+ * Append text to sb, cut to at most width columns: a cut text ends in
+ * "..." (or as many dots as fit when width < 4). width 0 means no limit.
+ */
+void term_add_cut(struct strbuf *sb, const char *text, size_t width);
+
+/*
+ * Append text wrapped at width columns, every line starting with indent
+ * spaces and ending in a newline; a word longer than a line stands alone
+ * on its line. A newline in text starts a new line.
+ */
+void term_add_wrapped(struct strbuf *sb, const char *text, size_t indent, size_t width);
+
 #endif

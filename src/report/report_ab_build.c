@@ -174,7 +174,7 @@ int report_ab_build(const char *ab_dir, const char *const *paths,
 		goto out;
 	code = compare_render_result(&c, &result, 0);
 	strbuf_rtrim(&result);
-	doc = compare_to_json(&c, o->allow_caliber, code);
+	doc = compare_to_json(&c, o->allow_caliber, code, NULL);
 	if (report_ab_load(&m, doc)) {
 		rc = ZLB_EXIT_NO_DATA;
 		goto out;

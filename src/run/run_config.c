@@ -280,6 +280,16 @@ const struct opt_def run_option_defs[] = {
 	  "MS", "after Ctrl-C/SIGTERM, how long pytest gets before SIGTERM, and again "
 	  "before SIGKILL, to its whole process group", NULL,
 	  BIND(INT, interrupt_grace_ms) },
+	/* What the terminal shows; run.log has everything whatever they say. */
+	{ "quiet", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "show only the result line and errors (FAILED lines, refusals); the tables and "
+	  "pytest's output are in run.log", NULL,
+	  BIND(BOOL, quiet), .short_name = 'q' },
+	{ "verbose", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
+	  "show pytest's whole output as it comes too (its session header, progress "
+	  "lines, tracebacks); by default the terminal shows zlb's lines and tables, "
+	  "markers, warnings and failures, and run.log keeps everything", NULL,
+	  BIND(BOOL, verbose), .short_name = 'v' },
 	{ "worker", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "SOCKET",
 	  "run pytest in the warm worker listening on SOCKET instead of a process of "
 	  "its own (zlb batch --isolation worker starts them; python/zlbench/worker.py); "
@@ -314,18 +324,18 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 		     char *const *envp, struct opt_values *raw)
 {
 	struct strvec pos = STRVEC_INIT;
-	int help = 0, op_from_flag = 0;
+	int want = 0, op_from_flag = 0;
 
 	memset(cfg, 0, sizeof(*cfg));
 	strvec_init(&cfg->dtypes);
 	strvec_init(&cfg->extra_plugins);
-	if (options_parse(run_option_defs, argc, argv, envp, raw, &pos, &help)) {
+	if (options_parse(run_option_defs, argc, argv, envp, raw, &pos, &want)) {
 		strvec_clear(&pos);
 		return -1;
 	}
-	if (help) {
+	if (want != OPT_WANT_NOTHING) {
 		strvec_clear(&pos);
-		return 1;
+		return want == OPT_WANT_HELP ? 1 : 2;
 	}
 	if (pos.nr > 1) {
 		int r = error("one operator per run (got '%s' and '%s'); "
@@ -396,6 +406,8 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	}
 	if (!cfg->test_node && !cfg->op)
 		cfg->op = xstrdup("softmax");
+	if (cfg->quiet && cfg->verbose)
+		return error("--quiet and --verbose contradict each other; give one");
 	return 0;
 }
 

@@ -62,11 +62,18 @@ struct run_config {
 	int op_given;           /* op came from the command line or OP */
 	int keep_compile_cache; /* keep <run dir>/triton_cache after the run */
 	int print_engine_env;   /* --print-engine-env: say run_config_engine_env, run nothing */
+	/*
+	 * What the terminal shows: -q only the result and errors, by default
+	 * zlb's lines and tables without pytest's own, -v everything pytest
+	 * prints too (run.log always has everything). Not caliber.
+	 */
+	int quiet, verbose;
 };
 
 /*
  * Parse `zlb run` arguments and the environment into cfg. Returns 0,
- * 1 when --help was asked, or -1 with error() describing bad input.
+ * 1 when --help was asked, 2 when --version was, or -1 with error()
+ * describing bad input.
  */
 int run_config_parse(struct run_config *cfg, int argc, char **argv,
 		     char *const *envp, struct opt_values *raw);

@@ -276,15 +276,17 @@ static void lay_out_ir(struct tee *t, const char *run_dir, json_t *outcome)
 		return;
 	}
 	if (r > 0) {
-		tee_say(t, TEE_PLAIN, "zlb: no IR captured: %s", rep.why);
+		tee_say(t, TEE_PLAIN, "zlb: %s", rep.why);
 		json_object_set_new(outcome, "ir", json_pack("{s:b,s:s}", "captured", 0,
 							      "why", rep.why));
 		return;
 	}
-	tee_say(t, TEE_PLAIN, "zlb: IR: %zu variant(s) of %zu kernel(s) over %zu shape(s), "
-		"%zu file(s) in ttgir/; %zu autotune sweep loser(s) and %zu other unlaunched "
-		"variant(s) indexed, not kept (ttgir/index.tsv, ttgir/naming.md)", rep.variants,
-		rep.kernels, rep.shapes, rep.files, rep.sweep_losers, rep.unlaunched);
+	tee_say(t, TEE_PLAIN, "zlb: IR: %zu variant%s of %zu kernel%s over %zu shape%s, "
+		"%zu file%s in ttgir/; %zu autotune sweep loser%s and %zu other unlaunched "
+		"variant%s indexed, not kept (ttgir/index.tsv, ttgir/naming.md)",
+		rep.variants, PLURAL(rep.variants), rep.kernels, PLURAL(rep.kernels), rep.shapes,
+		PLURAL(rep.shapes), rep.files, PLURAL(rep.files), rep.sweep_losers,
+		PLURAL(rep.sweep_losers), rep.unlaunched, PLURAL(rep.unlaunched));
 	json_object_set_new(outcome, "ir", json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"captured", 1, "variants", (json_int_t)rep.variants,
 		"kernels", (json_int_t)rep.kernels, "shapes", (json_int_t)rep.shapes,
@@ -350,7 +352,8 @@ static void print_header(struct tee *t, const struct run_config *cfg,
 	    !strcmp(plan->python_check, "batch") ? "checked by the batch" : "probed");
 	json_object_foreach((json_t *)cal, key, v) {
 		char *txt = json_is_string(v) ? xstrdup(json_string_value(v))
-					      : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+					      : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY |
+							   JSON_REAL_PRECISION(15));
 		strbuf_addf(&sb, "%s%s=%s", sb.len ? " " : "", key, txt);
 		free(txt);
 	}
@@ -376,8 +379,9 @@ static void print_summary(struct tee *t, const struct run_outcome *o,
 	child_describe_end(c, &end);
 	tee_say(t, TEE_PLAIN, "%s", "");
 	tee_say(t, ta->rows ? TERM_BOLD : TERM_YELLOW,
-	    "zlb: %ld row(s): %ld graph-timed, %ld direct-timed%s; tests: %ld passed, "
-	    "%ld failed, %ld skipped; pytest %s", ta->rows, ta->rows_graph, ta->rows_direct,
+	    "zlb: %ld row%s: %ld graph-timed, %ld direct-timed%s; tests: %ld passed, "
+	    "%ld failed, %ld skipped; pytest %s", ta->rows, PLURAL(ta->rows), ta->rows_graph,
+	    ta->rows_direct,
 	    ta->rows_failed ? " (some FAILED)" : "", ta->passed, ta->failed, ta->skipped,
 	    end.buf);
 	json_object_foreach(ta->markers, key, v)
@@ -398,7 +402,10 @@ static void print_summary(struct tee *t, const struct run_outcome *o,
 		tee_say(t, TEE_PLAIN, "zlb:   %ld autotune timing call(s) could not be captured and "
 		    "were timed directly (config choice only; no row affected)",
 		    ta->tuning_fallbacks);
-	tee_say(t, o->exit_code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
+	if (o->exit_code != ZLB_EXIT_OK && o->pytest_rc >= 0 && t->verbosity < TEE_VERBOSE)
+		tee_say(t, TEE_PLAIN, "zlb: pytest's own output (tracebacks, ...) is in %s/run.log; "
+			"-v shows it as it comes", o->run_dir);
+	tee_result(t, o->exit_code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
 	    "zlb: %s, exit %d; run directory %s", status_word(o->exit_code),
 	    o->exit_code, o->run_dir);
 	strbuf_release(&sb);
@@ -644,6 +651,7 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	log_path = path_join(out->run_dir, "run.log");
 	if (tee_open(&tee, log_path, out_fd, term_color_wanted(out_fd, cfg->color)))
 		goto done;
+	tee_set_verbosity(&tee, cfg->quiet ? TEE_QUIET : cfg->verbose ? TEE_VERBOSE : TEE_NORMAL);
 	print_header(&tee, cfg, plan, out->run_dir, id, &plugins);
 	/*
 	 * Who listens on the worker's socket (a worker the batch just started
@@ -660,8 +668,8 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 		goto done;
 
 	if (run_tally_read(out->run_dir, &ta) || ta.bad_lines)
-		tee_say(&tee, TERM_YELLOW, "zlb: warning: %zu unreadable line(s) in "
-			"results.jsonl/events.jsonl", ta.bad_lines);
+		tee_say(&tee, TERM_YELLOW, "zlb: warning: %zu unreadable line%s in "
+			"results.jsonl/events.jsonl", ta.bad_lines, PLURAL(ta.bad_lines));
 	take_tally(out, &ta);
 	{
 		struct device_state st;

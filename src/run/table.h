@@ -121,10 +121,27 @@ void table_decorate_line(const char *line, size_t len, int color, struct strbuf 
  */
 typedef void (*table_emit_fn)(void *data, const char *line, size_t len);
 
+/*
+ * What the filter lets through to the terminal (zlb run -q, its default,
+ * -v); run.log is written beside it and always gets every line.
+ */
+enum table_show {
+	TABLE_SHOW_ERRORS,	/* failures only: FAILED and ERROR lines, pytest's failed summary */
+	/*
+	 * The tables (rendered, or as they came when they do not parse),
+	 * markers, warnings, failures and pytest's short summary lines (SKIPPED,
+	 * XFAIL, ...); not the rest of pytest's output (its session header,
+	 * progress lines, tracebacks)
+	 */
+	TABLE_SHOW_TABLES,
+	TABLE_SHOW_ALL,		/* every line (what table_filter_init sets) */
+};
+
 struct table_filter {
 	int color;
 	table_emit_fn emit;
 	void *data;
+	enum table_show show;
 
 	/* private */
 	int state;

@@ -93,6 +93,26 @@ static int line_color(const char *s, size_t len)
 	return -1;
 }
 
+/* Is the line one that TABLE_SHOW_ERRORS (-q) keeps: a failure? */
+static int is_error_line(const char *s, size_t len)
+{
+	return line_color(s, len) == TERM_RED || has_word(s, len, "ERROR") ||
+	       has_prefix(s, len, MARKER_CAPTURE_FATAL);
+}
+
+/* Is the line one that TABLE_SHOW_TABLES (the default) keeps besides tables? */
+static int is_news_line(const char *s, size_t len)
+{
+	static const char *const summary[] = { "SKIPPED ", "XFAIL ", "XPASS ", NULL };
+
+	if (line_color(s, len) >= 0 || is_error_line(s, len))
+		return 1;
+	for (const char *const *p = summary; *p; p++)
+		if (has_prefix(s, len, *p))
+			return 1;
+	return 0;
+}
+
 void table_decorate_line(const char *line, size_t len, int color, struct strbuf *out)
 {
 	size_t at = out->len;
@@ -126,6 +146,7 @@ void table_filter_init(struct table_filter *tf, int color,
 	tf->emit = emit;
 	tf->data = data;
 	tf->state = IDLE;
+	tf->show = TABLE_SHOW_ALL;
 	strvec_init(&tf->held);
 	strbuf_init(&tf->line, 0);
 	strbuf_init(&tf->out, 0);
@@ -144,8 +165,12 @@ int table_filter_holding(const struct table_filter *tf)
 	return tf->held.nr > 0;
 }
 
-static void pass(struct table_filter *tf, const char *line, size_t len)
+/* A line outside a table, if the filter shows it (forced: a table that did not parse). */
+static void pass_line(struct table_filter *tf, const char *line, size_t len, int forced)
 {
+	if (tf->show == TABLE_SHOW_ERRORS ? !is_error_line(line, len) :
+	    tf->show == TABLE_SHOW_TABLES ? !forced && !is_news_line(line, len) : 0)
+		return;
 	strbuf_reset(&tf->out);
 	table_decorate_line(line, len, tf->color, &tf->out);
 	tf->emit(tf->data, tf->out.buf, tf->out.len);
@@ -157,7 +182,7 @@ static void spill(struct table_filter *tf)
 	size_t i;
 
 	for (i = 0; i < tf->held.nr; i++)
-		pass(tf, tf->held.v[i], strlen(tf->held.v[i]));
+		pass_line(tf, tf->held.v[i], strlen(tf->held.v[i]), 1);
 	strvec_clear(&tf->held);
 	tf->state = IDLE;
 }
@@ -175,8 +200,12 @@ static void finish(struct table_filter *tf)
 		goto out;
 	}
 	strbuf_reset(&tf->out);
-	table_render(&b, tf->color, &tf->out);
-	/* Hand out NUL-terminated lines, as pass() does. */
+	/* pytest's blank lines are not shown: the tables get one of their own */
+	if (tf->show == TABLE_SHOW_TABLES)
+		strbuf_addch(&tf->out, '\n');
+	if (tf->show != TABLE_SHOW_ERRORS)
+		table_render(&b, tf->color, &tf->out);
+	/* Hand out NUL-terminated lines, as pass_line() does. */
 	for (p = tf->out.buf; (nl = strchr(p, '\n')); p = nl + 1) {
 		*nl = '\0';
 		tf->emit(tf->data, p, (size_t)(nl - p));
@@ -203,7 +232,7 @@ void table_filter_line(struct table_filter *tf, const char *line, size_t len)
 				strvec_push(&tf->held, l);
 				tf->state = TITLE;
 			} else {
-				pass(tf, tf->line.buf, tf->line.len);
+				pass_line(tf, tf->line.buf, tf->line.len, 0);
 			}
 			return;
 		case TITLE:

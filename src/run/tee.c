@@ -99,7 +99,8 @@ static size_t tee_on_partial(void *ctx, const char *data, size_t len)
 {
 	struct tee *t = ctx;
 
-	if (table_filter_holding(&t->tf))
+	/* Unless verbose, a line is judged whole (shown or not) when it ends. */
+	if (t->verbosity < TEE_VERBOSE || table_filter_holding(&t->tf))
 		return 0;
 	write_all(t->term_fd, data, len);
 	return len;
@@ -121,21 +122,45 @@ static void tee_on_interrupt(void *ctx, int sig)
 	free(msg);
 }
 
-void tee_say(struct tee *t, int c, const char *fmt, ...)
+static void vsay(struct tee *t, int shown, int c, const char *fmt, va_list ap)
 {
 	struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
+
+	strbuf_vaddf(&sb, fmt, ap);
+	log_line(t, sb.buf, sb.len);
+	if (shown) {
+		term_addstr_colored(&out, t->color && c != TEE_PLAIN,
+				    c == TEE_PLAIN ? TERM_BOLD : (enum term_color)c, sb.buf);
+		strbuf_addch(&out, '\n');
+		write_all(t->term_fd, out.buf, out.len);
+	}
+	strbuf_release(&sb);
+	strbuf_release(&out);
+}
+
+void tee_say(struct tee *t, int c, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
+	vsay(t, t->verbosity > TEE_QUIET, c, fmt, ap);
 	va_end(ap);
-	log_line(t, sb.buf, sb.len);
-	term_addstr_colored(&out, t->color && c != TEE_PLAIN, c == TEE_PLAIN ? TERM_BOLD : (enum term_color)c,
-			    sb.buf);
-	strbuf_addch(&out, '\n');
-	write_all(t->term_fd, out.buf, out.len);
-	strbuf_release(&sb);
-	strbuf_release(&out);
+}
+
+void tee_result(struct tee *t, int c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(t, 1, c, fmt, ap);
+	va_end(ap);
+}
+
+void tee_set_verbosity(struct tee *t, enum tee_verbosity v)
+{
+	t->verbosity = v;
+	t->tf.show = v == TEE_QUIET ? TABLE_SHOW_ERRORS : v == TEE_NORMAL ? TABLE_SHOW_TABLES
+					: TABLE_SHOW_ALL;
 }
 
 const struct pump_ops tee_pump_ops = { tee_on_line, tee_on_partial, tee_on_interrupt };
@@ -150,6 +175,7 @@ int tee_open(struct tee *t, const char *log_path, int term_fd, int color)
 		return error_errno("cannot create %s", log_path);
 	strbuf_init(&t->scratch, 256);
 	table_filter_init(&t->tf, color, term_emit, t);
+	tee_set_verbosity(t, TEE_VERBOSE);
 	return 0;
 }
 

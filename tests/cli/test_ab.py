@@ -176,6 +176,19 @@ def test_live_axis_changes_the_ir_and_runs_the_rounds(zlb):
     assert r.json["compare"]["exit_code"] == 0
 
 
+def test_quiet_ab_says_each_round_and_the_result(zlb):
+    r = Ab(zlb, ["softmax", "--axis", "FAKE_TRITON_BUILD=a,b", "--rounds", "1", "-q", *QUICK])
+    assert r.rc == 0, r
+    lines = r.out.splitlines()
+    # each round's zlb run (given -q) says how it ended; zlb ab its compare and its end
+    assert [l for l in lines if l.startswith("zlb: completed, exit 0")].__len__() == 2, r
+    assert lines[-2] == "result: no significant regression beyond 1.00%", r
+    assert lines[-1].startswith("zlb ab: compared, exit 0; "), r
+    assert "=== zlb ab: round" not in r.out and "Gems Speedup" not in r.out
+    # the files are whole whatever the terminal showed
+    assert json.loads((r.dir / "compare.json").read_text())["summary"]["paired"] == 3
+
+
 def test_tuned_op_b_replays_a_configs(zlb):
     """B tunes differently on its own (FAKE_TUNE_BIAS), yet runs A1's configs."""
     args = ["tuned_rowsum", "--shape-mode", "upstream", *QUICK]
@@ -283,8 +296,9 @@ def test_a_broken_op_fails_in_round_one_a(zlb):
 
 def test_ctrl_c_stops_the_round_and_marks_ab_json(zlb):
     env = dict(zlb.env)
+    # -v (zlb run's, given to every round): the fake test's own line says when it hangs
     p = subprocess.Popen([zlb.bin, "ab", "hang", "--shape-mode", "upstream", "--b-env",
-                          "FAKE_HANG=1", *QUICK], cwd=zlb.cwd, env=env,
+                          "FAKE_HANG=1", "-v", *QUICK], cwd=zlb.cwd, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen = ""
     deadline = time.time() + 120

@@ -51,7 +51,7 @@ def test_inventory_then_batch_all_then_summary(world, tmp_path):  # noqa: F811
     assert all(row["status"] in ("PASS", "SKIP", "FAIL") for row in st.values()), st
     assert st["b_pass"]["status"] == "PASS" and st["b_fail"]["status"] == "FAIL"
 
-    r = world.cmd("summary", str(world.bdir), "--color", "never")
+    r = world.cmd("summary", str(world.bdir), "--color", "never", "--out", str(world.bdir))
     assert r.rc == 0, r
     rows = read_csv(world.bdir / "summary.csv")
     assert {row["op"] for row in rows} == expected      # every operator accounted for

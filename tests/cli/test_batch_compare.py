@@ -26,7 +26,7 @@ def test_batch_b_replaying_batch_a_compares_operator_by_operator(world, tmp_path
     b = run_batch(world, tmp_path / "B", "--replay-root", str(tmp_path / "A"))
     r = compare(world, a, b, tmp_path)
     assert r.rc == 0, r
-    assert "!!! [caliber]" not in r.out
+    assert "!!! [caliber]" not in r.out + r.err
     assert "autotune configs come from" not in r.out + r.err
     doc = json.loads((tmp_path / "compare.json").read_text())
     assert {row["op"] for row in doc["rows"] if row["paired"]} == set(OPS)
@@ -40,8 +40,8 @@ def test_record_vs_record_batches_are_refused_once_for_all_operators(world, tmp_
     b = run_batch(world, tmp_path / "B")
     r = compare(world, a, b, tmp_path)
     assert r.rc == 4, r
-    lines = [l for l in r.out.splitlines() if l.startswith("!!! [caliber] autotune_mode")]
-    assert len(lines) == 1, r.out
+    lines = [l for l in r.err.splitlines() if l.startswith("!!! [caliber] autotune_mode")]
+    assert len(lines) == 1, r
     assert "4 of 4 operators are record-vs-record" in lines[0]
 
 
@@ -51,8 +51,8 @@ def test_a_caliber_difference_is_one_line_with_its_operators(world, tmp_path):  
                   "--warmup", "7")
     r = compare(world, a, b, tmp_path)
     assert r.rc == 4, r
-    lines = [l for l in r.out.splitlines() if l.startswith("!!! [caliber] warmup_ms")]
-    assert len(lines) == 1, r.out
+    lines = [l for l in r.err.splitlines() if l.startswith("!!! [caliber] warmup_ms")]
+    assert len(lines) == 1, r
     assert "B=7 for 4 of 4 operators" in lines[0]
     # overridden, the rows are compared anyway
     r = compare(world, a, b, tmp_path, "--allow-caliber-mismatch")

@@ -10,8 +10,10 @@ deterministic.
 import csv
 import json
 import math
+import os
 import subprocess
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -120,7 +122,8 @@ def test_caliber_mismatch_exits_4_before_reading_rows(zlb, tmp_path):
     (b / "r0" / "results.jsonl").write_text("not json\n")
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
-    assert "!!! [caliber] l2_mode: A=hot B=cold" in res.out
+    # diagnostics, on stderr: standard output is for the report
+    assert "!!! [caliber] l2_mode: A=hot B=cold" in res.err and "[caliber]" not in res.out
     assert "not comparing" in res.err and "--allow-caliber-mismatch" in res.err
     assert res.json is None and res.csv is None
 
@@ -130,16 +133,17 @@ def test_a_run_from_before_the_centre_is_another_caliber(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"caliber": {"centre": "mean_of_placement_medians"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
-    assert "!!! [caliber] centre: A=(absent) B=mean_of_placement_medians" in res.out
+    assert "!!! [caliber] centre: A=(absent) B=mean_of_placement_medians" in res.err
 
 
 def test_caliber_mismatch_override_still_prints(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"caliber": {"l2_mode": "cold", "seed": 1}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
     assert res.rc == 0, res
-    assert "!!! [caliber] l2_mode: A=hot B=cold" in res.out
-    assert "!!! [caliber] seed: A=0 B=1" in res.out
-    assert "compared anyway (--allow-caliber-mismatch)" in res.out
+    assert "!!! [caliber] l2_mode: A=hot B=cold" in res.err
+    assert "!!! [caliber] seed: A=0 B=1" in res.err
+    assert "compared anyway (--allow-caliber-mismatch)" in res.err
+    assert "[caliber]" not in res.out and "SAME" in res.out
     cal = res.json["caliber"]
     assert cal["ok"] is False and cal["allowed"] is True
     assert {p["field"] for p in cal["problems"]} == {"l2_mode", "seed"}
@@ -153,7 +157,7 @@ def test_caliber_must_agree_within_a_side(zlb, tmp_path):
     (a / "r1" / "run_identity.json").write_text(json.dumps(ident))
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
-    line = next(l for l in res.out.splitlines() if "[caliber] timer" in l)
+    line = next(l for l in res.err.splitlines() if "[caliber] timer" in l)
     assert "A=graph | graph+direct B=graph" in line and "differs between A's rounds" in line
 
 
@@ -162,10 +166,10 @@ def test_missing_identity_is_a_caliber_problem(zlb, tmp_path):
     (b / "r2" / "run_identity.json").unlink()
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
-    assert "!!! [caliber] identity: B run" in res.out and "r2 has no run_identity.json" in res.out
+    assert "!!! [caliber] identity: B run" in res.err and "r2 has no run_identity.json" in res.err
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
     assert res.rc == 0, res
-    assert "!!! [caliber] identity: B run" in res.out
+    assert "!!! [caliber] identity: B run" in res.err
     assert res.json["b"]["runs"][2]["identity"] == "absent"
 
 
@@ -173,16 +177,16 @@ def test_record_vs_record_is_refused_by_name(zlb, tmp_path):
     a, b = make_sides(tmp_path, a_kw={"mode": "record"}, b_kw={"mode": "record"})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
-    assert "!!! [caliber] autotune_mode: record-vs-record: both sides tuned themselves" in res.out
-    assert "--replay-from" in res.out
+    assert "!!! [caliber] autotune_mode: record-vs-record: both sides tuned themselves" in res.err
+    assert "--replay-from" in res.err
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
-    assert res.rc == 0 and "record-vs-record" in res.out, res
+    assert res.rc == 0 and "record-vs-record" in res.err, res
 
 
 def test_one_recording_replayed_everywhere_is_clean(zlb, tmp_path):
     a, b = make_sides(tmp_path)
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 0 and "!!!" not in res.out and "warning" not in res.out, res
+    assert res.rc == 0 and "!!!" not in res.err + res.out and "warning" not in res.err, res
     assert res.json["warnings"] == []
 
 
@@ -191,15 +195,15 @@ def test_several_recordings_warn(zlb, tmp_path):
     a, b = make_sides(tmp_path, a_kw={"mode": "record", "replay_from": None})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 0, res
-    assert "!!!" not in res.out
-    assert "warning: the runs' autotune configs come from 3 runs (A/r0, A/r1, A/r2)" in res.out
+    assert "!!!" not in res.err
+    assert "warning: the runs' autotune configs come from 3 runs (A/r0, A/r1, A/r2)" in res.err
 
 
 def test_replaying_a_run_not_compared_warns(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"replay_from": tmp_path / "elsewhere" / "softmax_x"})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 0, res
-    assert "3 replaying runs replay configs recorded by a run that is not compared here" in res.out
+    assert "3 replaying runs replay configs recorded by a run that is not compared here" in res.err
 
 
 def test_replay_fallback_event_flags_the_test_rows(zlb, tmp_path):
@@ -212,7 +216,7 @@ def test_replay_fallback_event_flags_the_test_rows(zlb, tmp_path):
     assert all(r["fallback"] and r["markers_b"] == ["AUTOTUNE_REPLAY_FALLBACK"] for r in paired(res))
     assert res.json["summary"]["fallback_rows"] == 10
     assert "!B:replay-fallback" in res.out
-    assert "B run r0: 1 autotune point could not be replayed (AUTOTUNE_REPLAY_FALLBACK)" in res.out
+    assert "B run r0: 1 autotune point could not be replayed (AUTOTUNE_REPLAY_FALLBACK)" in res.err
 
 
 def test_record_on_shared_cache_warns(zlb, tmp_path):
@@ -220,15 +224,15 @@ def test_record_on_shared_cache_warns(zlb, tmp_path):
     a, b = make_sides(tmp_path, caliber=shared)
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 0, res
-    assert "!!!" not in res.out
+    assert "!!!" not in res.err
     assert ("warning: A records autotune configs on a shared tuner cache "
-            "(shared(/home/u/.flaggems))") in res.out
-    assert "B records" not in res.out   # B replays
+            "(shared(/home/u/.flaggems))") in res.err
+    assert "B records" not in res.err   # B replays
     assert len(res.json["warnings"]) == 1 and "--isolate-tuner-cache" in res.json["warnings"][0]
     # a shared cache is harmless when every run replays... but here A/r0 records on it
     a2, b2 = make_sides(tmp_path / "2", caliber=shared, a_kw={"mode": "replay"})
     res = compare(zlb, a2, b2, "--out", zlb.cwd / "out")
-    assert "shared tuner cache" not in res.out, res
+    assert "shared tuner cache" not in res.err, res
 
 
 # ---- pairing -------------------------------------------------------------------------
@@ -500,7 +504,7 @@ def test_torch_control_that_moves_is_reported(zlb, tmp_path):
     res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out")
     assert res.rc == 0, res            # only gems rows decide the exit status
     assert res.json["summary"]["torch"]["SLOWER"] == 10
-    assert "warning: the torch control moved on 10 of 10 rows" in res.out
+    assert "warning: the torch control moved on 10 of 10 rows" in res.err
 
 
 # ---- files and syntax ---------------------------------------------------------------
@@ -563,12 +567,22 @@ def test_round_syntaxes_agree(zlb, tmp_path):
     assert by_dir.json == by_list.json == by_flag.json
 
 
-def test_default_out_is_the_current_directory(zlb, tmp_path):
+def test_files_only_where_asked(zlb, tmp_path):
+    # No --out: standard output only, nothing written in the current directory.
     a, b = make_sides(tmp_path / "data")
     res = zlb.cmd("compare", str(a), str(b))
     assert res.rc == 0, res
-    assert (zlb.cwd / "compare.csv").is_file() and (zlb.cwd / "compare.json").is_file()
-    assert "wrote ./compare.csv and ./compare.json" in res.out
+    assert sorted(p.name for p in zlb.cwd.iterdir()) == ["data", "home"]
+    assert "wrote" not in res.out and "result: no significant regression" in res.out
+    # --out DIR: both files, and the table says where
+    res = zlb.cmd("compare", str(a), str(b), "--out", "o")
+    assert res.rc == 0, res
+    assert (zlb.cwd / "o" / "compare.csv").is_file() and (zlb.cwd / "o" / "compare.json").is_file()
+    assert "wrote o/compare.csv and o/compare.json" in res.out
+    # --out - is refused; no directory named '-' appears
+    res = zlb.cmd("compare", str(a), str(b), "--out", "-")
+    assert res.rc == 2 and not (zlb.cwd / "-").exists(), res
+    assert res.err.count("zlb compare --help") == 1
 
 
 @pytest.mark.parametrize("args,msg", [
@@ -581,8 +595,12 @@ def test_default_out_is_the_current_directory(zlb, tmp_path):
     (["x", "y", "--threshold", "abc"], "--threshold takes a percentage"),
     (["x", "y", "--fdr", "1.5"], "--fdr takes a level in (0, 1)"),
     (["x", "y", "--bootstrap", "5"], "--bootstrap takes 0 or a count"),
-    (["x", "y", "--color", "sometimes"], "--color takes auto, always or never"),
+    (["x", "y", "--color", "sometimes"], "'sometimes' is not one of auto, always, never"),
     (["x", "y", "--frobnicate"], "unknown option '--frobnicate'"),
+    (["x", "y", "--thresold", "1"], "unknown option '--thresold'; did you mean --threshold?"),
+    (["x", "y", "--out", "-"], "--out takes a directory for the files"),
+    (["x", "y", "--format", "xml"], "'xml' is not one of table, json, csv, md"),
+    (["x", "y", "--sort", "speed"], "'speed' is not one of ratio, q, name"),
 ])
 def test_usage_errors_exit_2(zlb, args, msg):
     res = zlb.cmd("compare", *args)
@@ -608,14 +626,14 @@ def test_no_data_exits_8(zlb, tmp_path):
     make_run(tmp_path / "ln", other, 5, mode="replay")
     res = compare(zlb, a / "r0", tmp_path / "ln", "--out", zlb.cwd / "out")
     assert res.rc == 8, res
-    assert "nothing to compare" in res.out
+    assert "result: nothing to compare" in res.err and "nothing to compare" not in res.out
     assert res.json["summary"]["only_a"] == 10 and res.json["summary"]["only_b"] == 10
 
 
 def test_help_and_command_table(zlb):
     res = zlb.cmd("compare", "--help")
     assert res.rc == 0 and "zlb compare [options] A1 A2 ... -- B1 B2 ..." in res.out
-    assert "4    calibers differ" in res.out
+    assert re.search(r"^  4 +calibers differ", res.out, re.M)
     res = zlb.cmd("help")
     assert "compare" in res.out
 
@@ -664,7 +682,7 @@ def test_a_screen_against_a_full_run_is_refused_with_the_reason(zlb, tmp_path):
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4, res
     # A's runs predate presets: their absence means full, and the reason is said.
-    assert "!!! [caliber] preset: A=full B=screen (a screening run is for triage" in res.out
+    assert "!!! [caliber] preset: A=full B=screen (a screening run is for triage" in res.err
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--allow-caliber-mismatch")
     assert res.rc == 0, res
 
@@ -673,17 +691,17 @@ def test_keys_added_later_mean_what_every_run_before_them_did(zlb, tmp_path):
     a, b = make_sides(tmp_path, b_kw={"caliber": {"isolation": "process", "preset": "full"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 0, res
-    assert "[caliber]" not in res.out
+    assert "[caliber]" not in res.err
     a, b = make_sides(tmp_path / "w", b_kw={"caliber": {"isolation": "worker"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 4 and "isolation: A=process B=worker (a warm worker" in res.out, res
+    assert res.rc == 4 and "isolation: A=process B=worker (a warm worker" in res.err, res
     # Tuning probed as rows did (3) before --tune-placement-probes; 0 since.
     a, b = make_sides(tmp_path / "t", b_kw={"caliber": {"tune_placement_probes": 3}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 0 and "[caliber]" not in res.out, res
+    assert res.rc == 0 and "[caliber]" not in res.out + res.err, res
     a, b = make_sides(tmp_path / "t0", b_kw={"caliber": {"tune_placement_probes": 0}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 4 and "tune_placement_probes: A=3 B=0" in res.out, res
+    assert res.rc == 4 and "tune_placement_probes: A=3 B=0" in res.err, res
 
 
 def test_a_round_without_results_is_refused(zlb, tmp_path):
@@ -698,3 +716,155 @@ def test_a_round_without_results_is_refused(zlb, tmp_path):
     # a single run without rows is refused too
     r = compare(zlb, a / "r1", b / "r0", "--out", zlb.cwd / "out")
     assert r.rc == 8, r
+
+
+# ---- formats, files, pipes, JUnit, the terminal's width ---------------------------------
+
+def test_formats_on_standard_output(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"shift": {4: 0.05, 0: -0.05}})
+    full = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    # json: compare.json's document, nothing else on stdout
+    r = zlb.cmd("compare", str(a), str(b), "--format", "json")
+    assert r.rc == 1, r
+    j = json.loads(r.out)
+    assert j["schema_version"] == 1 and j["kind"] == "zlb-compare"
+    j.pop("created_at")
+    full.json.pop("created_at")
+    assert j == full.json
+    assert "result:" not in r.out and "result: REGRESSION" not in r.err
+    # csv: compare.csv's lines
+    r = zlb.cmd("compare", str(a), str(b), "--format", "csv")
+    assert r.rc == 1 and r.out == (zlb.cwd / "out" / "compare.csv").read_text(), r
+    # md: for a pull request
+    r = zlb.cmd("compare", str(a), str(b), "--format", "md")
+    assert r.rc == 1, r
+    md = r.out
+    assert md.startswith("## zlb compare: B against A\n\n**Result: REGRESSION**: 1 gems row SLOWER")
+    assert "| op | dtype | shape | A gems ms | B gems ms | B/A | 95% CI | q | verdict |" in md
+    assert "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- |" in md
+    slow = next(l for l in md.splitlines() if "SLOWER" in l and l.startswith("|"))
+    assert slow.startswith("| `softmax` | `float16` | `[torch.Size([1024, 1024]), 1]` |")
+    assert "<details><summary>runs</summary>" in md and "\x1b" not in md
+    # none of them wrote a file
+    assert sorted(p.name for p in zlb.cwd.glob("compare.*")) == []
+    assert sorted(p.name for p in (zlb.cwd / "out").iterdir()) == ["compare.csv", "compare.json"]
+
+
+def test_only_changed_and_sort(zlb, tmp_path):
+    a, b = make_sides(tmp_path, b_kw={"shift": {4: 0.05, 0: -0.05}})
+    r = zlb.cmd("compare", str(a), str(b), "--only-changed", "--sort", "ratio")
+    assert r.rc == 1, r
+    rows = [l for l in r.out.splitlines() if "SLOWER" in l or "FASTER" in l or "SAME" in l
+            or "UNSURE" in l]
+    table = [l for l in rows if l.startswith("softmax")]
+    assert [("SLOWER" in l, "FASTER" in l) for l in table] == [(True, False), (False, True)]
+    assert "2 of 10 paired rows shown (--only-changed: SLOWER or FASTER)" in r.out
+    # the same view in JSON, which says what it shows
+    r = zlb.cmd("compare", str(a), str(b), "--only-changed", "--sort", "ratio",
+                "--format", "json")
+    j = json.loads(r.out)
+    assert j["view"] == {"only_changed": True, "sort": "ratio"}
+    assert [x["gems"]["verdict"] for x in j["rows"]] == ["SLOWER", "FASTER"]
+    assert j["summary"]["paired"] == 10
+    # by name: op, dtype, shape
+    r = zlb.cmd("compare", str(a), str(b), "--sort", "name", "--format", "csv")
+    keys = [(x["dtype"], x["shape_detail"]) for x in csv.DictReader(r.out.splitlines())]
+    assert keys == sorted(keys)
+    # by q: the most significant first
+    r = zlb.cmd("compare", str(a), str(b), "--sort", "q", "--format", "json")
+    qs = [x["gems"]["q"] for x in json.loads(r.out)["rows"]]
+    assert qs == sorted(qs)
+    # the files of --out keep every row in pairing order
+    r = zlb.cmd("compare", str(a), str(b), "--only-changed", "--out", "o")
+    assert len(json.loads((zlb.cwd / "o" / "compare.json").read_text())["rows"]) == 10
+
+
+def long_shape_sides(tmp_path):
+    shapes = [f"[torch.Size([{m}, {m}]), torch.Size([{m}, {m}]), torch.Size([{m}]), "
+              f"dim=1, keepdim=True]" for m in (256, 512)]
+    rows = [{"op": "fused_add_rms_norm", "dtype": "torch.float16", "shape": s,
+             "gems": 0.002, "torch": 0.004} for s in shapes]
+    return make_sides(tmp_path, rows=rows)
+
+
+def test_table_fits_the_terminal_width(zlb, tmp_path):
+    a, b = long_shape_sides(tmp_path)
+    whole = "[torch.Size([256, 256]), torch.Size([256, 256]), torch.Size([256]), dim=1, keepdim=True]"
+    # a pipe without COLUMNS: nothing is cut (the old 40-character cut is gone)
+    r = zlb.cmd("compare", str(a), str(b))
+    assert r.rc == 0 and whole in r.out, r
+    # COLUMNS=300: the same
+    r = zlb.cmd("compare", str(a), str(b), env={"COLUMNS": "300"})
+    assert whole in r.out, r
+    # COLUMNS=100, 80: the table's lines fit; the shape is cut and says so, the
+    # torch control and the latencies are left out, and a line says which
+    for cols in (100, 80):
+        r = zlb.cmd("compare", str(a), str(b), env={"COLUMNS": str(cols)})
+        table = r.out[r.out.index("\nop "):r.out.index("\ncompare: ")].strip("\n").splitlines()
+        assert table and all(len(l) <= cols for l in table[:-1]), r.out
+        assert whole not in r.out and any("..." in l for l in table), r.out
+        assert table[-1].startswith(f"(not shown at {cols} columns: ") and \
+            table[-1].endswith("; --wide shows every column)"), r.out
+        assert "verdict" in table[0] and "95% CI" in table[0] and "B/A" in table[0]
+    # --wide: every character whatever the width
+    r = zlb.cmd("compare", str(a), str(b), "--wide", env={"COLUMNS": "100"})
+    assert whole in r.out, r
+
+
+def test_a_closed_pipe_loses_no_file(zlb, tmp_path):
+    a, b = make_sides(tmp_path)
+    out = tmp_path / "o"
+    # `zlb compare A B --out o | head -3`: the reader leaves after three lines
+    p = subprocess.Popen([zlb.bin, "compare", str(a), str(b), "--out", str(out)],
+                         cwd=zlb.cwd, env=zlb.env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    for _ in range(3):
+        p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read()
+    rc = p.wait(timeout=60)
+    # not killed by SIGPIPE (141), the files are whole, and the reader's leaving is no news
+    assert rc in (0, 7), (rc, err)
+    assert (out / "compare.csv").is_file()
+    assert json.loads((out / "compare.json").read_text())["summary"]["paired"] == 10
+    assert "Broken pipe" not in err
+    # a reader gone before anything is printed: EPIPE, not a death by SIGPIPE; exit 7
+    # (documented), the files written first, nothing said about the pipe
+    rd, wr = os.pipe()
+    os.close(rd)
+    try:
+        p = subprocess.run([zlb.bin, "compare", str(a), str(b), "--out", str(tmp_path / "o2")],
+                           cwd=zlb.cwd, env=zlb.env, stdout=wr, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+    finally:
+        os.close(wr)
+    assert p.returncode == 7 and p.stderr == "", (p.returncode, p.stderr)
+    assert json.loads((tmp_path / "o2" / "compare.json").read_text())["summary"]["paired"] == 10
+
+
+def test_junit_report_validates_and_fails_on_slower(zlb, tmp_path):
+    import xml.etree.ElementTree as ET
+    rows = base_rows()
+    rows[3] = dict(rows[3], op="we<ird>&\"op\x01")
+    a, b = make_sides(tmp_path, rows=rows, b_kw={"shift": {4: 0.05}})
+    junit = tmp_path / "reports" / "compare.xml"   # its directory is made
+    r = zlb.cmd("compare", str(a), str(b), "--junit", str(junit))
+    assert r.rc == 1, r
+    root = ET.parse(junit).getroot()
+    assert root.tag == "testsuites"
+    suite = root.find("testsuite")
+    cases = suite.findall("testcase")
+    assert len(cases) == 10 and suite.get("tests") == "10" and suite.get("failures") == "1"
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert len(failed) == 1 and failed[0].get("classname") == "zlb.compare.softmax"
+    assert failed[0].get("name") == f"softmax {DTYPES[0]} {SHAPES[2]}"
+    assert failed[0].find("failure").get("message").startswith("SLOWER: gems B/A +")
+    # a name from the data: escaped, the control character replaced, and read back
+    odd = [c for c in cases if c.get("classname").startswith("zlb.compare.we")]
+    assert odd and odd[0].get("classname") == "zlb.compare.we<ird>&\"op\ufffd"
+    # calibers that differ: one failed case saying why
+    a2, b2 = make_sides(tmp_path / "c", b_kw={"caliber": {"l2_mode": "cold"}})
+    r = zlb.cmd("compare", str(a2), str(b2), "--junit", str(junit))
+    assert r.rc == 4, r
+    cases = ET.parse(junit).getroot().find("testsuite").findall("testcase")
+    assert len(cases) == 1 and "calibers differ" in cases[0].find("failure").get("message")

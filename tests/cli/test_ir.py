@@ -94,8 +94,8 @@ def test_layout_builds_the_seed_tree(zlb, tmp_path):
     run = make_run(tmp_path / "runs" / "softmax_1", unlaunched=1)
     r = zlb.cmd("ir", "layout", str(run))
     assert r.rc == 0, r
-    assert ("6 variants (30 files) in 2 shapes, 1 kernels; 1 sweep losers and 1 other "
-            "unlaunched variants listed in index.tsv") in r.out
+    assert ("6 variants (30 files) in 2 shapes, 1 kernel; 1 sweep loser and 1 other "
+            "unlaunched variant listed in index.tsv") in r.out
     files = tree_listing(run)
     for shape in ("1024x1024", "4096x4096"):
         for dt in ("bf16", "fp16", "fp32"):
@@ -174,7 +174,7 @@ def test_layout_without_ir(zlb, tmp_path):
     run = no_ir_run(tmp_path / "timer_only")
     r = zlb.cmd("ir", "layout", str(run))
     assert r.rc == 8, r
-    assert "no IR captured" in r.out
+    assert "zlb ir layout: no IR captured" in r.err and r.out == ""
     assert "error" not in r.out + r.err
     assert not (run / "ttgir").exists()
 
@@ -186,7 +186,7 @@ def test_layout_bad_input(zlb, tmp_path):
     r = zlb.cmd("ir", "layout", str(tmp_path / "missing"))
     assert r.rc == 8 and "is not a directory" in r.err, r
     r = zlb.cmd("ir", "layout")
-    assert r.rc == 2 and "layout needs a run directory" in r.err, r
+    assert r.rc == 2 and "zlb ir layout: which run? zlb ir layout RUN" in r.err, r
     r = zlb.cmd("ir", "layout", "a", "b")
     assert r.rc == 2, r
     r = zlb.cmd("ir", "layout", "--frobnicate", "a")
@@ -324,17 +324,63 @@ def test_diff_no_ir_and_not_a_run(zlb, tmp_path):
     assert r.rc == 8 and "is not a directory" in r.err, r
 
 
+def test_diff_stat_in_every_format(zlb, tmp_path):
+    a = make_run(tmp_path / "a")
+    b = make_run(tmp_path / "b", shapes=((1024, 1024), (4096, 4096), (2048, 2048)),
+                 body="x\ny\n")
+    key = f"1024x1024/{KERNEL}/w4s3__fp16"
+    # table: the variants that are not the same, then the summary line
+    r = zlb.cmd("ir", "diff", str(a), str(b), "--stat")
+    assert r.rc == 1, r
+    row = next(l for l in r.out.splitlines() if l.startswith(key))
+    assert row.split()[1:] == ["differs", "+2", "-0", str(len(f"// ttgir of {KERNEL} fp16\nmodule {{\n  op fp16\n}}\n")),
+                               str(len(f"// ttgir of {KERNEL} fp16\nmodule {{\n  op fp16\n}}\nx\ny\n"))]
+    assert f"2048x2048/{KERNEL}/w4s3__fp16  only_b" in r.out
+    assert summary(r.out) == "0 identical, 6 differing, 0 only in A, 3 only in B (stage ttgir)"
+    assert "@@" not in r.out
+    # json: every variant, schema_version, nothing else on stdout
+    r = zlb.cmd("ir", "diff", str(a), str(b), "--stat", "--format", "json", "--stage", "ptx")
+    assert r.rc == 1, r
+    j = json.loads(r.out)
+    assert (j["schema_version"], j["kind"], j["stage"]) == (1, "zlb-ir-diff-stat", "ptx")
+    assert j["summary"] == {"identical": 0, "differing": 6, "only_a": 0, "only_b": 3,
+                            "without_stage": 0}
+    v = {x["variant"]: x for x in j["variants"]}
+    assert v[key]["status"] == "differs" and (v[key]["added"], v[key]["removed"]) == (2, 0)
+    assert v[f"2048x2048/{KERNEL}/w4s3__bf16"]["bytes_a"] is None
+    # csv: a header and a line per variant
+    r = zlb.cmd("ir", "diff", str(a), str(b), "--stat", "--format", "csv", "--stage", "cubin")
+    lines = r.out.splitlines()
+    assert lines[0] == "variant,status,added,removed,bytes_a,bytes_b" and len(lines) == 1 + 9
+    assert next(l for l in lines if l.startswith(key)).split(",")[1:4] == ["differs", "", ""]
+    # md: for a pull request
+    r = zlb.cmd("ir", "diff", str(a), str(b), "--stat", "--format", "md")
+    assert r.out.startswith("## zlb ir diff: `ttgir`\n"), r
+    assert f"| `{key}` | differs | +2 | -0 |" in r.out
+    # identical runs: no line but the summary, exit 0
+    r = zlb.cmd("ir", "diff", str(a), str(a), "--stat")
+    assert r.rc == 0 and summary(r.out).startswith("6 identical, 0 differing"), r
+    assert "differs" not in r.out
+
+
 def test_diff_bad_usage(zlb, tmp_path):
     a = make_run(tmp_path / "a")
-    for args, msg in [((str(a),), "diff needs two run directories"),
+    for args, msg in [((str(a),), "compares two run directories"),
                       ((str(a), str(a), str(a)), "is a third"),
-                      ((str(a), str(a), "--stage", "sass"), "--stage must be"),
-                      ((str(a), str(a), "--color", "sometimes"), "must be auto, always or never, not 'sometimes'"),
+                      ((str(a), str(a), "--stage", "sass"),
+                       "'sass' is not one of ttgir, ttir, llir, ptx, cubin"),
+                      ((str(a), str(a), "--color", "sometimes"),
+                       "'sometimes' is not one of auto, always, never"),
                       ((str(a), str(a), "--op"), "needs a value"),
+                      ((str(a), str(a), "--format", "json"), "--format and --wide are for --stat"),
                       ((str(a), str(a), "--bogus"), "unknown option")]:
         r = zlb.cmd("ir", "diff", *args)
         assert r.rc == 2, (args, r)
         assert msg in r.err, (args, r)
+        # one error line, one hint, the same prefix
+        assert r.err.splitlines()[0].startswith("zlb ir diff: ") and len(r.err.splitlines()) == 2
+    r = zlb.cmd("ir", "diff", str(a), str(a), env={"FLAGGEMS_PERF_COLOR": "sometimes"})
+    assert r.rc == 2 and "FLAGGEMS_PERF_COLOR=sometimes (the default of --color)" in r.err, r
 
 
 def test_diff_never_uses_a_shell(zlb, tmp_path):
@@ -412,15 +458,28 @@ def test_fingerprint_no_ir(zlb, tmp_path):
 # ---- help ---------------------------------------------------------------------------------------
 
 def test_help(zlb):
-    for args in (("help", "ir"), ("ir", "--help"), ("ir", "diff", "--help")):
+    for args in (("help", "ir"), ("ir", "--help")):
         r = zlb.cmd(*args)
         assert r.rc == 0, (args, r)
         assert "usage: zlb ir layout RUN" in r.out
         assert "zlb ir fingerprint RUN [RUN...]" in r.out
         assert re.search(r"^  9 +\(diff\) the runs measured different operators", r.out, re.M)
+    # a sub-command's help is its own
+    for args in (("help", "ir", "diff"), ("ir", "diff", "--help"), ("ir", "diff", "a", "-h")):
+        r = zlb.cmd(*args)
+        assert r.rc == 0, (args, r)
+        assert r.out.startswith("usage: zlb ir diff RUN_A RUN_B"), r
+        assert "zlb ir layout" not in r.out and "fingerprint" not in r.out
+        assert "--stat" in r.out and "--format FORMAT" in r.out
+        assert re.search(r"^  9 +the runs measured different operators", r.out, re.M)
+    r = zlb.cmd("ir", "fingerprint", "--help")
+    assert r.rc == 0 and r.out.startswith("usage: zlb ir fingerprint RUN [RUN...]"), r
+    assert "zlb ir diff" not in r.out
+    r = zlb.cmd("ir", "layout", "-V")
+    assert r.rc == 0 and r.out.startswith("zlb "), r
     r = zlb.cmd("help")
     assert re.search(r"^  ir +lay out, diff and fingerprint", r.out, re.M)
     r = zlb.cmd("ir")
-    assert r.rc == 2 and "usage: zlb ir" in r.err
+    assert r.rc == 2 and "zlb ir: which one? zlb ir layout|diff|fingerprint" in r.err
     r = zlb.cmd("ir", "frob")
     assert r.rc == 2 and "'frob' is not an ir command" in r.err

@@ -298,6 +298,39 @@ def test_failed_test_exit_1(zlb):
     assert ident["status"] == "failed" and ident["outcome"]["tests"]["failed"] == 1
 
 
+def test_what_the_terminal_shows_by_default_quiet_and_verbose(zlb):
+    # by default: zlb's lines, the tables, the summary; pytest's own lines stay in run.log
+    r = zlb.run("softmax", "--dtypes", "float16")
+    assert r.rc == 0, r
+    assert "zlb 0.1.0: run softmax" in r.out and "Gems Speedup" in r.out
+    assert "zlb: completed, exit 0" in r.out
+    assert "test session starts" not in r.out and "PASSED" not in r.out, r.out
+    log = (r.run_dir / "run.log").read_text()
+    assert "test session starts" in log and "PASSED" in log
+    # -v: everything, as it comes
+    r = zlb.run("softmax", "--dtypes", "float16", "-v", "--runs-dir", "v")
+    assert r.rc == 0 and "test session starts" in r.out and "Gems Speedup" in r.out, r
+    # -q: the result line alone
+    r = zlb.run("softmax", "--dtypes", "float16", "--quiet", "--runs-dir", "q")
+    assert r.rc == 0, r
+    assert r.out.splitlines() == [f"zlb: completed, exit 0; run directory "
+                                  f"{next((zlb.cwd / 'q').iterdir())}"], r.out
+    r = zlb.run("softmax", "-q", "-v", "--runs-dir", "qv")
+    assert r.rc == 2 and "--quiet and --verbose contradict each other" in r.err, r
+
+
+def test_a_failure_shows_by_default_and_quietly(zlb):
+    r = zlb.run("broken", "--shape-mode", "upstream", "--dtypes", "float16")
+    assert r.rc == 1, r
+    assert re.search(r"^FAILED .*test_broken", r.out, re.M), r.out    # pytest's summary line
+    assert "Traceback" not in r.out and "run.log; -v shows it as it comes" in r.out
+    r = zlb.run("broken", "--shape-mode", "upstream", "--dtypes", "float16", "-q",
+                "--runs-dir", "q")
+    assert r.rc == 1, r
+    assert re.search(r"^FAILED .*test_broken", r.out, re.M), r.out
+    assert "zlb 0.1.0: run" not in r.out and r.out.splitlines()[-1].startswith("zlb: ")
+
+
 def test_skipped_test_is_reported(zlb):
     r = zlb.run("skipped", "--shape-mode", "upstream")
     assert r.rc == 0, r
@@ -321,7 +354,8 @@ def test_crash_by_signal_keeps_rows_written_so_far(zlb):
 
 
 def test_ctrl_c_stops_the_group_and_marks_the_run(zlb):
-    p = zlb.popen("hang", "--shape-mode", "upstream", env={"FAKE_HANG": "1"})
+    # -v: pytest's own lines (the fake test says when it hangs) reach the terminal
+    p = zlb.popen("hang", "--shape-mode", "upstream", "-v", env={"FAKE_HANG": "1"})
     seen = ""
     deadline = time.time() + 60
     while "FAKE_HANG: started" not in seen and time.time() < deadline:

@@ -44,7 +44,7 @@ def copy_data(tmp_path, name):
 
 def test_batch_table_is_exact(zlb, tmp_path):
     batch = copy_data(tmp_path, "batch")
-    r = zlb.cmd("summary", str(batch))
+    r = zlb.cmd("summary", str(batch), "--out", str(batch))
     assert r.rc == 0, r
     assert (batch / "summary.csv").read_text() == BATCH_CSV
     # The corrupt line is skipped with its file and line named.
@@ -86,14 +86,14 @@ def test_batch_table_is_exact(zlb, tmp_path):
 
     # Run again: the same files, byte for byte; nothing of its own is read back.
     first = (batch / "summary.csv").read_bytes(), (batch / "summary.json").read_bytes()
-    r = zlb.cmd("summary", str(batch))
+    r = zlb.cmd("summary", str(batch), "--out", str(batch))
     assert r.rc == 0, r
     assert ((batch / "summary.csv").read_bytes(), (batch / "summary.json").read_bytes()) == first
 
 
 def test_old_batch_without_ops_status(zlb, tmp_path):
     batch = copy_data(tmp_path, "old_batch")
-    r = zlb.cmd("summary", str(batch))
+    r = zlb.cmd("summary", str(batch), "--out", str(batch))
     assert r.rc == 0, r
     assert (batch / "summary.csv").read_text() == OLD_CSV
     assert f"2 operators, found by walking {batch}/*/*/ (no ops_status.csv)" in r.out
@@ -106,18 +106,49 @@ def test_old_batch_without_ops_status(zlb, tmp_path):
 
 def test_out_option_and_color(zlb, tmp_path):
     batch = copy_data(tmp_path, "old_batch")
-    out = tmp_path / "reports" / "b.csv"
-    out.parent.mkdir()
-    r = zlb.cmd("summary", str(batch), "--out", str(out), "--color", "always")
+    # Without --out nothing is written, the batch itself included.
+    r = zlb.cmd("summary", str(batch), "--color", "always")
     assert r.rc == 0, r
-    assert out.read_text() == OLD_CSV
-    assert json.loads((tmp_path / "reports" / "b.json").read_text())["csv"]["file"] == "b.csv"
-    assert not (batch / "summary.csv").exists()
+    assert not (batch / "summary.csv").exists() and "wrote" not in r.out
     assert "\x1b[33mnot graph-timed:\x1b[0m" in r.out
-    # A place that cannot be written: exit 7, with a sentence.
-    r = zlb.cmd("summary", str(batch), "--out", str(tmp_path / "missing" / "s.csv"))
-    assert r.rc == 7, r
-    assert "missing/s.csv" in r.err and "not written" in r.err
+    # --out DIR: both files there, DIR created.
+    out = tmp_path / "reports" / "b"
+    r = zlb.cmd("summary", str(batch), "--out", str(out))
+    assert r.rc == 0, r
+    assert (out / "summary.csv").read_text() == OLD_CSV
+    assert json.loads((out / "summary.json").read_text())["csv"]["file"] == "summary.csv"
+    assert f"wrote {out}/summary.csv and {out}/summary.json" in r.out
+    assert not (batch / "summary.csv").exists()
+    # A place that cannot be made: exit 7, with a sentence; --out - is refused.
+    (tmp_path / "file").write_text("x")
+    r = zlb.cmd("summary", str(batch), "--out", str(tmp_path / "file" / "s"))
+    assert r.rc == 7 and "cannot create" in r.err, r
+    r = zlb.cmd("summary", str(batch), "--out", "-")
+    assert r.rc == 2 and not (zlb.cwd / "-").exists(), r
+
+
+def test_formats_on_standard_output(zlb, tmp_path):
+    batch = copy_data(tmp_path, "batch")
+    r = zlb.cmd("summary", str(batch), "--format", "csv")
+    assert r.rc == 0, r
+    assert r.out == BATCH_CSV
+    r = zlb.cmd("summary", str(batch), "--format", "json")
+    assert r.rc == 0, r
+    j = json.loads(r.out)
+    assert j["schema_version"] == 1 and j["status_counts"]["PASS"] == 4
+    assert j["csv"]["columns"] == HEADER.strip().split(",")
+    r = zlb.cmd("summary", str(batch), "--format", "md")
+    assert r.rc == 0, r
+    md = r.out
+    assert md.startswith("## zlb summary of `batch`\n")
+    assert "| status | operators |\n| --- | ---: |\n| PASS | 4 |\n" in md
+    assert "### Worst speedups (gems vs torch)" in md
+    assert "| 0.800 | `main/sort` | `torch.float16` | `[torch.Size([1024, 1024])]` |" in md
+    # the operators to read first: not PASS/SKIP, or with remarks
+    assert "| `main/broken` | FAIL | 0 | `no_results;deterministic_failure;rc=1` |" in md
+    assert "\x1b" not in md
+    # nothing written by any of them
+    assert not (batch / "summary.csv").exists()
 
 
 def _row(op, i, shape, torch_ms, gems_ms, torch_markers=(), gems_markers=()):
@@ -150,7 +181,7 @@ def test_rows_that_time_no_kernel_are_left_out_of_the_speedups(zlb, tmp_path):
     for op, lines in rows.items():
         (batch / "main" / op).mkdir(parents=True)
         (batch / "main" / op / "results.jsonl").write_text("".join(lines))
-    r = zlb.cmd("summary", str(batch))
+    r = zlb.cmd("summary", str(batch), "--out", str(batch))
     assert r.rc == 0, r
     out = r.out
     assert ("left out of the speedups: 2 rows with GRAPH_NO_KERNELS (the graph held no kernel "
@@ -200,7 +231,8 @@ def test_bad_input(zlb, tmp_path):
 def test_help(zlb):
     r = zlb.cmd("summary", "--help")
     assert r.rc == 0, r
-    for word in ("usage: zlb summary BATCH", "--out FILE", "--color WHEN", "op_remarks",
+    for word in ("usage: zlb summary BATCH", "--out DIR", "--format FORMAT", "--color WHEN",
+                 "op_remarks",
                  "no_cudagraph_rows", "replay_fallback", "exit codes"):
         assert word in r.out, word
     r = zlb.cmd("--help")
@@ -221,7 +253,7 @@ def test_batch_of_real_runs(zlb, tmp_path):
         runs[op] = run_dir.rename(batch / "main" / op)
 
     # Without ops_status.csv: the older-batch path.
-    r = zlb.cmd("summary", str(batch))
+    r = zlb.cmd("summary", str(batch), "--out", str(batch))
     assert r.rc == 0, r
     assert "found by walking" in r.out
     table = list(csv.DictReader(io.StringIO((batch / "summary.csv").read_text())))
@@ -250,7 +282,7 @@ def test_batch_of_real_runs(zlb, tmp_path):
         f"main,softmax,softmax,PASS,3.0,1,{len(soft)},,cuda,0,graph,0,main/softmax\n"
         f"main,sort,sort,PASS,3.0,1,{len(sort)},dtype_fallback,cuda,0,graph+direct,0,main/sort\n"
         "main,mm,mm,FAIL,1.0,2,0,deterministic_failure,cuda,0,graph,1,\n")
-    r = zlb.cmd("summary", str(batch))
+    r = zlb.cmd("summary", str(batch), "--out", str(batch))
     assert r.rc == 0, r
     table = list(csv.DictReader(io.StringIO((batch / "summary.csv").read_text())))
     assert [t["op"] for t in table] == ["mm"] + ["softmax"] * len(soft) + ["sort"] * len(sort)

@@ -101,12 +101,111 @@ static void plain_draws_nothing(void **state)
 	progress_release(&p);
 }
 
+/* Every drawn line of buf (between ESC [2K and its newline), at most max columns. */
+static void assert_lines_fit(const char *buf, size_t max)
+{
+	for (const char *p = buf; (p = strstr(p, "\033[2K"));) {
+		const char *nl = strchr(p, '\n');
+		size_t n = (size_t)(nl - p) - 4;
+
+		if (n > max)
+			fail_msg("a drawn line of %zu columns: %.*s", n, (int)n, p + 4);
+		p = nl;
+	}
+}
+
+/*
+ * A 40-column terminal: a line that wraps would leave a copy behind at
+ * each redraw (the block is moved up by its count of lines). The lines
+ * say the same in short, and what is still too long is cut.
+ */
+static void narrow_terminal(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct stream_reporter term;
+	struct progress p;
+
+	setenv("COLUMNS", "40", 1);
+	stream_reporter_init(&term, out, stderr);
+	progress_init(&p, 1, 2, &term.r, 100.0);
+	p.lanes[0] = (struct progress_lane){ .device = 0, .total = 400, .done = 12, .failed = 1,
+					     .current = "vllm:fused_marlin_moe_mxfp4@marlin",
+					     .op_started = 110.0, .busy = 120.0 };
+	p.lanes[1] = (struct progress_lane){ .device = 1, .total = 400, .done = 0 };
+	progress_draw(&p, 115.0);
+	progress_draw(&p, 116.0);
+	progress_finish(&p);
+	fflush(out);
+	assert_lines_fit(buf, 39);
+	assert_non_null(strstr(buf, "\033[2Kdev 0 12/400 1F ~1h04m vllm:fused_marli\n"));
+	assert_non_null(strstr(buf, "\033[2Kdev 1 0/400 0F ~?\n"));
+	/* two lines drawn, two moved up and erased, twice */
+	assert_int_equal(count(buf, "\033[2A"), 4);
+	unsetenv("COLUMNS");
+
+	/* a wide one: the whole sentence */
+	rewind(out);
+	memset(buf, 0, len);
+	setenv("COLUMNS", "200", 1);
+	progress_draw(&p, 115.0);
+	fflush(out);
+	assert_non_null(strstr(buf, "device 0: 12/400 done, 1 failed, 15s elapsed"));
+	unsetenv("COLUMNS");
+	fclose(out);
+	free(buf);
+	progress_release(&p);
+}
+
+/* Quiet (-q): no progress, no passing operator; a failure and the result still. */
+static void quiet_and_verbose(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct stream_reporter term;
+	struct progress p;
+
+	stream_reporter_init(&term, out, stderr);
+	term.verbosity = REPORT_QUIET;
+	progress_init(&p, 1, 1, &term.r, 0.0);
+	p.lanes[0].total = 2;
+	progress_draw(&p, 1.0);
+	progress_end(&p, "[device 0 1/2] PASS    add 1.0s", 0);
+	progress_end(&p, "[device 0 2/2] FAIL    mm 1.0s", 1);
+	progress_line(&p, "zlb batch: 2 operators on 1 device");
+	progress_finish(&p);
+	fflush(out);
+	assert_string_equal(buf, "[device 0 2/2] FAIL    mm 1.0s\n");
+
+	/* verbose: the passing operator too, above the live block */
+	rewind(out);
+	memset(buf, 0, len);
+	term.verbosity = REPORT_VERBOSE;
+	progress_end(&p, "[device 0 1/2] PASS    add 1.0s", 0);
+	fflush(out);
+	assert_string_equal(buf, "[device 0 1/2] PASS    add 1.0s\n");
+	/* by default, a passing operator is the live block's to count */
+	rewind(out);
+	memset(buf, 0, len);
+	term.verbosity = REPORT_NORMAL;
+	progress_end(&p, "[device 0 1/2] PASS    add 1.0s", 0);
+	fflush(out);
+	assert_string_equal(buf, "");
+	fclose(out);
+	free(buf);
+	progress_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(durations),
 		cmocka_unit_test(live_block_redrawn_in_place),
 		cmocka_unit_test(plain_draws_nothing),
+		cmocka_unit_test(narrow_terminal),
+		cmocka_unit_test(quiet_and_verbose),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -431,14 +431,21 @@ static void unknown_options(void **state)
 	setup(state);
 	parse(&p, ARGS("--bogus=1"), NOARGS);
 	assert_int_equal(p.rc, -1);
-	assert_error_contains("unknown option '--bogus';");
+	assert_error_contains("unknown option '--bogus'\n");
 	release(&p);
 
-	/* A prefix of a name is not that name. */
+	/* A prefix of a name is not that name, but it is suggested. */
 	setup(state);
 	parse(&p, ARGS("--lev", "core"), NOARGS);
 	assert_int_equal(p.rc, -1);
-	assert_error_contains("unknown option '--lev'");
+	assert_error_contains("unknown option '--lev'; did you mean --level?");
+	release(&p);
+
+	/* So is a name two typos away. */
+	setup(state);
+	parse(&p, ARGS("--coutn=2"), NOARGS);
+	assert_int_equal(p.rc, -1);
+	assert_error_contains("unknown option '--coutn'; did you mean --count?");
 	release(&p);
 
 	setup(state);
@@ -486,15 +493,114 @@ static void help_flags(void **state)
 	release(&p);
 }
 
+static void version_flags(void **state)
+{
+	struct parsed p;
+
+	parse(&p, ARGS("-V"), NOARGS);
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.help, OPT_WANT_VERSION);
+	release(&p);
+
+	parse(&p, ARGS("--version", "--count", "2"), NOARGS);
+	assert_int_equal(p.help, OPT_WANT_VERSION);
+	release(&p);
+
+	/* Help wins, whichever comes first. */
+	parse(&p, ARGS("--version", "-h"), NOARGS);
+	assert_int_equal(p.help, OPT_WANT_HELP);
+	release(&p);
+	parse(&p, ARGS("-h", "-V"), NOARGS);
+	assert_int_equal(p.help, OPT_WANT_HELP);
+	release(&p);
+}
+
+static const struct opt_def short_defs[] = {
+	{ "quiet", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL, "say less", .short_name = 'q' },
+	{ "out", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "FILE", "where", .short_name = 'o' },
+	{ "level", NULL, NULL, "core", OPT_CHOICE, levels, 0, 0, "LEVEL", "the level" },
+	{ NULL },
+};
+
+static void short_names(void **state)
+{
+	struct opt_values v = { 0 };
+	struct strvec pos = STRVEC_INIT;
+	char *argv[] = { "cmd", "-q", "-o", "x.html", "a", NULL };
+	char *bad[] = { "cmd", "-qo", NULL };
+	char *const env[] = { NULL };
+	struct strbuf sb = STRBUF_INIT;
+	int want;
+
+	assert_int_equal(options_parse(short_defs, 5, argv, env, &v, &pos, &want), 0);
+	assert_string_equal(opt_get(short_defs, &v, "quiet"), "1");
+	assert_string_equal(opt_get(short_defs, &v, "out"), "x.html");
+	assert_int_equal(pos.nr, 1);
+	opt_values_release(&v);
+	strvec_clear(&pos);
+
+	/* Letters are not bundled: -qo is not -q -o. */
+	assert_int_equal(options_parse(short_defs, 2, bad, env, &v, &pos, &want), -1);
+	assert_error_contains("unknown option '-qo'");
+	opt_values_release(&v);
+	strvec_clear(&pos);
+
+	assert_ptr_equal(opt_find(short_defs, "-q"), &short_defs[0]);
+	assert_null(opt_find(short_defs, "-x"));
+
+	/* The help shows both spellings. */
+	options_usage(&sb, short_defs);
+	assert_non_null(strstr(sb.buf, "  -q, --quiet\n"));
+	assert_non_null(strstr(sb.buf, "  -o, --out FILE\n"));
+	strbuf_release(&sb);
+}
+
+/* opt_next: the table-driven step of a command that walks argv itself. */
+static void next_step(void **state)
+{
+	char *argv[] = { "cmd", "--level=comprehensive", "pos", "-o", "f", "--other", "--level",
+			 "fast", "--", "-h", "-V", "--out", NULL };
+	const struct opt_def *d = NULL;
+	const char *v = NULL;
+	int i = 1;
+
+	assert_int_equal(opt_next(short_defs, 12, argv, &i, &d, &v), OPT_ARG_OPTION);
+	assert_ptr_equal(d, &short_defs[2]);
+	assert_string_equal(v, "comprehensive");
+	assert_int_equal(i, 1);
+	i = 2;
+	assert_int_equal(opt_next(short_defs, 12, argv, &i, &d, &v), OPT_ARG_OTHER);
+	i = 3;
+	assert_int_equal(opt_next(short_defs, 12, argv, &i, &d, &v), OPT_ARG_OPTION);
+	assert_string_equal(v, "f");
+	assert_int_equal(i, 4);
+	i = 5;
+	assert_int_equal(opt_next(short_defs, 12, argv, &i, &d, &v), OPT_ARG_OTHER);
+	i = 6;
+	assert_int_equal(opt_next(short_defs, 12, argv, &i, &d, &v), OPT_ARG_ERROR);
+	assert_error_contains("--level fast: 'fast' is not one of core, comprehensive");
+	i = 8;
+	assert_int_equal(opt_next(short_defs, 12, argv, &i, &d, &v), OPT_ARG_OTHER);
+	i = 9;
+	assert_int_equal(opt_next(short_defs, 12, argv, &i, &d, &v), OPT_ARG_HELP);
+	i = 10;
+	assert_int_equal(opt_next(short_defs, 12, argv, &i, &d, &v), OPT_ARG_VERSION);
+	i = 11;
+	assert_int_equal(opt_next(short_defs, 12, argv, &i, &d, &v), OPT_ARG_ERROR);
+	assert_error_contains("option --out needs a value (FILE)");
+
+	assert_string_equal(opt_suggest(short_defs, "--quite"), "quiet");
+	assert_string_equal(opt_suggest(short_defs, "--lvl=x"), "level");
+	assert_null(opt_suggest(short_defs, "--frobnicate"));
+}
+
 static void usage_text(void **state)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	struct strbuf sb = STRBUF_INIT;
+	char *text;
 
-	assert_non_null(f);
-	options_usage(f, defs);
-	fclose(f);
+	options_usage(&sb, defs);
+	text = sb.buf;
 	assert_non_null(strstr(text, "  --level LEVEL\n      the level\n"));
 	assert_non_null(strstr(text, "one of: core, comprehensive"));
 	assert_non_null(strstr(text, "env: BENCH_LEVEL; default: core"));
@@ -503,7 +609,7 @@ static void usage_text(void **state)
 	/* A boolean takes no metavar. */
 	assert_non_null(strstr(text, "  --verbose\n"));
 	assert_non_null(strstr(text, "env: NAME\n"));
-	free(text);
+	strbuf_release(&sb);
 }
 
 /* --- run_config --------------------------------------------------------- */
@@ -919,6 +1025,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(unknown_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(positionals_and_double_dash, setup, teardown),
 		cmocka_unit_test_setup_teardown(help_flags, setup, teardown),
+		cmocka_unit_test_setup_teardown(version_flags, setup, teardown),
+		cmocka_unit_test_setup_teardown(short_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(next_step, setup, teardown),
 		cmocka_unit_test(usage_text),
 		cmocka_unit_test_setup_teardown(run_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_values_typed, setup, teardown),
