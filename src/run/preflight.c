@@ -317,7 +317,9 @@ static int check_checkout(struct preflight *pf, const struct run_config *cfg,
 /*
  * What B replays must be a recording made under the same terms: a replay
  * run has no records (chained replays drift from A), another backend's
- * configs do not exist here, and USE_FLAGTUNE chooses the config space.
+ * configs do not exist here, and USE_FLAGTUNE chooses the config space. A
+ * recording without meta.json (made before it existed) replays with a
+ * warning that those terms went unchecked.
  */
 static int check_records(struct preflight *pf, const struct run_config *cfg)
 {
@@ -327,11 +329,25 @@ static int check_records(struct preflight *pf, const struct run_config *cfg)
 	const char *backend;
 	int rc, ret = -1;
 
+	records = xstrfmt("%s/autotune_records/%s.json", pf->plan.replay_from, pf->plan.target.op);
 	rc = json_read_file(meta_path, &meta);
+	if (rc > 0 && is_file(records)) {
+		/*
+		 * A recording older than meta.json (the original tool wrote none):
+		 * its records replay; what meta.json would have let us check is said.
+		 */
+		strvec_pushf(&pf->plan.notes, "warning: REPLAY_FROM %s has no "
+			     "autotune_records/meta.json (a recording made before it existed): "
+			     "its backend and USE_FLAGTUNE cannot be checked; replaying %s.json "
+			     "as it is", pf->plan.replay_from, pf->plan.target.op);
+		ret = 0;
+		goto out;
+	}
 	if (rc) {
 		if (rc > 0)
-			error("REPLAY_FROM %s has no autotune_records/meta.json: it is not a "
-			      "recording run (a replay run records nothing)", pf->plan.replay_from);
+			error("REPLAY_FROM %s has no autotune_records/meta.json nor %s.json: it is "
+			      "not a recording run (a replay run records nothing)",
+			      pf->plan.replay_from, pf->plan.target.op);
 		ret = preflight_fail(pf, "replay_dir", "point --replay-from at the run directory of "
 			   "the recording side (A), never at a replay of it");
 		goto out;
@@ -352,7 +368,6 @@ static int check_records(struct preflight *pf, const struct run_config *cfg)
 			   "recording side had it");
 		goto out;
 	}
-	records = xstrfmt("%s/autotune_records/%s.json", pf->plan.replay_from, pf->plan.target.op);
 	if (!is_file(records)) {
 		error("REPLAY_FROM %s holds no records for %s (recorded op: %s)",
 		      pf->plan.replay_from, pf->plan.target.op,
@@ -476,7 +491,12 @@ int preflight_run(struct preflight *pf, const struct run_config *cfg,
 	if (!pf->plan.timer)
 		return preflight_fail(pf, "timer", "use --timer auto or direct");
 	locate_own_files(pf, envp);
-	if (!strcmp(pf->plan.timer, "graph") && !pf->plan.timer_lib) {
+	for (size_t i = 0; i < cfg->notes.nr; i++)
+		strvec_push(&pf->plan.notes, cfg->notes.v[i]);
+	/* Only a driver replay needs libzlbtimer; the events timer is the plugin's own. */
+	if (!strcmp(pf->plan.timer, "graph") && pf->plan.backend->graph_replay &&
+	    !strcmp(pf->plan.backend->graph_replay, BACKEND_REPLAY_DRIVER) &&
+	    !pf->plan.timer_lib) {
 		error("libzlbtimer.so was not found beside the zlb binary");
 		return preflight_fail(pf, "timer", "build it (make) or set ZLB_TIMER_LIB");
 	}
@@ -489,6 +509,8 @@ int preflight_run(struct preflight *pf, const struct run_config *cfg,
 	if (check_replay(pf, cfg))
 		goto out;
 	if (check_device(pf, cfg, envp))
+		goto out;
+	if (preflight_check_backend(pf, cfg, envp))
 		goto out;
 	if (check_runs_dir(pf, cfg))
 		goto out;

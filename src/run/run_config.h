@@ -61,6 +61,9 @@ struct run_config {
 	char *preset;           /* full | screen: the defaults the knobs started from */
 	int op_given;           /* op came from the command line or OP */
 	int keep_compile_cache; /* keep <run dir>/triton_cache after the run */
+	int mm_cluster_fix;     /* keep FlagGems' Hopper fp16 mm off its cluster kernel */
+	/* What parsing decided that the run header should say (OP and TEST_NODE both set). */
+	struct strvec notes;
 	int print_engine_env;   /* --print-engine-env: say run_config_engine_env, run nothing */
 };
 

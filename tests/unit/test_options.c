@@ -828,10 +828,24 @@ static void run_test_node_rules(void **state)
 	assert_error_contains("not both");
 	run_release(&p);
 
+	/*
+	 * Both in the environment: the original tool's habit (OP left exported,
+	 * TEST_NODE set for one run). The node wins, with a note for the header.
+	 */
 	setup(state);
 	run_parse(&p, NOARGS, ARGS("OP=mm", "TEST_NODE=x.py::test_y"));
-	assert_int_equal(p.rc, -1);
-	assert_error_contains("give either an operator (OP) or a test node (TEST_NODE)");
+	assert_int_equal(p.rc, 0);
+	assert_string_equal(p.cfg.test_node, "x.py::test_y");
+	assert_null(p.cfg.op);
+	assert_int_equal(p.cfg.op_given, 0);
+	assert_int_equal(p.cfg.notes.nr, 1);
+	assert_string_equal(p.cfg.notes.v[0], "note: OP=mm and TEST_NODE are both set; the "
+			    "test node wins (x.py::test_y)");
+	run_release(&p);
+
+	/* One of each kind says nothing. */
+	run_parse(&p, ARGS("--test-node", node), ARGS("OP=softmax"));
+	assert_int_equal(p.cfg.notes.nr, 0);
 	run_release(&p);
 }
 
