@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "lib/jsonfile.h"
+#include "providers/flaggems_dtypes.h"
 #include "lib/paths.h"
 #include "run/plugin_plan.h"
 #include "run/preflight_int.h"
@@ -315,6 +316,42 @@ static int check_checkout(struct preflight *pf, const struct run_config *cfg,
 }
 
 /*
+ * DTYPES: each name must be one the checkout's --dtypes accepts (read from
+ * its conftest), so a name this FlagGems does not know stops here with the
+ * list, not in pytest's argument parser. A conftest zlb cannot read is
+ * said, and upstream's names stand in.
+ */
+static int check_dtypes(struct preflight *pf, const struct run_config *cfg)
+{
+	struct strvec accepted = STRVEC_INIT;
+	struct strbuf why = STRBUF_INIT, list = STRBUF_INIT;
+	int ret = 0;
+
+	if (!cfg->dtypes.nr)
+		return 0;
+	if (flaggems_dtype_choices(pf->plan.target.dir, &accepted, &why)) {
+		strvec_pushf(&pf->plan.notes, "warning: the --dtypes names of this FlagGems could "
+			     "not be read (%s): checked against upstream's", why.buf);
+		strvec_pushv(&accepted, flaggems_default_dtypes);
+	}
+	for (size_t i = 0; i < accepted.nr; i++)
+		strbuf_addf(&list, "%s%s", i ? ", " : "", accepted.v[i]);
+	for (size_t i = 0; i < cfg->dtypes.nr && !ret; i++) {
+		if (strvec_find(&accepted, cfg->dtypes.v[i]) >= 0)
+			continue;
+		error("DTYPES: '%s' is not a dtype FlagGems' --dtypes accepts in %s/benchmark/"
+		      "conftest.py (it accepts: %s)", cfg->dtypes.v[i], pf->plan.target.dir,
+		      list.buf);
+		ret = preflight_fail(pf, "dtypes", "give --dtypes (DTYPES) names from that list, "
+				     "or leave it unset for each operator's own dtypes");
+	}
+	strvec_clear(&accepted);
+	strbuf_release(&why);
+	strbuf_release(&list);
+	return ret;
+}
+
+/*
  * What B replays must be a recording made under the same terms: a replay
  * run has no records (chained replays drift from A), another backend's
  * configs do not exist here, and USE_FLAGTUNE chooses the config space. A
@@ -503,6 +540,8 @@ int preflight_run(struct preflight *pf, const struct run_config *cfg,
 	if (check_python(pf, cfg, envp, 1, &facts))
 		goto out;
 	if (check_checkout(pf, cfg, facts))
+		goto out;
+	if (check_dtypes(pf, cfg))
 		goto out;
 	if (preflight_check_shapes(pf, cfg))
 		goto out;

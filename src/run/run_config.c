@@ -6,15 +6,39 @@
 
 #include "backends/backend.h"
 
-const char *const flaggems_dtypes[] = {
-	"float16", "float32", "bfloat16", "int16", "int32", "bool", "complex64", NULL,
-};
 static const char *const levels[] = { "core", "comprehensive", NULL };
 static const char *const shape_modes[] = { "inline", "file", "upstream", NULL };
 static const char *const colors[] = { "auto", "always", "never", NULL };
 static const char *const timers[] = { "auto", "graph", "direct", NULL };
 static const char *const l2_modes[] = { "hot", "cold", NULL };
 static const char *const on_off[] = { "on", "off", NULL };
+
+/*
+ * DTYPES / --dtypes: names as torch spells them (float16, complex64, ...).
+ * Which ones the operator's FlagGems accepts is its conftest's to say:
+ * preflight reads it (providers/flaggems_dtypes.h).
+ */
+int valid_dtype_names(const char *v, struct strbuf *why)
+{
+	struct strvec items = STRVEC_INIT;
+	int ret = 0;
+
+	strvec_split(&items, v, " ,\t");
+	for (size_t i = 0; i < items.nr && !ret; i++) {
+		const char *p = items.v[i];
+		int ok = islower((unsigned char)*p);
+		for (; *p && ok; p++)
+			ok = islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_';
+		if (!ok) {
+			strbuf_addf(why, "'%s' is not a dtype name (lower-case letters, digits and "
+				    "'_', as torch names them: float16, bfloat16, complex64, ...)",
+				    items.v[i]);
+			ret = -1;
+		}
+	}
+	strvec_clear(&items);
+	return ret;
+}
 
 static int valid_backend(const char *v, struct strbuf *why)
 {
@@ -124,8 +148,9 @@ const struct opt_def run_option_defs[] = {
 	  "inline: built-in shapes; file: --shapes; upstream: FlagGems' "
 	  "core_shapes.yaml (default: derived from what is given)", NULL,
 	  BIND(STR, shape_mode) },
-	{ "dtypes", NULL, "DTYPES", NULL, OPT_LIST, flaggems_dtypes, 0, 0, "\"T T\"",
-	  "dtypes to measure, space separated (default: the operator's own list)", NULL,
+	{ "dtypes", NULL, "DTYPES", NULL, OPT_LIST, NULL, 0, 0, "\"T T\"",
+	  "dtypes to measure, space separated, any name the checkout's --dtypes accepts "
+	  "(its benchmark/conftest.py; default: the operator's own list)", valid_dtype_names,
 	  BIND(LIST, dtypes) },
 	{ "level", NULL, "BENCH_LEVEL", "core", OPT_CHOICE, levels, 0, 0, "LEVEL",
 	  "FlagGems bench level; comprehensive adds each class's set_more_shapes()", NULL,

@@ -11,8 +11,12 @@
 
 extern const struct opt_def run_option_defs[];
 
-/* FlagGems' --dtypes vocabulary (its conftest choices). */
-extern const char *const flaggems_dtypes[];
+/*
+ * A DTYPES value's names are dtype names (torch's spelling); which ones
+ * FlagGems accepts is read from the checkout at preflight. Returns 0, or -1
+ * with why filled (an option validator).
+ */
+int valid_dtype_names(const char *v, struct strbuf *why);
 
 struct run_config {
 	char *op;               /* operator (test function without test_) */

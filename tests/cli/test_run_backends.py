@@ -185,3 +185,27 @@ def test_recording_without_meta_json_replays_with_a_warning(zlb):
     r = zlb.run("tuned_rowsum", env={"REPLAY_FROM": str(rec)})
     preflight(r, "replay_dir")
     assert "not a recording run" in r.err
+
+
+def test_dtypes_are_the_checkouts_own(zlb, shapes, tmp_path):
+    """DTYPES takes what the checkout's --dtypes accepts, read from its
+    conftest: a name it lacks stops in preflight with the list; a fork that
+    accepts more is taken at its word."""
+    r = zlb.run("softmax", env={"DTYPES": "float64"})
+    preflight(r, "dtypes")
+    assert "'float64' is not a dtype FlagGems' --dtypes accepts" in r.err
+    assert "(it accepts: float16, float32, bfloat16, int16, int32, bool, complex64)" in r.err
+    assert not zlb.runs.exists()
+    tree = tmp_path / "FlagGems"
+    shutil.copytree(FAKE_MAIN, tree)
+    conftest = tree / "benchmark" / "conftest.py"
+    conftest.write_text(conftest.read_text().replace("+ [torch.cfloat]",
+                                                     "+ [torch.cfloat, torch.double]"))
+    f = shapes("softmax:\n  shapes:\n    - [64, 512]\n")
+    r = zlb.run("softmax", "--shapes", str(f), env={"DTYPES": "float64",
+                                                     "FLAGGEMS_DIR": str(tree)})
+    # The fork's argument parser took it (no "invalid choice"); the operator
+    # itself refuses it in upstream's words, as FlagGems would.
+    log = (r.run_dir / "run.log").read_text()
+    assert "invalid choice" not in log
+    assert r.rc == 1 and "can't be supported by this op 'softmax'" in log, r
