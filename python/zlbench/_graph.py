@@ -1,5 +1,9 @@
 """Graph timing: capture the workload in a CUDA graph (torch), time its
-replays in C (libzlbtimer through ctypes).
+replays in C (libzlbtimer through ctypes). The graph, streams and generators
+come from torch's device module of the backend (_device: torch.cuda,
+torch.musa); where that torch hands out no raw graph exec (torch_musa), the
+replays are timed by _eventtimer instead of libzlbtimer, with the same
+answer (lib.replays_graphs).
 
     measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, rule, shape=None)
 
