@@ -5,7 +5,8 @@ have chosen or already hold.
 Loading: <ZLB_REPLAY_FROM>/autotune_records/meta.json must say the same
 backend (ZLB_BACKEND) and the same use_flagtune (ZLB_USE_FLAGTUNE) as this
 run; then every other *.json there is read (ReplayError: a sentence for
-pytest's usage error).
+pytest's usage error). A recording made before meta.json existed (records,
+no meta.json) replays with a WARNING that its terms are unchecked.
 
 Binding: a recorded tuner ("where" and kernel name) is bound to this process's
 object of the same kind found at that path (see _autotune.walk). Then:
@@ -69,8 +70,15 @@ def load(replay_from, backend, use_flagtune):
     rec_dir = os.path.join(replay_from, "autotune_records")
     meta_path = os.path.join(rec_dir, "meta.json")
     if not os.path.isfile(meta_path):
-        raise ReplayError("ZLB_REPLAY_FROM=%s has no autotune_records/meta.json: it is not "
-                          "a recording run (a replay run records nothing)" % replay_from)
+        # A recording older than meta.json: its records replay, but its
+        # backend and USE_FLAGTUNE cannot be checked, which is said.
+        if not [p for p in glob.glob(os.path.join(rec_dir, "*.json"))]:
+            raise ReplayError("ZLB_REPLAY_FROM=%s has no autotune_records/: it is not a "
+                              "recording run (a replay run records nothing)" % replay_from)
+        _io.warning(NAME, "ZLB_REPLAY_FROM=%s has no autotune_records/meta.json (a recording "
+                    "made before it existed): its backend and USE_FLAGTUNE are not checked; "
+                    "replaying its records as they are" % replay_from)
+        return None, _records(rec_dir)
     meta = _read(meta_path)
     if not isinstance(meta, dict) or meta.get("schema_version") != SCHEMA_VERSION:
         raise ReplayError("%s has schema_version %r; this zlbench reads %d"
@@ -86,6 +94,11 @@ def load(replay_from, backend, use_flagtune):
                           "has %d: the config spaces differ, so set it as the recording "
                           "side had it" % (replay_from, {True: "1", False: "0"}.get(rec_ft, "?"),
                                            int(use_flagtune)))
+    return meta, _records(rec_dir)
+
+
+def _records(rec_dir):
+    """{where: kernel record} of every *.json but meta.json in rec_dir."""
     records = {}
     for path in sorted(glob.glob(os.path.join(rec_dir, "*.json"))):
         if os.path.basename(path) == "meta.json":
@@ -111,7 +124,7 @@ def load(replay_from, backend, use_flagtune):
                                   "key_names": k.get("key_names") or [], "entries": entries}
             elif cur["kernel"] == kernel and cur["tuner"] == kind:
                 cur["entries"].extend(entries)
-    return meta, records
+    return records
 
 
 # --- one bound tuner -----------------------------------------------------------------------
@@ -457,6 +470,7 @@ class Replayer:
             if b.kind == "libtuner":
                 b.count_resolvable()
         injected = sum(len(b.injected) for b in self.bound.values())
-        _io.event(_markers.EVENT_AUTOTUNE_REPLAYED, injected=injected, tuners=len(self.bound))
+        _io.event(_markers.EVENT_AUTOTUNE_REPLAYED, injected=injected, tuners=len(self.bound),
+                  recorded=len(self.records))
         for b in self.by_obj.values():
             b.unbind()

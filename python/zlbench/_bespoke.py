@@ -16,8 +16,16 @@ Found by scanning flagos-ai/FlagGems' benchmark/ for get_input_iter overrides
 that read neither self.shapes nor self.input_fn (nor super()). Among them:
 test_upsample_bilinear2d_aa_backward.py, test_upsample_bicubic2d_aa.py
 (a list of configs in __init__), test_linalg_lu_factor.py (a module list),
-test_cutlass_scaled_mm.py, test_flash_mla_*.py, test_amp_update_scale_.py
-(random or non-shape parameters: no builder).
+test_cutlass_scaled_mm.py (random samples of a parameter grid),
+test_flash_mla_sparse_fwd.py and test_flash_mla_with_kvcache.py (lists of
+TestParam cases), test_amp_update_scale_.py (non-shape parameters: no
+builder). test_flash_mla.py goes through input_fn (its shape's first number
+is the sequence length) and needs no builder.
+
+The flash_mla and cutlass builders take only the numbers from the shape
+file: the inputs are made by the benchmark module's own code (its TestParam
+and make_input*, its to_int8/to_fp8 and scale shapes), so a FlagGems change
+to how inputs are built reaches zlb's rows as it reaches upstream's.
 """
 
 import sys
@@ -89,3 +97,105 @@ def _linalg_lu_factor(bench, shape, dtype):
     for pivot in pivots:
         inp = torch.randn(dims, dtype=dtype, device=bench.device)
         yield inp, {"pivot": pivot}
+
+
+def _module_of(bench):
+    return sys.modules.get(type(bench).__module__)
+
+
+def _need(module, names, what):
+    missing = [n for n in names if not hasattr(module, n)]
+    if module is None or missing:
+        raise ValueError("%s: the benchmark module lacks %s (FlagGems changed it; the "
+                         "builder needs updating)" % (what, ", ".join(missing) or "itself"))
+
+
+# --- cutlass_scaled_mm ----------------------------------------------------------------
+
+# The extended "dtype" of CutlassScaledMMBenchmark: which scales a and b get.
+_SCALE_CATEGORIES = {
+    "scalar_only": ("scalar", "scalar"),
+    "vector_only": ("vector", "vector"),
+    "scalar_and_vector": ("scalar", "vector"),
+    "block": ("matrix", "matrix"),
+}
+
+
+@register("CutlassScaledMMBenchmark",
+          "(M, N, K[, use_bias[, fp8]]): a is (M, K), b is (K, N) column-major, c is "
+          "(M, N); use_bias 0/1 (default 0); fp8 0: int8 inputs, float16 out (default), "
+          "1: float8_e4m3fn inputs, bfloat16 out. The 'dtype' (scalar_only, vector_only, "
+          "scalar_and_vector, block) picks the scales, as upstream; block needs M % 4 == 0 "
+          "and no bias")
+def _cutlass_scaled_mm(bench, shape, dtype):
+    import torch
+
+    what = "CutlassScaledMMBenchmark"
+    m, n, k = _ints(shape, 3, what)
+    use_bias = bool(shape[3]) if len(shape) > 3 else False
+    fp8 = bool(shape[4]) if len(shape) > 4 else False
+    cats = _SCALE_CATEGORIES.get(str(dtype))
+    if cats is None:
+        raise ValueError("%s: unknown scale kind %r (one of %s)"
+                         % (what, dtype, ", ".join(_SCALE_CATEGORIES)))
+    if cats[0] == "matrix" and (use_bias or m % 4):
+        raise ValueError("%s: block scales need M %% 4 == 0 and no bias, got M=%d bias=%d"
+                         % (what, m, use_bias))
+    mod = _module_of(bench)
+    _need(mod, ("to_int8", "to_fp8"), what)
+    kit = getattr(bench, "kit", None)
+    if kit is None or not hasattr(kit, "get_scale_shape"):
+        raise ValueError("%s: the benchmark has no kit.get_scale_shape (FlagGems changed it)"
+                         % what)
+    dev = getattr(bench, "device", None) or "cuda"
+    out_dtype = torch.bfloat16 if fp8 else torch.float16
+    conv = mod.to_fp8 if fp8 else mod.to_int8
+    a = conv(torch.randn((m, k), device=dev))
+    b = conv(torch.randn((k, n), device=dev).t().contiguous().t() * (1 if fp8 else 5))
+    scale_a = torch.randn(kit.get_scale_shape(m, n, k, cats[0]), device=dev,
+                          dtype=torch.float32).contiguous()
+    scale_b = torch.randn(kit.get_scale_shape(m, n, k, cats[1], False), device=dev,
+                          dtype=torch.float32).t().contiguous().t()
+    bias = torch.randn((n,), device=dev, dtype=out_dtype) if use_bias else None
+    c = torch.empty((m, n), device=dev, dtype=out_dtype)
+    yield (c, a, b, scale_a, scale_b, bias)
+
+
+# --- flash_mla --------------------------------------------------------------------------
+
+@register("FlashmlaSparseBenchmark",
+          "(s_q, s_kv, topk[, h_q[, d_qk[, attn_sink]]]): one sparse MLA prefill case, "
+          "h_q 128, d_qk 512 and attn_sink 1 by default (upstream's cases use d_qk 512 or "
+          "576); built by the module's TestParam and make_input_flashmla")
+def _flash_mla_sparse(bench, shape, dtype):
+    what = "FlashmlaSparseBenchmark"
+    s_q, s_kv, topk = _ints(shape, 3, what)
+    h_q = int(shape[3]) if len(shape) > 3 else 128
+    d_qk = int(shape[4]) if len(shape) > 4 else 512
+    sink = bool(shape[5]) if len(shape) > 5 else True
+    mod = _module_of(bench)
+    _need(mod, ("TestParam",), what)
+    param = mod.TestParam(s_q, s_kv, topk, h_q=h_q, d_qk=d_qk, have_attn_sink=sink)
+    yield from type(bench).make_input_flashmla(param)
+
+
+@register("FlashMLAWithKVCacheBenchmark",
+          "(batch, topk, seqlen[, h_q[, d_qk]]): topk > 0 is a sparse FP8 decode (d_qk 576: "
+          "the V32 cache, 512: the MODEL1 cache; attention sink on), topk 0 a dense bf16 "
+          "decode over seqlen; h_q 128 and d_qk 576 by default; built by the module's "
+          "TestParam and make_input")
+def _flash_mla_with_kvcache(bench, shape, dtype):
+    what = "FlashMLAWithKVCacheBenchmark"
+    batch, topk, seqlen = _ints(shape, 3, what)
+    h_q = int(shape[3]) if len(shape) > 3 else 128
+    d_qk = int(shape[4]) if len(shape) > 4 else 576
+    if topk <= 0 and seqlen <= 0:
+        raise ValueError("%s: a dense case needs seqlen > 0 (topk 0), got %r"
+                         % (what, tuple(shape)))
+    mod = _module_of(bench)
+    _need(mod, ("TestParam",), what)
+    sparse = topk > 0
+    param = mod.TestParam(batch=batch, topk=topk if sparse else 0,
+                          seqlen=0 if sparse else seqlen, h_q=h_q, d_qk=d_qk,
+                          is_fp8=sparse, have_attn_sink=sparse)
+    yield from bench.make_input(param)

@@ -137,6 +137,49 @@ def capture_fatal():
     return [line.strip() for line in raw.split("\n") if line.strip()]
 
 
+def capture_poison():
+    """ZLB_CAPTURE_POISON as a list of exact texts: a capture failure holding
+    one poisons the process's device context (nothing after it is measured)."""
+    raw = os.environ.get("ZLB_CAPTURE_POISON") or ""
+    return [line.strip() for line in raw.split("\n") if line.strip()]
+
+
+def capture_deny():
+    """ZLB_CAPTURE_DENY: the test functions (names without test_) whose
+    measurements this backend never captures, as a set."""
+    raw = os.environ.get("ZLB_CAPTURE_DENY") or ""
+    return {line.strip() for line in raw.split("\n") if line.strip()}
+
+
+def _module_name(name, raw, default):
+    if raw is None:
+        return default
+    if not (raw.isascii() and raw.isidentifier()):
+        raise EnvError("%s=%r is not a Python identifier" % (name, raw))
+    return raw
+
+
+def torch_module():
+    """ZLB_TORCH_MODULE: torch's device module of the backend (torch.<name>:
+    'cuda', 'musa', ...); 'cuda' when zlb did not say."""
+    return _module_name("ZLB_TORCH_MODULE", _get("ZLB_TORCH_MODULE"), "cuda")
+
+
+GRAPH_REPLAYS = ("driver", "events")
+
+
+def graph_replay():
+    """ZLB_GRAPH_REPLAY: 'driver' (libzlbtimer replays the raw graph exec) or
+    'events' (graph.replay() between the device module's timing events);
+    'driver' when zlb did not say."""
+    raw = _get("ZLB_GRAPH_REPLAY")
+    if raw is None:
+        return "driver"
+    if raw not in GRAPH_REPLAYS:
+        raise EnvError("ZLB_GRAPH_REPLAY=%r is neither 'driver' nor 'events'" % raw)
+    return raw
+
+
 def package():
     """ZLB_PACKAGE: 'flag_gems' or 'flaggems_vllm' (None when zlb did not say)."""
     return _get("ZLB_PACKAGE")

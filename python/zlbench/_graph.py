@@ -1,5 +1,9 @@
 """Graph timing: capture the workload in a CUDA graph (torch), time its
-replays in C (libzlbtimer through ctypes).
+replays in C (libzlbtimer through ctypes). The graph, streams and generators
+come from torch's device module of the backend (_device: torch.cuda,
+torch.musa); where that torch hands out no raw graph exec (torch_musa), the
+replays are timed by _eventtimer instead of libzlbtimer, with the same
+answer (lib.replays_graphs).
 
     measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, rule, shape=None)
 
@@ -57,7 +61,7 @@ Graphs are released before returning, whatever happened.
 import math
 import time
 
-from . import _io, _markers, _state
+from . import _device, _io, _markers, _state
 # What the engine's callers and tests name through _graph, libzlbtimer's part
 # of which lives in _timerlib.
 from ._timerlib import (GRAPH_KEYS, STATUS, STOP_REASONS, V2_RESULT_KEYS, V3_RESULT_KEYS,  # noqa: F401
@@ -138,10 +142,11 @@ def rng_swap(torch):
     protect against a stuck capture) or "none".
     """
     try:
-        # default_generators stays () until CUDA's lazy initialisation.
-        if not torch.cuda.default_generators:
-            torch.cuda.init()
-        gen = torch.cuda.default_generators[torch.cuda.current_device()]
+        dev = _device.module(torch)
+        # default_generators stays () until the device's lazy initialisation.
+        if not dev.default_generators:
+            dev.init()
+        gen = dev.default_generators[dev.current_device()]
     except Exception:
         return (lambda: None), "none"
     if all(hasattr(gen, a) for a in ("graphsafe_get_state", "graphsafe_set_state",
@@ -156,15 +161,17 @@ def rng_swap(torch):
 # --- capture ---------------------------------------------------------------
 
 def _new_graph(torch):
+    cls = _device.graph_class(_device.module(torch))
     try:
-        return torch.cuda.CUDAGraph(keep_graph=True), True
+        return cls(keep_graph=True), True
     except TypeError:
-        # torch < 2.9: capture_end instantiates; raw_cuda_graph_exec may be
-        # missing, which then fails below with a sentence.
-        return torch.cuda.CUDAGraph(), False
+        # torch < 2.9 (and torch_musa's MUSAGraph): capture_end instantiates;
+        # raw_cuda_graph_exec may be missing, which then fails below with a
+        # sentence where the replay needs it.
+        return cls(), False
 
 
-def capture(torch, call, k, on_rng=None, inspect=None):
+def capture(torch, call, k, on_rng=None, inspect=None, needs_exec=True):
     """A graph of k calls of call(), instantiated; the graph is released and
     the error re-raised on any failure. When a call is refused during the
     capture, torch.cuda.graph's exit fails too ("operation failed due to a
@@ -173,12 +180,16 @@ def capture(torch, call, k, on_rng=None, inspect=None):
 
     inspect(g), if given, is called once the capture has ended and before the
     graph is instantiated (raw_cuda_graph() is valid from capture_end on, with
-    keep_graph=True); it must not raise."""
+    keep_graph=True); it must not raise.
+
+    needs_exec: the replay needs raw_cuda_graph_exec() (libzlbtimer); the
+    events timer replays the graph object and does not."""
+    dev = _device.module(torch)
     g, keep = _new_graph(torch)
     err = None
     try:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
+        side = dev.Stream()
+        side.wait_stream(dev.current_stream())
     except BaseException:
         release(g)
         raise
@@ -187,14 +198,14 @@ def capture(torch, call, k, on_rng=None, inspect=None):
         on_rng(how)
     _state.capturing = True
     try:
-        with torch.cuda.graph(g, stream=side):
+        with dev.graph(g, stream=side):
             for _ in range(k):
                 call()
     except BaseException as e:
         err = e
     finally:
         _state.capturing = False
-    for step in (restore, lambda: torch.cuda.current_stream().wait_stream(side)):
+    for step in (restore, lambda: dev.current_stream().wait_stream(side)):
         try:
             step()
         except BaseException as e:
@@ -206,7 +217,7 @@ def capture(torch, call, k, on_rng=None, inspect=None):
         try:
             if keep:
                 g.instantiate()
-            if not hasattr(g, "raw_cuda_graph_exec"):
+            if needs_exec and not hasattr(g, "raw_cuda_graph_exec"):
                 raise RuntimeError("this torch's CUDAGraph has no raw_cuda_graph_exec()")
         except BaseException as e:
             err = e
@@ -229,10 +240,11 @@ def first_cause(e):
     return e
 
 
-def _capture_or_fail(torch, call, k, on_rng, inspect=None):
+def _capture_or_fail(torch, call, k, on_rng, inspect=None, lib=None):
     """capture(), its failure raised as CaptureFailure("capture", ...)."""
+    needs_exec = not getattr(lib, "replays_graphs", False)
     try:
-        return capture(torch, call, k, on_rng, inspect=inspect)
+        return capture(torch, call, k, on_rng, inspect=inspect, needs_exec=needs_exec)
     except Exception as e:
         raise CaptureFailure("capture", e) from e
 
@@ -252,15 +264,20 @@ def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wal
     on other placements): (stats, samples, markers). Raises CaptureFailure.
     rule None: the bare rule (no noise target, L2 hot, no clock check)."""
     try:
-        exec_handle = int(g.raw_cuda_graph_exec())
-        more_handles = [int(m.raw_cuda_graph_exec()) for m in more]
-        stream = int(torch.cuda.current_stream().cuda_stream)
+        if getattr(lib, "replays_graphs", False):
+            # The events timer replays the graph objects themselves.
+            exec_handle, more_handles, stream = g, list(more), 0
+        else:
+            exec_handle = int(g.raw_cuda_graph_exec())
+            more_handles = [int(m.raw_cuda_graph_exec()) for m in more]
+            stream = _device.stream_handle(_device.module(torch).current_stream())
     except Exception as e:
         raise CaptureFailure("capture", e) from e
     extra = {}
     if rule is not None:
+        cold = rule.l2 == "cold" and getattr(lib, "flushes_l2", True)
         extra = {"noise_target": rule.noise_target,
-                 "l2_mode": ZLBT_L2_COLD if rule.l2 == "cold" else ZLBT_L2_HOT,
+                 "l2_mode": ZLBT_L2_COLD if cold else ZLBT_L2_HOT,
                  "clock_check": ZLBT_CLOCK_CHECK if rule.clock_floor > 0 else ZLBT_CLOCK_OFF,
                  "clock_floor": rule.clock_floor}
     if more_handles:
@@ -330,14 +347,14 @@ def placements_for(asked, pool_bytes, free_bytes):
 
 def _reserved(torch):
     try:
-        return int(torch.cuda.memory_reserved())
+        return int(_device.module(torch).memory_reserved())
     except Exception:
         return 0
 
 
 def _free_bytes(torch):
     try:
-        return int(torch.cuda.mem_get_info()[0])
+        return int(_device.module(torch).mem_get_info()[0])
     except Exception:
         return None
 
@@ -432,7 +449,7 @@ def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=No
     else:
         call()
         launches = None
-    torch.cuda.synchronize()
+    _device.module(torch).synchronize()
     try:
         m = _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule,
                           shape)
@@ -445,19 +462,20 @@ def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=No
 
 def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, shape=None):
     """Steps 2-5 of measure(), once the first eager call is done."""
-    cold = rule.l2 == "cold" and lib.v2
+    cold = rule.l2 == "cold" and lib.v2 and getattr(lib, "flushes_l2", True)
+    dev = _device.module(torch)
 
     # 2. Warm up by the caller's time budget.
     try:
         t0 = time.perf_counter()
         for _ in range(PROBE_CALLS):
             call()
-        torch.cuda.synchronize()
+        dev.synchronize()
         per_call_ms = (time.perf_counter() - t0) * 1e3 / PROBE_CALLS
         n_warm = warmup_calls_for(warmup_ms, per_call_ms, max_warm)
         for _ in range(n_warm):
             call()
-        torch.cuda.synchronize()
+        dev.synchronize()
     except Exception as e:
         raise CaptureFailure("warmup", e) from e
 
@@ -473,7 +491,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         est = []
         for n in (1, PROBE_K):
             try:
-                g = _capture_or_fail(torch, call, n, on_rng)
+                g = _capture_or_fail(torch, call, n, on_rng, lib=lib)
                 st, _, _ = _replay(torch, lib, g, n, ESTIMATE_SAMPLES, ESTIMATE_SAMPLES,
                                    0.0, max_wall)
                 est.append(st["median_ms"] * n)
@@ -484,12 +502,12 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
 
     # 3b. K calls per replay on each placement (the first inspected), then
     # sampled round-robin under the rule.
-    inspector = Inspector(lib) if lib.v2 else None
+    inspector = Inspector(lib) if lib.v2 and getattr(lib, "has_graph_info", True) else None
     min_samples = max(1, rule.min_samples)
     max_samples = max(MAX_SAMPLES, min_samples)
     graphs = []
     try:
-        graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector))
+        graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector, lib=lib))
         if not cold and shape is None:
             # K again, from the per-call time of the K-call graph itself: the
             # probes' slope is a rough estimate (event times are quantised),
@@ -504,25 +522,25 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
             if settled != k:
                 release(graphs.pop())
                 k = settled
-                graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector))
+                graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector, lib=lib))
         asked = rule.placements if lib.v3 else 1
         if shape is not None and lib.v3:
             asked = max(1, shape.placements)
         if asked > 1 and shape is not None:
             while len(graphs) < asked:
-                graphs.append(_capture_or_fail(torch, call, k, on_rng))
+                graphs.append(_capture_or_fail(torch, call, k, on_rng, lib=lib))
         elif asked > 1:
             # What one more placement costs is read on the second: the first
             # capture may reuse blocks the warm-up left cached (on an H200 a
             # 256 MiB softmax output grew the reserved memory by 2 MiB on the
             # first capture, by 258 MiB on the second).
             before = _reserved(torch)
-            graphs.append(_capture_or_fail(torch, call, k, on_rng))
+            graphs.append(_capture_or_fail(torch, call, k, on_rng, lib=lib))
             want = placements_for(asked, _reserved(torch) - before, _free_bytes(torch))
             while len(graphs) > want:
                 release(graphs.pop())
             while len(graphs) < want:
-                graphs.append(_capture_or_fail(torch, call, k, on_rng))
+                graphs.append(_capture_or_fail(torch, call, k, on_rng, lib=lib))
         # Not more placements when they scatter, though their mean would be
         # surer: on an H200, 32 placements made every replay of a 64k add
         # 14% slower and of a 1024x1024 softmax 3% slower than 8 did (more
@@ -539,8 +557,12 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         for g in graphs:
             release(g)
     counts = inspector.counts if inspector is not None else None
-    why = (inspector.why if inspector is not None
-           else "libzlbtimer ABI %d: graph not inspected" % lib.abi)
+    if inspector is not None:
+        why = inspector.why
+    elif getattr(lib, "replays_graphs", False):
+        why = lib.graph_info(None)[1]
+    else:
+        why = "libzlbtimer ABI %d: graph not inspected" % lib.abi
     graph = {k2: counts[k2] for k2 in GRAPH_KEYS} if counts else None
     markers = markers + graph_markers(graph)
     return {"stats": stats, "samples": samples, "k": k, "warmup_calls": n_warm,
@@ -576,14 +598,14 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, measured_mhz, rule, m
     want = 1 + rule.placement_probes
     try:
         before = _reserved(torch)
-        graphs.append(_capture_or_fail(torch, call, k, on_rng))
+        graphs.append(_capture_or_fail(torch, call, k, on_rng, lib=lib))
         pool = _reserved(torch) - before
         asked, want = want, placements_for(want, pool, _free_bytes(torch))
         if want < asked:
             error = ("memory: a graph reserves %.0f MiB, room for %d probe%s of %d" % (
                 pool / (1 << 20), want - 1, "" if want == 2 else "s", asked - 1))
         while len(graphs) < want:
-            graphs.append(_capture_or_fail(torch, call, k, on_rng))
+            graphs.append(_capture_or_fail(torch, call, k, on_rng, lib=lib))
         if want > 1:
             for g in graphs[:want]:
                 st, _, _ = _replay(torch, lib, g, k, PROBE_SAMPLES, PROBE_SAMPLES, 0.0,

@@ -25,6 +25,10 @@ pending = []
 depth = 0
 capturing = False
 
+# Why this process's device context was poisoned by a capture failure
+# (ZLB_CAPTURE_POISON), or None: once set, nothing more is measured here.
+poisoned = None
+
 # The do_bench that the timing plugin replaced (triton.testing.do_bench).
 original_do_bench = None
 

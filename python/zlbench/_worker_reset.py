@@ -9,6 +9,7 @@ already imported.
 """
 
 import gc
+import os
 import sys
 import time
 
@@ -195,12 +196,19 @@ class Reset:
         return None
 
     def device_unusable(self):
-        """Why the device context cannot serve another job, or None."""
+        """Why the device context cannot serve another job, or None: a
+        capture failure the backend calls poisoning (zlbench._state.poisoned,
+        read from the job's own module), or a device that no longer syncs."""
+        st = sys.modules.get("zlbench._state")
+        if st is not None and getattr(st, "poisoned", None):
+            return st.poisoned
         t = _torch()
         try:
-            if t is None or not t.cuda.is_initialized():
+            name = os.environ.get("ZLB_TORCH_MODULE") or "cuda"
+            dev = getattr(t, name, None) if t is not None else None
+            if dev is None or not dev.is_initialized():
                 return None
-            t.cuda.synchronize()
+            dev.synchronize()
         except Exception as e:
             return "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
         return None

@@ -34,7 +34,7 @@ import sys
 
 import pytest
 
-from . import _bespoke, _env, _io, _markers
+from . import _bespoke, _env, _io, _markers, _state
 
 NAME = "zlbench.shapes"
 
@@ -340,6 +340,13 @@ def _wrap_iter(owner, orig, via):
                 why = "%s.get_input_iter hard-codes its shapes and builds its inputs " \
                       "by hand, and no bespoke builder is registered for it: key %s " \
                       "not used" % (owner.__name__, key)
+                # Said where the user looks, not only in events.jsonl.
+                if ("no_builder", owner.__name__) not in _state.said:
+                    _state.said.add(("no_builder", owner.__name__))
+                    _io.warning(NAME, "the shape file names %s (key %s), whose inputs "
+                                "are built by hand in get_input_iter, and zlb has no "
+                                "builder for it: its own hard-coded shapes are measured, "
+                                "not the file's" % (owner.__name__, key))
             else:
                 why = "%s.get_input_iter hard-codes its shapes and this instance has " \
                       "no input_fn: key %s not used" % (owner.__name__, key)

@@ -19,14 +19,26 @@ do_bench with the same arguments (one call when quantiles are asked for or
 return_mode is "all": the result is then a sequence, and a median across calls
 of a sequence is undefined).
 
-ZLB_TIMER=graph: capture and replay (see _graph.py). When capture,
-instantiation, warm-up or replay fails, the error's text is compared with the
-exact texts of ZLB_CAPTURE_FATAL: one of them found verbatim in it is fatal
-(CAPTURE_FATAL event and marker, the error re-raised); anything else makes
-this one call fall back to direct timing, with a BENCHMARK_DIRECT_NO_CUDAGRAPH
-event and (for torch/gems calls) a marker line on stdout. Matching is exact on
-purpose: torch appends "... to enable device-side assertions." to every CUDA
-error, so a loose match would make every refusal fatal.
+ZLB_TIMER=graph: capture and replay (see _graph.py), on torch's device module
+ZLB_TORCH_MODULE (torch.cuda, torch.musa), the replays timed by libzlbtimer
+through the driver (ZLB_GRAPH_REPLAY=driver) or between the module's own
+events (events, _eventtimer.py: torch_musa hands out no raw graph exec). When
+capture, instantiation, warm-up or replay fails, the error is one of three
+kinds, by the exact texts of the backend (compared with the error and what led
+to it):
+- ZLB_CAPTURE_POISON: the context is unusable for the rest of the process
+  (MUSA's "unknown error"): CAPTURE_POISONED event and marker, the error
+  re-raised, and every later call of this process refuses to measure
+  (a warm worker then ends: _worker_reset.device_unusable);
+- ZLB_CAPTURE_FATAL: the device is broken: CAPTURE_FATAL event and marker,
+  the error re-raised;
+- anything else: this one call falls back to direct timing, with a
+  BENCHMARK_DIRECT_NO_CUDAGRAPH event and (for torch/gems calls) a marker
+  line on stdout.
+Matching is exact on purpose: torch appends "... to enable device-side
+assertions." to every CUDA error, so a loose match would make every refusal
+fatal. A test named in ZLB_CAPTURE_DENY (its function name without test_) is
+never captured: each call is direct-timed with phase "deny".
 
 The graph timer's stopping rule and sample definition come from
 ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2 and ZLB_CLOCK_FLOOR
@@ -56,12 +68,14 @@ import sys
 import pytest
 
 from .results import shape_text
-from . import _env, _graph, _graph_plan, _io, _markers, _state, _stats
+from . import (_device, _env, _eventtimer, _graph, _graph_plan, _io, _markers, _state,
+               _stats)
 
 NAME = "zlbench.timing"
 RETURN_MODES = ("min", "max", "mean", "median", "all")
 DIRECT_MARKER = _markers.MARKER_DIRECT
 FATAL_MARKER = _markers.MARKER_CAPTURE_FATAL
+POISONED_MARKER = _markers.MARKER_CAPTURE_POISONED
 
 
 # --- plugin hooks ------------------------------------------------------------
@@ -73,6 +87,10 @@ def _settings():
         "repeat": _env.direct_repeat(),
         "max_warm": _env.warmup_max_calls(),
         "fatal": _env.capture_fatal(),
+        "poison": _env.capture_poison(),
+        "deny": _env.capture_deny(),
+        "module": _env.torch_module(),
+        "replay": _env.graph_replay(),
         "lib": _env.timer_lib(),
         "tune_probes": _env.tune_placement_probes(),
         "rule": _graph.Rule(min_samples=_env.min_samples(),
@@ -135,11 +153,15 @@ def pytest_configure(config):
     detail = "timer=%s direct_repeat=%d" % (s["timer"], s["repeat"])
     if s["timer"] == "graph":
         r = s["rule"]
-        detail += (" warmup_max_calls=%d capture_fatal_texts=%d min_samples=%d "
-                   "noise_target=%g max_wall_ms=%g l2=%s clock_floor=%g placements=%d "
-                   "lib=%s" % (
-                       s["max_warm"], len(s["fatal"]), r.min_samples, r.noise_target,
-                       r.max_wall_ms, r.l2, r.clock_floor, r.placements, s["lib"]))
+        detail += (" device_module=torch.%s replay=%s warmup_max_calls=%d "
+                   "capture_fatal_texts=%d capture_poison_texts=%d capture_deny=%s "
+                   "min_samples=%d noise_target=%g max_wall_ms=%g l2=%s clock_floor=%g "
+                   "placements=%d lib=%s" % (
+                       s["module"], s["replay"], s["max_warm"], len(s["fatal"]),
+                       len(s["poison"]), ",".join(sorted(s["deny"])) or "-",
+                       r.min_samples, r.noise_target, r.max_wall_ms, r.l2,
+                       r.clock_floor, r.placements,
+                       s["lib"] if s["replay"] == "driver" else "-"))
         detail += " replay_target_ms=%g placement_probes=%d" % (r.replay_target_ms,
                                                                 r.placement_probes)
         if plan is not None:
@@ -157,6 +179,8 @@ def pytest_runtest_logstart(nodeid, location):
     _state.nodeid = nodeid
     _state.depth = 0
     _state.capturing = False
+    # Said once per test: a deny-list key that names this test's file.
+    _deny_key_names_file(nodeid)
 
 
 def install():
@@ -195,6 +219,9 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
     if return_mode not in RETURN_MODES:
         raise ValueError("return_mode must be one of %s, not %r"
                          % (", ".join(RETURN_MODES), return_mode))
+    if _state.poisoned is not None:
+        raise RuntimeError("zlbench: not measured: %s; nothing more is measured in this "
+                           "process" % _state.poisoned)
     if _state.capturing:
         # Autotuning reached from inside our own capture: it cannot time
         # anything there. Refusing makes the capture fail and fall back.
@@ -268,20 +295,32 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     if s["timer"] == "direct":
         ctx["launches"] = _first_eager(ir, fn, args)
         return _direct(fn, args, s["repeat"], [], None)
-    lib, why = _graph.timer_lib(s["lib"])
+    test = _test_function()
+    if test is not None and test in s["deny"]:
+        why = "capture denied on %s for %s (ZLB_CAPTURE_DENY)" % (
+            _env.backend() or "this backend", test)
+        ctx["launches"] = _first_eager(ir, fn, args)
+        return _fallback(fn, args, "deny", why, ctx, s)
+    import torch
+
+    lib, why = _engine(torch, s)
     if lib is None:
         _say_once("nolib", "graph timer unavailable, every call falls back to "
                   "direct timing: %s" % why)
         ctx["launches"] = _first_eager(ir, fn, args)
         return _fallback(fn, args, "replay", why, ctx, s)
-    import torch
-
-    if not torch.cuda.is_available():
-        why = "torch.cuda.is_available() is False"
+    dev = _device.module(torch, s["module"])
+    if not dev.is_available():
+        why = "torch.%s.is_available() is False" % s["module"]
         _say_once("nocuda", "graph timer unavailable: %s" % why)
         ctx["launches"] = _first_eager(ir, fn, args)
         return _fallback(fn, args, "replay", why, ctx, s)
-    if not lib.v2:
+    if getattr(lib, "replays_graphs", False):
+        _say_once("events", "graph replays timed by %s: no clock check, no L2 flush%s, "
+                  "no graph inspection, one placement" % (
+                      lib.path, " (ZLB_L2=cold is not honoured)"
+                      if s["rule"].l2 == "cold" else ""))
+    elif not lib.v2:
         _say_once("abi1", "libzlbtimer at %s has ABI version %d (< 2): no noise target, "
                   "L2 flush, clock check or graph inspection; the stopping rule is "
                   "min_samples and min time only%s" % (
@@ -295,6 +334,16 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     except _graph.CaptureFailure as cf:
         ctx["launches"] = cf.launches
         reason = _reason(cf.error)
+        matched, culprit = _fatal_text(cf.error, s["poison"])
+        if matched is not None:
+            reason = _io.first_line(culprit)
+            _state.poisoned = "the device context was poisoned by a capture failure " \
+                "(%s, phase %s, in %s)" % (reason, cf.phase, _state.nodeid)
+            _io.event(POISONED_MARKER, op=_op(), op_name=ctx["op_name"],
+                      dtype=ctx["dtype"], role=ctx["role"], phase=cf.phase,
+                      reason=reason, matched=matched, nodeid=_state.nodeid)
+            _io.marker("%s phase=%s reason=%s" % (POISONED_MARKER, cf.phase, reason))
+            raise culprit
         matched, culprit = _fatal_text(cf.error, s["fatal"])
         if matched is not None:
             reason = _io.first_line(culprit)
@@ -317,7 +366,8 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     if lib.v2:
         record.update({"min_samples": rule.min_samples, "min_time_ms": float(args["rep"]),
                        "noise_target": rule.noise_target, "max_wall_ms": rule.max_wall_ms,
-                       "clock_floor": rule.clock_floor})
+                       "clock_floor": rule.clock_floor
+                       if getattr(lib, "checks_clock", True) else None})
     else:
         # A version 1 library was asked for min_samples and min time only.
         record.update({"min_samples": rule.min_samples, "min_time_ms": float(args["rep"]),
@@ -328,8 +378,49 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     record.update(m["probe"])
     record.update({"calls_per_replay": m["k"], "warmup_calls": m["warmup_calls"],
                    "markers": m["markers"], "samples_ms": samples, "fallback": None})
-    _graph_events(m, ctx, warn=lib.v2)
+    _graph_events(m, ctx, warn=lib.v2 and not getattr(lib, "replays_graphs", False))
     return value, record
+
+
+def _engine(torch, s):
+    """(the replay timer, None) or (None, why not): libzlbtimer for
+    ZLB_GRAPH_REPLAY=driver, the device module's events for events."""
+    if s["replay"] == "events":
+        try:
+            return _eventtimer.EventTimer(_device.module(torch, s["module"])), None
+        except _device.DeviceModuleError as e:
+            return None, str(e)
+    return _graph.timer_lib(s["lib"])
+
+
+def _test_function():
+    """The current test's function name without test_ (and without its
+    parameters), or None: the deny list's key."""
+    node = _state.nodeid or ""
+    name = node.split("::")[-1].split("[")[0] if "::" in node else ""
+    if not name:
+        return None
+    return name[5:] if name.startswith("test_") else name
+
+
+def _deny_key_names_file(nodeid):
+    """A deny-list key written as the test's FILE name (test_unique.py for
+    test_unique2) matches nothing: say so once per key, as a WARNING."""
+    try:
+        deny = _env.capture_deny()
+    except _env.EnvError:
+        return
+    if not deny or "::" not in (nodeid or ""):
+        return
+    stem = nodeid.split("::")[0].rsplit("/", 1)[-1]
+    stem = stem[:-3] if stem.endswith(".py") else stem
+    stem = stem[5:] if stem.startswith("test_") else stem
+    test = _test_function()
+    if stem in deny and test != stem and ("deny_file", stem) not in _state.said:
+        _state.said.add(("deny_file", stem))
+        _io.warning(NAME, "capture deny key %r names the benchmark file test_%s.py, not a "
+                    "test function: it denies nothing here (the test is %r; the list is "
+                    "keyed by test function name)" % (stem, stem, test))
 
 
 def _graph_events(m, ctx, warn=True):

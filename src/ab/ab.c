@@ -24,6 +24,7 @@ void ab_spec_init(struct ab_spec *s)
 	s->side[1].name = "B";
 	s->rounds = AB_DEFAULT_ROUNDS;
 	s->threshold = -1;
+	strvec_init(&s->shape_sets);
 }
 
 void ab_spec_release(struct ab_spec *s)
@@ -39,7 +40,33 @@ void ab_spec_release(struct ab_spec *s)
 		free(side->flaggems_dir);
 	}
 	free(s->axis);
+	strvec_clear(&s->shape_sets);
 	ab_spec_init(s);
+}
+
+char *ab_expand_vendor(const char *text, const char *vendor, const char *backend)
+{
+	static const char ph[] = AB_VENDOR_PLACEHOLDER;
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = text, *at;
+
+	if (!strstr(text, ph))
+		return xstrdup(text);
+	if (!vendor) {
+		error("%s: %s stands for the backend's FlagTree vendor, whose spelling zlb does "
+		      "not know for %s; write the switch's name out", text, ph, backend);
+		return NULL;
+	}
+	while ((at = strstr(p, ph))) {
+		strbuf_add(&sb, p, (size_t)(at - p));
+		p = at + strlen(ph);
+		if (!*vendor && *p == '_')
+			p++;          /* FLAGTREE_<VENDOR>_X -> FLAGTREE_X */
+		else
+			strbuf_addstr(&sb, vendor);
+	}
+	strbuf_addstr(&sb, p);
+	return strbuf_detach(&sb, NULL);
 }
 
 const struct ab_setting *ab_side_find(const struct ab_side *side, const char *key)

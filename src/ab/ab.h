@@ -95,7 +95,9 @@ struct ab_spec {
 	struct ab_side side[2];
 	char *axis;			/* --axis as given, or NULL */
 	int rounds;
-	int allow_no_ir_diff;
+	int allow_no_ir_diff;		/* --allow-no-ir-diff or SWITCH_ALLOW_NO_IR_DIFF=1 */
+	/* --shape-set FILE, repeatable: one A/B per file (ab_execute_sets) */
+	struct strvec shape_sets;
 	int shared_tuner_cache;		/* --shared-tuner-cache */
 	double threshold;		/* compare's band (fraction); < 0: its default */
 };
@@ -122,6 +124,21 @@ int ab_spec_set_flaggems_dir(struct ab_spec *s, int side, const char *dir);
  * differ. Returns 0, or -1 with error().
  */
 int ab_spec_finish(struct ab_spec *s);
+
+/*
+ * The placeholder a switch name may hold for the backend's FlagTree vendor:
+ * FLAGTREE_<VENDOR>_RLC_ENHANCE is FLAGTREE_MUSA_RLC_ENHANCE on musa and
+ * FLAGTREE_RLC_ENHANCE where the vendor is "" (FlagTree's NVIDIA/AMD build).
+ */
+#define AB_VENDOR_PLACEHOLDER "<VENDOR>"
+
+/*
+ * text with every <VENDOR> replaced by vendor ("<VENDOR>_" dropped whole when
+ * vendor is ""). Returns the new text, or NULL with error() when text holds
+ * the placeholder and vendor is NULL (zlb does not know the spelling).
+ * backend names the backend in that sentence.
+ */
+char *ab_expand_vendor(const char *text, const char *vendor, const char *backend);
 
 /* The value of key on side (NULL: unset), and whether side names key at all. */
 const struct ab_setting *ab_side_find(const struct ab_side *side, const char *key);
@@ -211,6 +228,13 @@ struct ab_plan {
 	const char *color_setting;	/* for the compare report */
 	int warn_color;			/* colour the warnings */
 	struct reporter *rep;		/* where the A/B says what it does (the command's) */
+	/*
+	 * The ab directory's name under runs_dir (claimed exactly), or NULL for
+	 * ab_<op>_<time> (ab_execute_sets names each set's A/B after its file).
+	 */
+	const char *dir_name;
+	/* The shape file of this A/B (a set of ab_execute_sets), or NULL; in ab.json. */
+	const char *shape_set;
 };
 
 /*
@@ -222,5 +246,29 @@ struct ab_plan {
  * zlb_exit or a round's code).
  */
 int ab_execute(const struct ab_plan *p);
+
+/*
+ * Several shape sets in one call (the original's ab_fold_test.sh looped its
+ * trace shape files): claims <runs_dir>/ab_<op>_sets_<time>/ and runs one
+ * whole A/B per file of p->spec->shape_sets into a directory of its own,
+ * named after the file (ab_execute with --shapes FILE added to every
+ * round's options), each with its own recording, IR gate and comparison. A
+ * set that stops (a failed round, SWITCH_NO_IR_DIFF) does not stop the
+ * next ones; an interrupt stops them all. Then one combined table of every
+ * set's paired rows (set, dtype, shape, A and B gems ms, B/A, interval,
+ * verdict) on the terminal and in compare_sets.csv, and ab_sets.json:
+ *
+ *   { "schema_version": 1, "kind": "zlb-ab-sets", "op", "dir", "status",
+ *     "exit_code", "sets": [ { "name", "shape_file", "dir", "exit_code",
+ *     "status" (the set's ab.json status), "paired", "gems": {verdict
+ *     counts} } ] }
+ *
+ * Everything zlb ab itself says, for every set, is also written ANSI-free
+ * to ab.log in that directory; "##### set <name>" lines open each set, so
+ * `grep -E '^#####|SLOWER|FAILED' ab.log` reads the outcome at a glance. The
+ * rounds' own output is in each run's run.log. Returns the first non-zero
+ * exit status of the sets in their order (130 when interrupted), else 0.
+ */
+int ab_execute_sets(const struct ab_plan *p);
 
 #endif

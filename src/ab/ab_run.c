@@ -112,6 +112,7 @@ static json_t *initial_json(const struct ab_state *st)
 	json_object_set_new(j, "tuner_cache", json_string(p->isolate_tuner_cache ? "isolated"
 									       : "shared"));
 	json_object_set_new(j, "allow_no_ir_diff", json_boolean(p->spec->allow_no_ir_diff));
+	json_object_set_new(j, "shape_set", str_or_null(p->shape_set));
 	json_object_set_new(j, "run_options", json_strvec(p->run_args));
 	json_object_set_new(j, "recording", json_null());
 	json_object_set_new(j, "runs", json_array());
@@ -612,7 +613,16 @@ int ab_execute(const struct ab_plan *p)
 	int code = ZLB_EXIT_OK, done = 0;
 
 	st.color = p->color;
-	if (rundir_claim(p->runs_dir, name, time(NULL), &st.dir)) {
+	if (p->dir_name) {
+		char *want = path_join(p->runs_dir, p->dir_name);
+		int r = rundir_claim_exact(want, &st.dir);
+		free(want);
+		if (r) {
+			warn(&st, "zlb ab: %s", last_error());
+			free(name);
+			return ZLB_EXIT_IO;
+		}
+	} else if (rundir_claim(p->runs_dir, name, time(NULL), &st.dir)) {
 		warn(&st, "zlb ab: %s", last_error());
 		free(name);
 		return ZLB_EXIT_IO;

@@ -12,10 +12,12 @@ static const char *const fatal_texts[] = {
 	"NPU out of memory",
 	NULL,
 };
-static const char *const no_plugins[] = { NULL };
+static const char *const none[] = { NULL };
 
 static const char *const libs[] = { "libascendcl.so", NULL };
 static const struct dl_count_probe probe = {
+	.what = "AscendCL",
+	.env_override = "ZLB_LIBASCENDCL",
 	.libs = libs,
 	.init_sym = "aclInit",
 	.init_takes_null = 1,
@@ -33,8 +35,13 @@ const struct backend_ops ascend_backend = {
 	.description = "Huawei Ascend NPUs through AscendCL",
 	.visibility_keys = visibility,
 	.flaggems_vendor = "ascend",
+	/* FlagTree's Ascend switches are not known to zlb: <VENDOR> is refused. */
+	.flagtree_vendor = NULL,
 	.caps = 0,
+	.torch_module = "npu",
 	.capture_fatal_texts = fatal_texts,
-	.compat_plugins = no_plugins,
+	.capture_poison_texts = none,
+	.capture_deny = none,
+	.compat_plugins = none,
 	.list_devices = ascend_list,
 };

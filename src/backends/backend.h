@@ -51,9 +51,25 @@ struct device_list {
 void device_list_release(struct device_list *list);
 
 enum backend_cap {
-	/* zlb's graph timer (capture + libzlbtimer replay) works on this backend. */
+	/* zlb's graph timer (capture, then timed replays) works on this backend. */
 	BACKEND_CAP_GRAPH_TIMER = 1 << 0,
+	/*
+	 * The Hopper fp16 mm cluster-kernel workaround (--mm-cluster-fix,
+	 * python/zlbench/mm_cluster_fix.py) applies: FlagGems' cluster path
+	 * exists only in its NVIDIA Hopper mm.
+	 */
+	BACKEND_CAP_MM_CLUSTER_FIX = 1 << 1,
 };
+
+/*
+ * How the graph timer times the replays of a captured graph, passed to the
+ * measured process as ZLB_GRAPH_REPLAY.
+ */
+#define BACKEND_REPLAY_DRIVER "driver"  /* libzlbtimer replays the raw graph exec through
+					   the vendor's driver API (CUDA) */
+#define BACKEND_REPLAY_EVENTS "events"  /* the timing plugin calls graph.replay() between
+					   the device module's timing events (torch_musa
+					   exposes no raw graph exec to hand to C) */
 
 struct backend_ops {
 	const char *name;                      /* canonical, e.g. "cuda" */
@@ -61,15 +77,44 @@ struct backend_ops {
 	const char *description;
 	/* Visibility variables this backend writes (all set to the device id). */
 	const char *const *visibility_keys;
-	/* FlagGems' vendor name: exported as GEMS_VENDOR so flag_gems skips its probe. */
-	const char *flaggems_vendor;
-	unsigned caps;                         /* enum backend_cap bits */
 	/*
-	 * Exact error texts that make a graph-capture failure fatal (the device
-	 * is broken, falling back would hide it). Anything else falls back to
-	 * direct timing for that row.
+	 * FlagGems' vendor name: exported as GEMS_VENDOR so flag_gems skips its
+	 * probe (unless the user set GEMS_VENDOR or FLAGGEMS_VENDOR).
+	 */
+	const char *flaggems_vendor;
+	/*
+	 * The vendor part of FlagTree's compiler switches, FLAGTREE_<VENDOR>_...:
+	 * "MUSA" for FLAGTREE_MUSA_RLC_ENHANCE, "" where the switches carry no
+	 * vendor (FlagTree's NVIDIA/AMD build reads FLAGTREE_RLC_ENHANCE), NULL
+	 * where zlb does not know the spelling.
+	 */
+	const char *flagtree_vendor;
+	unsigned caps;                         /* enum backend_cap bits */
+	/* torch's device module for this vendor: torch.<torch_module> ("cuda", "musa"). */
+	const char *torch_module;
+	/* With BACKEND_CAP_GRAPH_TIMER: BACKEND_REPLAY_DRIVER or BACKEND_REPLAY_EVENTS. */
+	const char *graph_replay;
+	/*
+	 * A graph-capture failure is one of three kinds, told apart by exact
+	 * vendor texts (found verbatim in the error or what led to it). A text
+	 * belongs to one backend: the same words from another vendor's stack
+	 * mean nothing here.
+	 *
+	 * fatal: the device is broken; falling back would hide it. The row
+	 *   stops with the error.
+	 * poisoned: the context is unusable for the rest of the process (MUSA's
+	 *   "unknown error"): the row stops, and nothing later in that process
+	 *   is measured (a warm worker ends after the run).
+	 * recoverable: anything else. The row falls back to direct timing.
 	 */
 	const char *const *capture_fatal_texts;
+	const char *const *capture_poison_texts;
+	/*
+	 * Tests whose measurements are never captured on this backend, direct
+	 * timing instead: keyed by the pytest function name without "test_"
+	 * (zlb's operator name: "unique2" for test_unique.py::test_unique2).
+	 */
+	const char *const *capture_deny;
 	/* In-process plugins only this backend needs, loaded before all others. */
 	const char *const *compat_plugins;
 	/*
@@ -112,6 +157,8 @@ void backend_apply_visibility(const struct backend_ops *b, struct strvec *env,
 
 /* Helpers shared by the vendor files (dlprobe.c). */
 struct dl_count_probe {
+	const char *what;           /* the runtime, in messages ("MUSA driver") */
+	const char *env_override;   /* a path in this variable wins (tests: a fake runtime) */
 	const char *const *libs;    /* tried in order with dlopen */
 	const char *init_sym;       /* int init(unsigned) or NULL */
 	int init_takes_null;        /* init(NULL) instead of init(0) */

@@ -31,7 +31,7 @@ static const char *const fatal_texts[] = {
 	NULL,
 };
 
-static const char *const no_plugins[] = { NULL };
+static const char *const none[] = { NULL };
 
 static int cuda_list(struct device_list *out, struct strbuf *why)
 {
@@ -93,9 +93,15 @@ const struct backend_ops cuda_backend = {
 	.description = "NVIDIA GPUs through the CUDA driver",
 	.visibility_keys = visibility,
 	.flaggems_vendor = "nvidia",
-	.caps = BACKEND_CAP_GRAPH_TIMER,
+	/* FlagTree's NVIDIA build reads FLAGTREE_RLC_ENHANCE, no vendor in the name. */
+	.flagtree_vendor = "",
+	.caps = BACKEND_CAP_GRAPH_TIMER | BACKEND_CAP_MM_CLUSTER_FIX,
+	.torch_module = "cuda",
+	.graph_replay = BACKEND_REPLAY_DRIVER,
 	.capture_fatal_texts = fatal_texts,
-	.compat_plugins = no_plugins,
+	.capture_poison_texts = none,
+	.capture_deny = none,
+	.compat_plugins = none,
 	.list_devices = cuda_list,
 	.device_state = cuda_state,
 };

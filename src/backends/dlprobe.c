@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "backends/dlload.h"
 
 typedef int (*init_fn)(unsigned);
 typedef int (*init_null_fn)(const char *);
@@ -21,9 +22,20 @@ int dl_count_devices(const struct dl_count_probe *p, struct device_list *out,
 {
 	void *h = NULL;
 	const char *const *lib;
+	const char *over = p->env_override ? getenv(p->env_override) : NULL;
+	char loaded[512], err[512];
 	int count = 0, rc;
 
 	memset(out, 0, sizeof(*out));
+	if (over && *over) {
+		/* The override is the library, not a hint: one that fails is said. */
+		h = dl_open_library(p->what ? p->what : "runtime", p->env_override, p->libs,
+				    loaded, sizeof(loaded), err, sizeof(err));
+		if (!h) {
+			strbuf_addstr(why, err);
+			return 1;
+		}
+	}
 	for (lib = p->libs; *lib && !h; lib++)
 		h = dlopen(*lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {

@@ -1,8 +1,8 @@
 /*
- * Moore Threads MUSA. torch_musa can capture graphs (MUSAGraph), but zlb's
- * graph timer drives the CUDA driver, so MUSA rows are timed directly
- * (upstream do_bench, repeated ZL_DIRECT_REPEAT times) until libzlbtimer
- * learns the MUSA driver.
+ * Moore Threads MUSA. torch_musa captures graphs (torch.musa.MUSAGraph) but
+ * hands no raw graph exec out, so libzlbtimer cannot replay them through the
+ * driver: the timing plugin replays them itself between torch.musa timing
+ * events (BACKEND_REPLAY_EVENTS), under the same stopping rule.
  */
 #include "backends/backend.h"
 
@@ -11,15 +11,30 @@ static const char *const visibility[] = { "MUSA_VISIBLE_DEVICES", NULL };
 static const char *const fatal_texts[] = {
 	"an illegal memory access was encountered",
 	"unspecified launch failure",
-	/* On MUSA this text leaves the device unusable for the process. */
-	"MUSA error: unknown error",
 	"MUSA out of memory",
 	NULL,
 };
-static const char *const no_plugins[] = { NULL };
+/*
+ * After this text the MUSA context is unusable for the rest of the process:
+ * every later call fails or, worse, returns garbage that times as a number.
+ */
+static const char *const poison_texts[] = {
+	"MUSA error: unknown error",
+	NULL,
+};
+/*
+ * Capture of test_unique.py::test_unique2 takes the MUSA context down with
+ * it (the "unknown error" above): it is timed directly. Keyed by the test
+ * function, not the file: "unique" would deny nothing.
+ */
+static const char *const deny[] = { "unique2", NULL };
+/* FlagGems skip guards that only hold on CUDA (python/zlbench/compat_musa.py). */
+static const char *const compat[] = { "zlbench.compat_musa", NULL };
 
 static const char *const libs[] = { "libmusa.so.1", "libmusa.so", NULL };
 static const struct dl_count_probe probe = {
+	.what = "MUSA driver",
+	.env_override = "ZLB_LIBMUSA",
 	.libs = libs,
 	.init_sym = "muInit",
 	.count_sym = "muDeviceGetCount",
@@ -38,8 +53,13 @@ const struct backend_ops musa_backend = {
 	.description = "Moore Threads GPUs through the MUSA driver",
 	.visibility_keys = visibility,
 	.flaggems_vendor = "mthreads",
-	.caps = 0,
+	.flagtree_vendor = "MUSA",
+	.caps = BACKEND_CAP_GRAPH_TIMER,
+	.torch_module = "musa",
+	.graph_replay = BACKEND_REPLAY_EVENTS,
 	.capture_fatal_texts = fatal_texts,
-	.compat_plugins = no_plugins,
+	.capture_poison_texts = poison_texts,
+	.capture_deny = deny,
+	.compat_plugins = compat,
 	.list_devices = musa_list,
 };

@@ -14,12 +14,14 @@ static const char *const fatal_texts[] = {
 	"HIP out of memory",
 	NULL,
 };
-static const char *const no_plugins[] = { NULL };
+static const char *const none[] = { NULL };
 
 static const char *const libs[] = {
 	"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", NULL,
 };
 static const struct dl_count_probe probe = {
+	.what = "HIP runtime",
+	.env_override = "ZLB_LIBHIP",
 	.libs = libs,
 	.init_sym = "hipInit",
 	.count_sym = "hipGetDeviceCount",
@@ -38,8 +40,17 @@ const struct backend_ops rocm_backend = {
 	.description = "AMD GPUs through HIP",
 	.visibility_keys = visibility,
 	.flaggems_vendor = "amd",
+	/*
+	 * FlagTree's default build holds the NVIDIA and AMD backends and reads
+	 * the vendor-less FLAGTREE_RLC_ENHANCE for both.
+	 */
+	.flagtree_vendor = "",
 	.caps = 0,
+	/* torch built for ROCm keeps the torch.cuda module name. */
+	.torch_module = "cuda",
 	.capture_fatal_texts = fatal_texts,
-	.compat_plugins = no_plugins,
+	.capture_poison_texts = none,
+	.capture_deny = none,
+	.compat_plugins = none,
 	.list_devices = rocm_list,
 };

@@ -35,6 +35,7 @@ void inventory_row_release(struct inventory_row *r)
 	free(r->cases);
 	free(r->source);
 	free(r->note);
+	free(r->hardcodes);
 }
 
 void inventory_release(struct inventory *inv)
@@ -89,6 +90,7 @@ static int load_table(const char *path, const char *repo, struct inventory *inv)
 		r->cases = xstrdup(csv_get(&t, i, "cases"));
 		r->source = xstrdup(csv_get(&t, i, "source"));
 		r->note = xstrdup(csv_get(&t, i, "note"));
+		r->hardcodes = xstrdup(csv_get(&t, i, "hardcodes"));
 	}
 	csv_table_free(&t);
 	return 0;

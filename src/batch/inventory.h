@@ -34,6 +34,8 @@ struct inventory_row {
 	char *cases;      /* test items pytest collected for it ("" unverified) */
 	char *source;     /* "scan" (static read) or "collect" (pytest only) */
 	char *note;       /* e.g. the collection error of its file, or "" */
+	/* The class of bench_class that hard-codes its shapes, or "" (older tables: "") */
+	char *hardcodes;
 };
 
 struct inventory {

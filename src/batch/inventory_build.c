@@ -16,7 +16,7 @@
 /* Column order of the tables: stable, new columns are appended. */
 static const char *const columns[] = {
 	"repo", "op", "op_file", "test", "node", "collected", "cases", "skip",
-	"skipif", "op_name", "bench_class", "source", "note",
+	"skipif", "op_name", "bench_class", "source", "note", "hardcodes",
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 #define FREE_AND_NULL(p) do { free(p); (p) = NULL; } while (0)
@@ -78,6 +78,7 @@ int inventory_scan(struct inventory *inv, struct inventory_repo_info *info)
 		r->cases = xstrdup("");
 		r->source = xstrdup("scan");
 		r->note = xstrdup("");
+		r->hardcodes = dup_or_empty(st->hardcodes);
 		info->functions++;
 		info->skipped += st->skip != NULL;
 	}
@@ -172,6 +173,7 @@ static long add_collect_row(struct inventory *inv, const char *repo, const char 
 	r->collected = xstrdup("yes");
 	r->cases = xstrdup("0");
 	r->source = xstrdup("collect");
+	r->hardcodes = xstrdup("");
 	r->note = xstrdup(strchr(test, ':') ? "a test class method: zlb run takes module-level "
 					     "test functions only"
 					   : "not found by the static scan");
@@ -409,7 +411,8 @@ int inventory_write_csv(const char *out_dir, const char *repo,
 		const struct inventory_row *r = &inv->rows[i];
 		const char *f[NCOLS] = { r->repo, r->op, r->op_file, r->test, r->node,
 					 r->collected, r->cases, r->skip, r->skipif,
-					 r->op_name, r->bench_class, r->source, r->note };
+					 r->op_name, r->bench_class, r->source, r->note,
+					 r->hardcodes };
 		csv_add_row(&sb, f, NCOLS);
 	}
 	ret = write_file_atomic(path, sb.buf, sb.len);

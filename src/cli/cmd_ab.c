@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -19,6 +20,7 @@
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 #include "lib/term.h"
+#include "backends/backend.h"
 
 extern char **environ;
 
@@ -47,7 +49,11 @@ static const struct opt_def ab_option_defs[] = {
 	{ "rounds", NULL, NULL, "3", OPT_STRING, NULL, 0, 0, "N",
 	  "rounds a side, 1 to 100, run A1 B1 A2 B2 ..." },
 	{ "allow-no-ir-diff", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
-	  "go on after SWITCH_NO_IR_DIFF (measure anyway)" },
+	  "go on after SWITCH_NO_IR_DIFF (measure anyway); also SWITCH_ALLOW_NO_IR_DIFF=1" },
+	{ "shape-set", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "FILE",
+	  "repeatable: one whole A/B per shape file, each in a directory of its own under "
+	  "<runs-dir>/ab_<op>_sets_<time>/, then one table of all (compare_sets.csv, "
+	  "ab_sets.json) and ab.log; instead of --shapes" },
 	{ "shared-tuner-cache", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "run on the machine's FlagGems tuner cache instead of one isolated cache per run "
 	  "(the default, so A1 tunes for itself); also --isolate-tuner-cache=0 or "
@@ -68,7 +74,8 @@ static const struct cmd_exit ab_exits[] = {
 	{ "10", "SWITCH_NO_IR_DIFF: after round 1 the IR of A and B was byte-identical, or "
 		"neither side captured IR (without --allow-no-ir-diff)" },
 	{ "130", "interrupted; what was written is kept, ab.json says interrupted" },
-	{ "other", "a round failed: the exit status of that `zlb run` (5, 6, 128+N, ...)" },
+	{ "other", "a round failed: the exit status of that `zlb run` (5, 6, 128+N, ...); "
+		   "with --shape-set: the first non-zero status of the sets, in their order" },
 	{ NULL, NULL },
 };
 
@@ -95,8 +102,11 @@ const struct cmd_doc ab_doc = {
 		"zlb's own variables (a run option's environment default such as BENCH_LEVEL or\n"
 		"ZL_TIMER, or ZLB_*) are caliber and cannot differ between the sides. Switches\n"
 		"named TRITON_* or FLAGTREE_* belong to the compiler and are not looked up in\n"
-		"FlagGems; only the checkout's src/ is searched. -q and -v (zlb run's) go to\n"
-		"every round and quiet or widen zlb ab's own lines alike.\n",
+		"FlagGems; only the checkout's src/ is searched. A switch name may hold\n"
+		"<VENDOR>, the backend's FlagTree vendor: --axis 'FLAGTREE_<VENDOR>_RLC_ENHANCE=0,1'\n"
+		"is FLAGTREE_MUSA_RLC_ENHANCE on musa and FLAGTREE_RLC_ENHANCE on cuda (refused\n"
+		"where zlb does not know the spelling). -q and -v (zlb run's) go to every round\n"
+		"and quiet or widen zlb ab's own lines alike.\n",
 	.opts = ab_option_defs,
 	.more_opts = run_option_defs,
 	.more_opts_note = "Every other option is a zlb run option (zlb run --help), given to every "
@@ -147,6 +157,8 @@ struct ab_cmd {
 	int pfdone[2];
 	const char *runs_dir;
 	int isolate;                      /* one tuner cache policy for every run */
+	/* --axis / --a-env / --b-env values holding <VENDOR>: "axis", "a", "b" + text */
+	struct strvec deferred;
 };
 
 /* Refuse with a usage error from a step of cmd_ab (exit 2). */
@@ -161,11 +173,20 @@ static int parse_own(struct ab_cmd *ac, const struct opt_def *d, const char *v)
 		ac->spec.allow_no_ir_diff = opt_parse_bool(v) == 1;
 	} else if (!strcmp(n, "shared-tuner-cache")) {
 		ac->spec.shared_tuner_cache = opt_parse_bool(v) == 1;
+	} else if (!strcmp(n, "shape-set")) {
+		if (!*v)
+			REFUSE("--shape-set needs a shape file");
+		strvec_push(&ac->spec.shape_sets, v);
 	} else if (!strcmp(n, "axis")) {
-		if (ab_spec_add_axis(&ac->spec, v))
+		if (strstr(v, AB_VENDOR_PLACEHOLDER))
+			/* Expanded once the backend is known (check_run_options). */
+			strvec_pushf(&ac->deferred, "axis %s", v);
+		else if (ab_spec_add_axis(&ac->spec, v))
 			REFUSE("%s", last_error());
 	} else if (!strcmp(n, "a-env") || !strcmp(n, "b-env")) {
-		if (ab_spec_add_env(&ac->spec, n[0] == 'b', v))
+		if (strstr(v, AB_VENDOR_PLACEHOLDER))
+			strvec_pushf(&ac->deferred, "%s %s", n[0] == 'b' ? "b" : "a", v);
+		else if (ab_spec_add_env(&ac->spec, n[0] == 'b', v))
 			REFUSE("%s", last_error());
 	} else if (!strcmp(n, "a-python") || !strcmp(n, "b-python")) {
 		if (ab_spec_set_python(&ac->spec, n[0] == 'b', v))
@@ -253,6 +274,57 @@ static int parse_args(struct ab_cmd *ac, int argc, char **argv, int *help)
 	return 0;
 }
 
+/*
+ * The switches written with <VENDOR>, now that the backend is known: its
+ * FlagTree vendor put in, then added as if given so. Returns 0, or a usage
+ * error's status.
+ */
+static int expand_deferred(struct ab_cmd *ac)
+{
+	const struct backend_ops *b = backend_find(ac->cfg.backend);
+
+	for (size_t i = 0; i < ac->deferred.nr; i++) {
+		const char *d = ac->deferred.v[i], *text = strchr(d, ' ') + 1;
+		char *x = ab_expand_vendor(text, b ? b->flagtree_vendor : NULL,
+					   b ? b->name : ac->cfg.backend);
+		int r;
+
+		if (!x)
+			REFUSE("%s", last_error());
+		if (starts_with(d, "axis "))
+			r = ab_spec_add_axis(&ac->spec, x);
+		else
+			r = ab_spec_add_env(&ac->spec, d[0] == 'b', x);
+		free(x);
+		if (r)
+			REFUSE("%s", last_error());
+	}
+	if (ac->deferred.nr && ab_spec_finish(&ac->spec))
+		REFUSE("%s", last_error());
+	return 0;
+}
+
+/*
+ * SWITCH_ALLOW_NO_IR_DIFF=1, the original's way of saying --allow-no-ir-diff.
+ * Returns 0, or a usage error's status for a value that is not a boolean.
+ */
+static int allow_from_env(struct ab_cmd *ac)
+{
+	const char *v = getenv("SWITCH_ALLOW_NO_IR_DIFF");
+
+	if (!v || !*v)
+		return 0;
+	if (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+	    !strcasecmp(v, "on")) {
+		ac->spec.allow_no_ir_diff = 1;
+		return 0;
+	}
+	if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") ||
+	    !strcasecmp(v, "off"))
+		return 0;
+	REFUSE("SWITCH_ALLOW_NO_IR_DIFF=%s: give 1 (measure after SWITCH_NO_IR_DIFF) or 0", v);
+}
+
 /* zlb run's options, checked once by its own table, and what they decide for the A/B. */
 static int check_run_options(struct ab_cmd *ac)
 {
@@ -277,6 +349,11 @@ static int check_run_options(struct ab_cmd *ac)
 		REFUSE("--shared-tuner-cache and --isolate-tuner-cache contradict each other");
 	ac->isolate = ac->spec.shared_tuner_cache ? 0 :
 		      isrc == OPT_FROM_DEFAULT ? 1 : ac->cfg.isolate_tuner_cache;
+	if (ac->spec.shape_sets.nr && opt_source_of(run_option_defs, &ac->raw, "shapes") ==
+	    OPT_FROM_FLAG)
+		REFUSE("--shape-set gives each A/B its shape file; drop --shapes");
+	if (expand_deferred(ac))
+		return ZLB_EXIT_USAGE;
 	if (!ac->cfg.ir && !ac->spec.allow_no_ir_diff)
 		REFUSE("--ir off leaves the check after round 1 (did the switch change the "
 		       "IR?) nothing to read; add --allow-no-ir-diff to measure without it");
@@ -286,9 +363,23 @@ static int check_run_options(struct ab_cmd *ac)
 	return 0;
 }
 
-/* Each side as its rounds will run: options parsed and preflight passed. */
-static int prepare_sides(struct ab_cmd *ac)
+/*
+ * Each side as its rounds will run: options parsed and preflight passed.
+ * set: the shape file every round of that A/B adds (--shape-set), or NULL.
+ */
+static int prepare_sides(struct ab_cmd *ac, const char *set)
 {
+	for (int s = 0; s < 2; s++) {
+		if (ac->pfdone[s]) {
+			preflight_release(&ac->pf[s]);
+			ac->pfdone[s] = 0;
+		}
+		if (ac->sparsed[s]) {
+			run_config_release(&ac->scfg[s]);
+			ac->sparsed[s] = 0;
+		}
+		strvec_clear(&ac->side_env[s]);
+	}
 	for (int s = 0; s < 2; s++) {
 		const struct ab_side *side = &ac->spec.side[s];
 		struct strvec sargv = STRVEC_INIT;
@@ -305,6 +396,8 @@ static int prepare_sides(struct ab_cmd *ac)
 			strvec_pushl(&sargv, "--python", side->python, NULL);
 		if (side->flaggems_dir)
 			strvec_pushl(&sargv, "--flaggems-dir", side->flaggems_dir, NULL);
+		if (set)
+			strvec_pushl(&sargv, "--shapes", set, NULL);
 		r = run_config_parse(&ac->scfg[s], (int)sargv.nr, sargv.v, ac->side_env[s].v, &sraw);
 		opt_values_release(&sraw);
 		strvec_clear(&sargv);
@@ -313,6 +406,8 @@ static int prepare_sides(struct ab_cmd *ac)
 			REFUSE("side %s: %s", side->name, last_error());
 		ac->pfdone[s] = 1;
 		if (preflight_run(&ac->pf[s], &ac->scfg[s], ac->side_env[s].v)) {
+			if (set)
+				fprintf(stderr, "zlb ab: shape set %s:\n", set);
 			print_preflight(&ac->pf[s], side->name, ac->cfg.color);
 			return ZLB_EXIT_PREFLIGHT;
 		}
@@ -340,6 +435,7 @@ static void ab_cmd_release(struct ab_cmd *ac)
 	strvec_clear(&ac->given);
 	strvec_clear(&ac->kept);
 	strvec_clear(&ac->run_args);
+	strvec_clear(&ac->deferred);
 	ab_spec_release(&ac->spec);
 }
 
@@ -358,6 +454,7 @@ int cmd_ab(int argc, char **argv)
 	strvec_init(&ac.given);
 	strvec_init(&ac.kept);
 	strvec_init(&ac.run_args);
+	strvec_init(&ac.deferred);
 	strvec_init(&ac.side_env[0]);
 	strvec_init(&ac.side_env[1]);
 	set_error_routine(error_quiet);
@@ -369,11 +466,22 @@ int cmd_ab(int argc, char **argv)
 	}
 	if (rc)
 		goto out;
-	if (ab_spec_finish(&ac.spec)) {
+	if ((rc = allow_from_env(&ac)))
+		goto out;
+	/* With <VENDOR> in a switch, the sides are complete only once it is expanded. */
+	if (!ac.deferred.nr && ab_spec_finish(&ac.spec)) {
 		rc = usage_error("ab", "%s", last_error());
 		goto out;
 	}
-	if ((rc = check_run_options(&ac)) || (rc = prepare_sides(&ac)))
+	if ((rc = check_run_options(&ac)))
+		goto out;
+	if (ac.spec.shape_sets.nr) {
+		for (size_t i = 0; i < ac.spec.shape_sets.nr && !rc; i++)
+			rc = prepare_sides(&ac, ac.spec.shape_sets.v[i]);
+	} else {
+		rc = prepare_sides(&ac, NULL);
+	}
+	if (rc)
 		goto out;
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -405,7 +513,7 @@ int cmd_ab(int argc, char **argv)
 	plan.rep = &term.r;
 	/* ab_execute reports what the parts it calls fail with; no second copy */
 	set_error_routine(error_quiet);
-	rc = ab_execute(&plan);
+	rc = ac.spec.shape_sets.nr ? ab_execute_sets(&plan) : ab_execute(&plan);
 out:
 	ab_cmd_release(&ac);
 	return rc;

@@ -58,9 +58,10 @@ const struct opt_def batch_option_defs[] = {
 	{ "retries", NULL, "ZLB_RETRIES", "2", OPT_INT, NULL, 0, 20, "N",
 	  "retries after pytest rc 1 or a signal; stops early when an exit code repeats",
 	  NULL },
-	{ "dtypes", NULL, "DTYPES", NULL, OPT_LIST, flaggems_dtypes, 0, 0, "\"T T\"",
-	  "dtypes to measure; an operator that cannot take them falls back to its own "
-	  "(remarks dtype_fallback, dtype_rescue)", NULL },
+	{ "dtypes", NULL, "DTYPES", NULL, OPT_LIST, NULL, 0, 0, "\"T T\"",
+	  "dtypes to measure, any name the checkout's --dtypes accepts (each run's "
+	  "preflight reads benchmark/conftest.py); an operator that cannot take them "
+	  "falls back to its own (remarks dtype_fallback, dtype_rescue)", valid_dtype_names },
 	{ "shape-file", "shapes", "SHAPE_FILE", NULL, OPT_STRING, NULL, 0, 0, "FILE",
 	  "shape set for every operator (e.g. ops/shapes_multi.yaml); an operator it "
 	  "has no entry for runs on upstream's shapes (remark shapes_default)", NULL },

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cmd_inventory.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
 #include "batch/dismiss.h"
@@ -19,6 +20,8 @@
 #include "rundir/preflight_report.h"
 
 extern char **environ;
+
+static const char *const shape_kinds[] = { "single", "multi", NULL };
 
 static const struct opt_def defs[] = {
 	{ "flaggems-dir", NULL, "FLAGGEMS_DIR", NULL, OPT_STRING, NULL, 0, 0, "DIR",
@@ -37,11 +40,26 @@ static const struct opt_def defs[] = {
 	  "static scan only: do not run pytest --collect-only (rows say unverified)" },
 	{ "collect-timeout", NULL, NULL, "900", OPT_INT, NULL, 1, 86400, "SEC",
 	  "give up on pytest's collection of one checkout after SEC seconds" },
+	{ "build-shapes", NULL, NULL, NULL, OPT_CHOICE, shape_kinds, 0, 0, "KIND",
+	  "instead of inventorying: build a suite shape set from the checkout's "
+	  "benchmark/core_shapes.yaml for the inventory in OUT (single: one shape per "
+	  "operator; multi: every core shape) into --shapes-out" },
+	{ "migrate-shapes", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "FILE",
+	  "instead of inventorying: refresh FILE's keys against the inventory in OUT and "
+	  "its class chains into --shapes-out; keys matching nothing go to "
+	  "<shapes-out>.unmatched.yaml; what moved is printed" },
+	{ "shapes-out", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "FILE",
+	  "where --build-shapes / --migrate-shapes write (may be the input itself)" },
+	{ "check-shapes", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "FILE",
+	  "instead of inventorying: exit 1 unless every key of FILE names an op_name or "
+	  "class of the inventory in OUT and no operator falls through to DEFAULT_SHAPES" },
 	{ NULL },
 };
 
 static const struct cmd_exit inventory_exits[] = {
-	{ "0", "inventory written (collection may be unverified: the summary says so)" },
+	{ "0", "inventory written (collection may be unverified: the summary says so); a "
+	       "shape set built, migrated, or checked clean" },
+	{ "1", "--check-shapes: a key matches nothing or an operator falls through" },
 	{ "2", "bad command line or option value" },
 	{ "3", "a checkout or the dismiss list is wrong (PREFLIGHT_FAILED check=<name>)" },
 	{ "7", "the inventory files could not be written" },
@@ -276,6 +294,19 @@ int cmd_inventory(int argc, char **argv)
 	if (pos.nr) {
 		rc = usage_error("inventory", "unexpected argument '%s'; it takes options only",
 				 pos.v[0]);
+		goto out;
+	}
+	if (inventory_shapes_mode(defs, &v)) {
+		char *checkout = NULL;
+
+		out_dir = xstrdup(opt_get(defs, &v, "out"));
+		if (!strcmp(inventory_shapes_mode(defs, &v), "build")) {
+			python = find_program(opt_get(defs, &v, "python"));
+			if ((rc = find_checkouts(&v, python, infos, &nrepo)))
+				goto out;
+			checkout = (char *)infos[0].checkout;
+		}
+		rc = inventory_shapes(defs, &v, out_dir, checkout);
 		goto out;
 	}
 	verify = !opt_parse_bool(opt_get(defs, &v, "no-verify") ?

@@ -85,6 +85,7 @@ static const struct { const char *field, *then; } implied[] = {
 	{ "preset", "full" },         /* presets came later (zlb run --preset) */
 	/* Tuning probed as rows did: 3 unless --placement-probes said otherwise. */
 	{ "tune_placement_probes", "3" },
+	{ "mm_cluster_fix", "false" },  /* --mm-cluster-fix came later; off by default */
 	{ NULL, NULL },
 };
 

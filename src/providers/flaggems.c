@@ -300,16 +300,33 @@ static char *benchmark_class_called(const char *body)
 	return NULL;
 }
 
+/* Does name occur in text as a whole identifier (not inside shapes_4d)? */
+static int has_identifier(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = text; (p = strstr(p, name)); p++) {
+		int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		int after = isalnum((unsigned char)p[n]) || p[n] == '_';
+		if (!before && !after)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * Does a class body ignore the shape file? It does when it overrides
  * set_shapes, or overrides get_input_iter with a body that never reads
- * shapes (it iterates its own list). Overriding get_input_iter is otherwise
- * ordinary: most classes build their inputs there from self.shapes.
+ * shapes (it iterates its own list) nor hands over to super() or another
+ * get_input_iter: the zlbench.shapes plugin's rule, which reads the names
+ * the method's code uses (a local list named shapes_4d reads no shapes).
+ * Overriding get_input_iter is otherwise ordinary: most classes build
+ * their inputs there from self.shapes.
  */
 static int hardcodes_shapes(const char *cls)
 {
 	const char *m = strstr(cls, "def get_input_iter(");
-	const char *end;
+	const char *end, *body;
 	int reads;
 
 	if (strstr(cls, "def set_shapes("))
@@ -319,7 +336,9 @@ static int hardcodes_shapes(const char *cls)
 	/* The method ends at the next line indented no deeper than its def. */
 	end = strstr(m, "\n    def ");
 	char *method = end ? xstrndup(m, (size_t)(end - m)) : xstrdup(m);
-	reads = strstr(method, "shapes") != NULL;
+	body = strchr(method, '\n') ? strchr(method, '\n') : "";
+	reads = has_identifier(body, "shapes") || has_identifier(body, "super") ||
+		has_identifier(body, "get_input_iter");
 	free(method);
 	return !reads;
 }
@@ -385,22 +404,41 @@ void flaggems_scan_benchmark(struct flaggems_target *t, const char *text)
 		strbuf_reset(&base_text);
 	free(base_py);
 	bp = strrchr(cls, '.') ? strrchr(cls, '.') + 1 : cls;
-	/* Depth-first along the first base: FlagGems' classes use single inheritance. */
-	for (char *cur = xstrdup(bp); cur && t->chain.nr < 16; ) {
-		struct strvec bases = STRVEC_INIT;
-		int hard = 0;
-		strvec_push(&t->chain, cur);
-		if (class_bases(text, cur, &bases, &hard) &&
-		    class_bases(base_text.buf, cur, &bases, &hard)) {
-			free(cur);
+	/*
+	 * Depth-first, left to right over the bases, each class once: Python's
+	 * MRO for the single inheritance FlagGems mostly uses, and close to it
+	 * for mixins (ParallelAddmvBenchmark(ParallelBenchmarkMixin,
+	 * AddmvBenchmark) reaches AddmvBenchmark's keys). A class found in
+	 * neither the module nor base.py ends that branch; the chain is then
+	 * incomplete (it does not end in Benchmark).
+	 */
+	{
+		struct strvec todo = STRVEC_INIT;
+
+		strvec_push(&todo, bp);
+		while (todo.nr && t->chain.nr < 16) {
+			struct strvec bases = STRVEC_INIT;
+			char *cur = xstrdup(todo.v[todo.nr - 1]);
+			int hard = 0;
+
+			strvec_pop(&todo);
+			if (strvec_find(&t->chain, cur) >= 0 || !strcmp(cur, "object")) {
+				free(cur);
+				continue;
+			}
+			strvec_push(&t->chain, cur);
+			if (!class_bases(text, cur, &bases, &hard) ||
+			    !class_bases(base_text.buf, cur, &bases, &hard)) {
+				if (hard && !t->hardcoding_class && strcmp(cur, "Benchmark"))
+					t->hardcoding_class = xstrdup(cur);
+				/* Pushed in reverse: the first base is taken next. */
+				for (size_t i = bases.nr; i-- > 0;)
+					strvec_push(&todo, bases.v[i]);
+			}
 			strvec_clear(&bases);
-			break;
+			free(cur);
 		}
-		if (hard && !t->hardcoding_class && strcmp(cur, "Benchmark"))
-			t->hardcoding_class = xstrdup(cur);
-		free(cur);
-		cur = bases.nr && strcmp(bases.v[0], "object") ? xstrdup(bases.v[0]) : NULL;
-		strvec_clear(&bases);
+		strvec_clear(&todo);
 	}
 	strbuf_release(&base_text);
 	free(cls);

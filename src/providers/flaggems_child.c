@@ -15,10 +15,28 @@ void flaggems_pytest_args(struct strvec *argv, const struct flaggems_args *a)
 		strvec_pushl(argv, "--dtypes", a->dtypes->v[i], NULL);
 }
 
+const char *const flaggems_vendor_vars[] = {
+	"GEMS_VENDOR", "FLAGGEMS_VENDOR", "GEMS_BACKEND", "FLAGGEMS_BACKEND", NULL,
+};
+
+const char *flaggems_user_vendor(const struct strvec *env, const char **var)
+{
+	for (const char *const *k = flaggems_vendor_vars; *k; k++) {
+		const char *v = env_get(env, *k);
+		if (v && *v) {
+			if (var)
+				*var = *k;
+			return v;
+		}
+	}
+	return NULL;
+}
+
 void flaggems_child_env(struct strvec *env, const char *vendor, int use_flagtune,
 			const char *isolated_cache)
 {
-	env_set(env, "GEMS_VENDOR", vendor);
+	if (!flaggems_user_vendor(env, NULL))
+		env_set(env, "GEMS_VENDOR", vendor);
 	env_set(env, "USE_FLAGTUNE", use_flagtune ? "1" : "0");
 	if (isolated_cache) {
 		env_set(env, "FLAGGEMS_CACHE_DIR", isolated_cache);

@@ -23,10 +23,24 @@ struct flaggems_args {
 void flaggems_pytest_args(struct strvec *argv, const struct flaggems_args *a);
 
 /*
- * Set the harness's environment in env: GEMS_VENDOR (flag_gems reads it
- * first and skips a device probe per vendor), USE_FLAGTUNE, and with
- * isolated_cache a tuner cache of the run's own (FLAGGEMS_CACHE_DIR, no
- * FLAGGEMS_DB_URL).
+ * The variables flag_gems reads its vendor from, in its order
+ * (runtime/backend/device_finder.py): the first one set wins.
+ */
+extern const char *const flaggems_vendor_vars[];
+
+/*
+ * The vendor the user chose in env (a non-empty GEMS_VENDOR, FLAGGEMS_VENDOR,
+ * GEMS_BACKEND or FLAGGEMS_BACKEND, in flag_gems' order), or NULL. *var is
+ * set to the variable's name when found.
+ */
+const char *flaggems_user_vendor(const struct strvec *env, const char **var);
+
+/*
+ * Set the harness's environment in env: GEMS_VENDOR=vendor (flag_gems reads
+ * it first and skips a device probe per vendor) unless the user already
+ * chose one (flaggems_user_vendor: theirs is kept, never overwritten),
+ * USE_FLAGTUNE, and with isolated_cache a tuner cache of the run's own
+ * (FLAGGEMS_CACHE_DIR, no FLAGGEMS_DB_URL).
  */
 void flaggems_child_env(struct strvec *env, const char *vendor, int use_flagtune,
 			const char *isolated_cache);

@@ -282,7 +282,7 @@ static void record_test(struct file_state *fs, struct flaggems_scan *out,
 		st->chain = strbuf_detach(&sb, NULL);
 	}
 	strvec_clear(&t.chain);
-	free(t.hardcoding_class);
+	st->hardcodes = t.hardcoding_class;
 }
 
 enum block { BLOCK_NONE, BLOCK_DEF, BLOCK_OTHER };
@@ -459,6 +459,7 @@ void flaggems_scan_release(struct flaggems_scan *s)
 		free(st->skipif);
 		free(st->op_name);
 		free(st->chain);
+		free(st->hardcodes);
 	}
 	free(s->v);
 	strvec_clear(&s->files);

@@ -29,6 +29,12 @@ struct scanned_test {
 	char *skipif;
 	char *op_name;    /* NULL when the source does not show it */
 	char *chain;      /* class chain joined by ">", or NULL */
+	/*
+	 * The class of the chain that hard-codes its shapes (overrides
+	 * set_shapes or get_input_iter), or NULL: shape-file keys of classes
+	 * above it do not apply to this test.
+	 */
+	char *hardcodes;
 };
 
 struct flaggems_scan {

@@ -20,6 +20,8 @@ void plan_plugins(const struct plugin_plan_input *in, struct strvec *out)
 	push_once(out, "zlbench.autotune");
 	if (strcmp(in->shape_mode, "upstream"))
 		push_once(out, "zlbench.shapes");
+	if (in->mm_cluster_fix && (in->backend->caps & BACKEND_CAP_MM_CLUSTER_FIX))
+		push_once(out, "zlbench.mm_cluster_fix");
 	push_once(out, "zlbench.timing");
 	for (size_t i = 0; in->extra && i < in->extra->nr; i++)
 		push_once(out, in->extra->v[i]);

@@ -13,6 +13,7 @@ struct plugin_plan_input {
 	const char *shape_mode;           /* inline | file | upstream */
 	const struct strvec *extra;       /* user's extra plugin modules */
 	int ir;                           /* IR capture wanted */
+	int mm_cluster_fix;               /* --mm-cluster-fix (needs BACKEND_CAP_MM_CLUSTER_FIX) */
 };
 
 /*
@@ -21,8 +22,8 @@ struct plugin_plan_input {
  * at the items before them), then results (the others report through it),
  * ir (its compile listener must be in place before anything compiles),
  * seed, autotune (record or replay), shapes (not in upstream mode: FlagGems'
- * own shapes are the point), timing, then the user's extras, without
- * duplicates.
+ * own shapes are the point), the mm cluster fix where asked for and the
+ * backend has it, timing, then the user's extras, without duplicates.
  */
 void plan_plugins(const struct plugin_plan_input *in, struct strvec *out);
 

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "lib/jsonfile.h"
+#include "providers/flaggems_dtypes.h"
 #include "lib/paths.h"
 #include "run/plugin_plan.h"
 #include "run/preflight_int.h"
@@ -315,9 +316,47 @@ static int check_checkout(struct preflight *pf, const struct run_config *cfg,
 }
 
 /*
+ * DTYPES: each name must be one the checkout's --dtypes accepts (read from
+ * its conftest), so a name this FlagGems does not know stops here with the
+ * list, not in pytest's argument parser. A conftest zlb cannot read is
+ * said, and upstream's names stand in.
+ */
+static int check_dtypes(struct preflight *pf, const struct run_config *cfg)
+{
+	struct strvec accepted = STRVEC_INIT;
+	struct strbuf why = STRBUF_INIT, list = STRBUF_INIT;
+	int ret = 0;
+
+	if (!cfg->dtypes.nr)
+		return 0;
+	if (flaggems_dtype_choices(pf->plan.target.dir, &accepted, &why)) {
+		strvec_pushf(&pf->plan.notes, "warning: the --dtypes names of this FlagGems could "
+			     "not be read (%s): checked against upstream's", why.buf);
+		strvec_pushv(&accepted, flaggems_default_dtypes);
+	}
+	for (size_t i = 0; i < accepted.nr; i++)
+		strbuf_addf(&list, "%s%s", i ? ", " : "", accepted.v[i]);
+	for (size_t i = 0; i < cfg->dtypes.nr && !ret; i++) {
+		if (strvec_find(&accepted, cfg->dtypes.v[i]) >= 0)
+			continue;
+		error("DTYPES: '%s' is not a dtype FlagGems' --dtypes accepts in %s/benchmark/"
+		      "conftest.py (it accepts: %s)", cfg->dtypes.v[i], pf->plan.target.dir,
+		      list.buf);
+		ret = preflight_fail(pf, "dtypes", "give --dtypes (DTYPES) names from that list, "
+				     "or leave it unset for each operator's own dtypes");
+	}
+	strvec_clear(&accepted);
+	strbuf_release(&why);
+	strbuf_release(&list);
+	return ret;
+}
+
+/*
  * What B replays must be a recording made under the same terms: a replay
  * run has no records (chained replays drift from A), another backend's
- * configs do not exist here, and USE_FLAGTUNE chooses the config space.
+ * configs do not exist here, and USE_FLAGTUNE chooses the config space. A
+ * recording without meta.json (made before it existed) replays with a
+ * warning that those terms went unchecked.
  */
 static int check_records(struct preflight *pf, const struct run_config *cfg)
 {
@@ -327,11 +366,25 @@ static int check_records(struct preflight *pf, const struct run_config *cfg)
 	const char *backend;
 	int rc, ret = -1;
 
+	records = xstrfmt("%s/autotune_records/%s.json", pf->plan.replay_from, pf->plan.target.op);
 	rc = json_read_file(meta_path, &meta);
+	if (rc > 0 && is_file(records)) {
+		/*
+		 * A recording older than meta.json (the original tool wrote none):
+		 * its records replay; what meta.json would have let us check is said.
+		 */
+		strvec_pushf(&pf->plan.notes, "warning: REPLAY_FROM %s has no "
+			     "autotune_records/meta.json (a recording made before it existed): "
+			     "its backend and USE_FLAGTUNE cannot be checked; replaying %s.json "
+			     "as it is", pf->plan.replay_from, pf->plan.target.op);
+		ret = 0;
+		goto out;
+	}
 	if (rc) {
 		if (rc > 0)
-			error("REPLAY_FROM %s has no autotune_records/meta.json: it is not a "
-			      "recording run (a replay run records nothing)", pf->plan.replay_from);
+			error("REPLAY_FROM %s has no autotune_records/meta.json nor %s.json: it is "
+			      "not a recording run (a replay run records nothing)",
+			      pf->plan.replay_from, pf->plan.target.op);
 		ret = preflight_fail(pf, "replay_dir", "point --replay-from at the run directory of "
 			   "the recording side (A), never at a replay of it");
 		goto out;
@@ -352,7 +405,6 @@ static int check_records(struct preflight *pf, const struct run_config *cfg)
 			   "recording side had it");
 		goto out;
 	}
-	records = xstrfmt("%s/autotune_records/%s.json", pf->plan.replay_from, pf->plan.target.op);
 	if (!is_file(records)) {
 		error("REPLAY_FROM %s holds no records for %s (recorded op: %s)",
 		      pf->plan.replay_from, pf->plan.target.op,
@@ -476,7 +528,12 @@ int preflight_run(struct preflight *pf, const struct run_config *cfg,
 	if (!pf->plan.timer)
 		return preflight_fail(pf, "timer", "use --timer auto or direct");
 	locate_own_files(pf, envp);
-	if (!strcmp(pf->plan.timer, "graph") && !pf->plan.timer_lib) {
+	for (size_t i = 0; i < cfg->notes.nr; i++)
+		strvec_push(&pf->plan.notes, cfg->notes.v[i]);
+	/* Only a driver replay needs libzlbtimer; the events timer is the plugin's own. */
+	if (!strcmp(pf->plan.timer, "graph") && pf->plan.backend->graph_replay &&
+	    !strcmp(pf->plan.backend->graph_replay, BACKEND_REPLAY_DRIVER) &&
+	    !pf->plan.timer_lib) {
 		error("libzlbtimer.so was not found beside the zlb binary");
 		return preflight_fail(pf, "timer", "build it (make) or set ZLB_TIMER_LIB");
 	}
@@ -484,11 +541,15 @@ int preflight_run(struct preflight *pf, const struct run_config *cfg,
 		goto out;
 	if (check_checkout(pf, cfg, facts))
 		goto out;
+	if (check_dtypes(pf, cfg))
+		goto out;
 	if (preflight_check_shapes(pf, cfg))
 		goto out;
 	if (check_replay(pf, cfg))
 		goto out;
 	if (check_device(pf, cfg, envp))
+		goto out;
+	if (preflight_check_backend(pf, cfg, envp))
 		goto out;
 	if (check_runs_dir(pf, cfg))
 		goto out;

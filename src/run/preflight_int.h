@@ -17,4 +17,14 @@ int preflight_fail(struct preflight *pf, const char *check, const char *fix_fmt,
  */
 int preflight_check_shapes(struct preflight *pf, const struct run_config *cfg);
 
+/*
+ * What the backend decides about this run besides its device
+ * (preflight_backend.c): the FlagGems vendor the child gets (a user's
+ * GEMS_VENDOR / FLAGGEMS_VENDOR kept), the capture deny list read against
+ * this target (a key naming the benchmark file, not a test function, is
+ * said), and the opt-in switches only some backends have.
+ */
+int preflight_check_backend(struct preflight *pf, const struct run_config *cfg,
+			    char *const *envp);
+
 #endif

@@ -6,15 +6,39 @@
 
 #include "backends/backend.h"
 
-const char *const flaggems_dtypes[] = {
-	"float16", "float32", "bfloat16", "int16", "int32", "bool", "complex64", NULL,
-};
 static const char *const levels[] = { "core", "comprehensive", NULL };
 static const char *const shape_modes[] = { "inline", "file", "upstream", NULL };
 static const char *const colors[] = { "auto", "always", "never", NULL };
 static const char *const timers[] = { "auto", "graph", "direct", NULL };
 static const char *const l2_modes[] = { "hot", "cold", NULL };
 static const char *const on_off[] = { "on", "off", NULL };
+
+/*
+ * DTYPES / --dtypes: names as torch spells them (float16, complex64, ...).
+ * Which ones the operator's FlagGems accepts is its conftest's to say:
+ * preflight reads it (providers/flaggems_dtypes.h).
+ */
+int valid_dtype_names(const char *v, struct strbuf *why)
+{
+	struct strvec items = STRVEC_INIT;
+	int ret = 0;
+
+	strvec_split(&items, v, " ,\t");
+	for (size_t i = 0; i < items.nr && !ret; i++) {
+		const char *p = items.v[i];
+		int ok = islower((unsigned char)*p);
+		for (; *p && ok; p++)
+			ok = islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_';
+		if (!ok) {
+			strbuf_addf(why, "'%s' is not a dtype name (lower-case letters, digits and "
+				    "'_', as torch names them: float16, bfloat16, complex64, ...)",
+				    items.v[i]);
+			ret = -1;
+		}
+	}
+	strvec_clear(&items);
+	return ret;
+}
 
 static int valid_backend(const char *v, struct strbuf *why)
 {
@@ -124,8 +148,9 @@ const struct opt_def run_option_defs[] = {
 	  "inline: built-in shapes; file: --shapes; upstream: FlagGems' "
 	  "core_shapes.yaml (default: derived from what is given)", NULL,
 	  BIND(STR, shape_mode) },
-	{ "dtypes", NULL, "DTYPES", NULL, OPT_LIST, flaggems_dtypes, 0, 0, "\"T T\"",
-	  "dtypes to measure, space separated (default: the operator's own list)", NULL,
+	{ "dtypes", NULL, "DTYPES", NULL, OPT_LIST, NULL, 0, 0, "\"T T\"",
+	  "dtypes to measure, space separated, any name the checkout's --dtypes accepts "
+	  "(its benchmark/conftest.py; default: the operator's own list)", valid_dtype_names,
 	  BIND(LIST, dtypes) },
 	{ "level", NULL, "BENCH_LEVEL", "core", OPT_CHOICE, levels, 0, 0, "LEVEL",
 	  "FlagGems bench level; comprehensive adds each class's set_more_shapes()", NULL,
@@ -258,6 +283,16 @@ const struct opt_def run_option_defs[] = {
 	{ "ir", NULL, "ZL_IR", "on", OPT_CHOICE, on_off, 0, 0, "WHEN",
 	  "keep the IR of every kernel variant each shape ran (ttgir/ of the run "
 	  "directory); off skips the compile listener", NULL },
+	/*
+	 * FlagGems' Hopper mm sends contiguous fp16 GEMMs (M >= 64, N >= 256,
+	 * K >= 64) to a two-CTA cluster kernel when Triton has TLE device
+	 * meshes (FlagTree builds): python/zlbench/mm_cluster_fix.py says what
+	 * it does and why. Another kernel is measured: caliber.
+	 */
+	{ "mm-cluster-fix", NULL, "ZL_MM_CLUSTER_FIX", "0", OPT_BOOL, NULL, 0, 0, NULL,
+	  "keep FlagGems' Hopper fp16 mm off its TLE cluster kernel (the original's "
+	  "_mm_cluster_fix_plugin; CUDA only; another kernel is measured: caliber)", NULL,
+	  BIND(BOOL, mm_cluster_fix), .record = "mm_cluster_fix" },
 	{ "keep-compile-cache", NULL, "ZL_KEEP_COMPILE_CACHE", "0", OPT_BOOL, NULL, 0, 0, NULL,
 	  "keep the run's own Triton cache (<run dir>/triton_cache) instead of "
 	  "dropping it at the end", NULL,
@@ -329,6 +364,7 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	memset(cfg, 0, sizeof(*cfg));
 	strvec_init(&cfg->dtypes);
 	strvec_init(&cfg->extra_plugins);
+	strvec_init(&cfg->notes);
 	if (options_parse(run_option_defs, argc, argv, envp, raw, &pos, &want)) {
 		strvec_clear(&pos);
 		return -1;
@@ -377,16 +413,20 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	/*
 	 * An operator and a test node both say what to run. A flag beats an
 	 * environment variable (OP=x in the shell, --test-node on the line is
-	 * clear); two of the same kind are a contradiction.
+	 * clear); two flags are a contradiction. Both in the environment is the
+	 * original tool's habit (OP left exported, TEST_NODE set for one run):
+	 * the node is the more precise, so it wins, and the run header says so.
 	 */
 	if (cfg->test_node && cfg->op) {
 		enum opt_source node_src = opt_source_of(run_option_defs, raw, "test-node");
 		enum opt_source op_src = op_from_flag ? OPT_FROM_FLAG : OPT_FROM_ENV;
-		if (node_src == op_src)
-			return error("give either an operator (%s) or a test node (%s), not both",
-				     op_src == OPT_FROM_FLAG ? "argument or --op" : "OP",
-				     node_src == OPT_FROM_FLAG ? "--test-node" : "TEST_NODE");
-		if (node_src == OPT_FROM_FLAG) {
+		if (node_src == OPT_FROM_FLAG && op_src == OPT_FROM_FLAG)
+			return error("give either an operator (argument or --op) or a test node "
+				     "(--test-node), not both");
+		if (node_src == OPT_FROM_ENV && op_src == OPT_FROM_ENV)
+			strvec_pushf(&cfg->notes, "note: OP=%s and TEST_NODE are both set; the test "
+				     "node wins (%s)", cfg->op, cfg->test_node);
+		if (node_src == op_src || node_src == OPT_FROM_FLAG) {
 			free(cfg->op);
 			cfg->op = NULL;
 			cfg->op_given = 0;
@@ -429,6 +469,7 @@ void run_config_engine_env(const struct run_config *cfg, struct strvec *env)
 void run_config_release(struct run_config *cfg)
 {
 	free(cfg->op);
+	strvec_clear(&cfg->notes);
 	opt_unbind(run_option_defs, cfg);
 	memset(cfg, 0, sizeof(*cfg));
 }

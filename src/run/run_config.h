@@ -11,8 +11,12 @@
 
 extern const struct opt_def run_option_defs[];
 
-/* FlagGems' --dtypes vocabulary (its conftest choices). */
-extern const char *const flaggems_dtypes[];
+/*
+ * A DTYPES value's names are dtype names (torch's spelling); which ones
+ * FlagGems accepts is read from the checkout at preflight. Returns 0, or -1
+ * with why filled (an option validator).
+ */
+int valid_dtype_names(const char *v, struct strbuf *why);
 
 struct run_config {
 	char *op;               /* operator (test function without test_) */
@@ -61,6 +65,9 @@ struct run_config {
 	char *preset;           /* full | screen: the defaults the knobs started from */
 	int op_given;           /* op came from the command line or OP */
 	int keep_compile_cache; /* keep <run dir>/triton_cache after the run */
+	int mm_cluster_fix;     /* keep FlagGems' Hopper fp16 mm off its cluster kernel */
+	/* What parsing decided that the run header should say (OP and TEST_NODE both set). */
+	struct strvec notes;
 	int print_engine_env;   /* --print-engine-env: say run_config_engine_env, run nothing */
 	/*
 	 * What the terminal shows: -q only the result and errors, by default

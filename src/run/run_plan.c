@@ -30,6 +30,8 @@ void run_plan_release(struct run_plan *plan)
 	free(plan->replay_from);
 	free(plan->looked);
 	strvec_clear(&plan->notes);
+	free(plan->flaggems_vendor);
+	free(plan->flaggems_vendor_var);
 }
 
 void run_plan_child_env(const struct run_plan *plan, char *const *envp,

@@ -40,6 +40,13 @@ struct run_plan {
 	char *replay_from;            /* absolute, or NULL */
 	char *looked;                 /* where the checkout was searched */
 	struct strvec notes;          /* lines worth showing in the run header */
+	/*
+	 * The FlagGems vendor the child will have, and the variable the user
+	 * set it with (GEMS_VENDOR, ...: theirs is kept), or NULL when it is the
+	 * backend's own.
+	 */
+	char *flaggems_vendor;
+	char *flaggems_vendor_var;
 };
 
 void run_plan_init(struct run_plan *plan);

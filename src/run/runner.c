@@ -38,6 +38,17 @@ static double mono_s(void)
 
 /* --- the child ---------------------------------------------------------- */
 
+/* key=the texts, one a line (the plugins split them back): a backend table's list. */
+static void env_set_lines(struct strvec *env, const char *key, const char *const *texts)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (const char *const *t = texts; t && *t; t++)
+		strbuf_addf(&sb, "%s%s", sb.len ? "\n" : "", *t);
+	env_set(env, key, sb.buf);
+	strbuf_release(&sb);
+}
+
 /* Where the child's own files go: its Triton cache, and a replay's graph plan (or NULL). */
 struct child_files {
 	const char *compile_cache;
@@ -49,8 +60,6 @@ static void build_env(const struct run_config *cfg, const struct run_plan *plan,
 		      const char *isolated_cache, const struct child_files *files,
 		      struct strvec *env)
 {
-	struct strbuf fatal = STRBUF_INIT;
-
 	run_plan_child_env(plan, envp, env);
 	backend_apply_visibility(plan->backend, env, plan->physical_device);
 	flaggems_child_env(env, plan->backend->flaggems_vendor, cfg->use_flagtune, isolated_cache);
@@ -73,9 +82,14 @@ static void build_env(const struct run_config *cfg, const struct run_plan *plan,
 		env_unset(env, "ZLB_REPLAY_FROM");
 	if (plan->timer_lib)
 		env_set(env, "ZLB_TIMER_LIB", plan->timer_lib);
-	for (const char *const *f = plan->backend->capture_fatal_texts; f && *f; f++)
-		strbuf_addf(&fatal, "%s%s", fatal.len ? "\n" : "", *f);
-	env_set(env, "ZLB_CAPTURE_FATAL", fatal.buf);
+	env_set_lines(env, "ZLB_CAPTURE_FATAL", plan->backend->capture_fatal_texts);
+	env_set_lines(env, "ZLB_CAPTURE_POISON", plan->backend->capture_poison_texts);
+	env_set_lines(env, "ZLB_CAPTURE_DENY", plan->backend->capture_deny);
+	env_set(env, "ZLB_TORCH_MODULE", plan->backend->torch_module);
+	if (plan->backend->graph_replay)
+		env_set(env, "ZLB_GRAPH_REPLAY", plan->backend->graph_replay);
+	else
+		env_unset(env, "ZLB_GRAPH_REPLAY");
 	if (plan->target.package)
 		env_set(env, "ZLB_PACKAGE", plan->target.package);
 	env_set(env, "TRITON_CACHE_DIR", files->compile_cache);
@@ -83,7 +97,6 @@ static void build_env(const struct run_config *cfg, const struct run_plan *plan,
 		env_set(env, "ZLB_GRAPH_PLAN", files->graph_plan);
 	else
 		env_unset(env, "ZLB_GRAPH_PLAN");
-	strbuf_release(&fatal);
 }
 
 static void build_argv(const struct run_config *cfg, const struct run_plan *plan,
@@ -165,6 +178,16 @@ static json_t *initial_identity(const struct run_config *cfg, const struct run_p
 	json_object_set_new(prov, "plugins", json_strvec(plugins));
 	json_object_set_new(prov, "timer_lib", plan->timer_lib ? json_string(plan->timer_lib)
 							     : json_null());
+	/* How graph replays are timed (the backend's): libzlbtimer, or torch's events. */
+	json_object_set_new(prov, "graph_replay", !strcmp(plan->timer, "graph") &&
+			    plan->backend->graph_replay ? json_string(plan->backend->graph_replay)
+							: json_null());
+	json_object_set_new(prov, "torch_module", json_string(plan->backend->torch_module));
+	json_object_set_new(prov, "flaggems_vendor", json_string(plan->flaggems_vendor ?
+			    plan->flaggems_vendor : plan->backend->flaggems_vendor));
+	/* "backend": zlb set it; else the user's variable, kept. */
+	json_object_set_new(prov, "flaggems_vendor_from", json_string(
+			    plan->flaggems_vendor_var ? plan->flaggems_vendor_var : "backend"));
 	json_object_set_new(prov, "pytest_command", json_strvec(child_argv));
 	strvec_clear(&cmd);
 	free(commit);
@@ -368,6 +391,41 @@ static void print_header(struct tee *t, const struct run_config *cfg,
 	strbuf_release(&sb);
 }
 
+/* How far the autotune record (or replay) reached: events.jsonl says, the terminal too. */
+static void say_autotune(struct tee *t, const struct run_tally *ta)
+{
+	const json_t *rec = json_object_get(ta->autotune, "recorded");
+	const json_t *rep = json_object_get(ta->autotune, "replayed");
+
+	if (rec) {
+		json_int_t kernels = json_integer_value(json_object_get(rec, "tuners"));
+		json_int_t entries = json_integer_value(json_object_get(rec, "entries"));
+		json_int_t unrec = json_integer_value(json_object_get(rec, "unrecordable"));
+
+		tee_say(t, TEE_PLAIN, "zlb:   autotune record: %lld kernel(s), %lld config "
+			"entr%s%s (autotune_records/)", (long long)kernels, (long long)entries,
+			entries == 1 ? "y" : "ies", unrec ? "; some choices could not be recorded "
+			"(events.jsonl)" : "");
+		if (unrec)
+			tee_say(t, TERM_YELLOW, "zlb:   autotune record: %lld choice(s) could not be "
+				"recorded: a replay of this run tunes those live", (long long)unrec);
+	}
+	if (rep) {
+		json_int_t bound = json_integer_value(json_object_get(rep, "tuners"));
+		json_int_t injected = json_integer_value(json_object_get(rep, "injected"));
+		const json_t *recorded = json_object_get(rep, "recorded");
+		struct strbuf of = STRBUF_INIT;
+
+		if (json_is_integer(recorded))
+			strbuf_addf(&of, " of the %lld recorded", (long long)json_integer_value(recorded));
+		tee_say(t, json_is_integer(recorded) && json_integer_value(recorded) > bound ?
+			TERM_YELLOW : TEE_PLAIN, "zlb:   autotune replay: %lld entr%s injected into "
+			"%lld%s kernel(s)", (long long)injected, injected == 1 ? "y" : "ies",
+			(long long)bound, of.buf);
+		strbuf_release(&of);
+	}
+}
+
 static void print_summary(struct tee *t, const struct run_outcome *o,
 			  const struct run_tally *ta, const struct child *c)
 {
@@ -398,6 +456,9 @@ static void print_summary(struct tee *t, const struct run_outcome *o,
 		tee_say(t, TERM_YELLOW, "zlb:   skipped: %s", json_string_value(v));
 	json_array_foreach(ta->warnings, i, v)
 		tee_say(t, TERM_YELLOW, "zlb:   warning from the plugins: %s", json_string_value(v));
+	json_array_foreach(ta->inactive, i, v)
+		tee_say(t, TERM_YELLOW, "zlb:   plugin stayed inactive: %s", json_string_value(v));
+	say_autotune(t, ta);
 	if (ta->tuning_fallbacks)
 		tee_say(t, TEE_PLAIN, "zlb:   %ld autotune timing call(s) could not be captured and "
 		    "were timed directly (config choice only; no row affected)",
@@ -601,7 +662,7 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	struct tee tee = { .log_fd = -1, .term_fd = out_fd };
 	struct strvec env = STRVEC_INIT, child_argv = STRVEC_INIT, plugins = STRVEC_INIT;
 	struct plugin_plan_input plugin_in = { plan->backend, plan->shape_mode, &cfg->extra_plugins,
-					  cfg->ir };
+					  cfg->ir, cfg->mm_cluster_fix };
 	struct child c = { 0 };
 	struct run_tally ta;
 	struct run_files f = { 0 };

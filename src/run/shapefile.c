@@ -118,6 +118,32 @@ static yaml_node_t *map_get(const struct shape_file *sf, yaml_node_t *map,
 	return NULL;
 }
 
+yaml_node_t *shape_file_map_get(const struct shape_file *sf, yaml_node_t *map,
+				const char *key)
+{
+	return map_get(sf, map, key, 0);
+}
+
+/*
+ * A shape: scalars, or lists of them to any depth (upstream nests them:
+ * index's [[1024, 1024], [[64], [64]]], median_dim's [[32, 384, 128], 1,
+ * false]); never a mapping.
+ */
+static int plain_shape(const struct shape_file *sf, yaml_node_t *n, int depth)
+{
+	if (!n || depth > 8)
+		return 0;
+	if (n->type == YAML_SCALAR_NODE)
+		return 1;
+	if (n->type != YAML_SEQUENCE_NODE)
+		return 0;
+	for (yaml_node_item_t *d = n->data.sequence.items.start; d < n->data.sequence.items.top;
+	     d++)
+		if (!plain_shape(sf, node(sf, *d), depth + 1))
+			return 0;
+	return 1;
+}
+
 static char *check_entry(const struct shape_file *sf, const char *key,
 			 yaml_node_t *entry, size_t *count)
 {
@@ -140,12 +166,10 @@ static char *check_entry(const struct shape_file *sf, const char *key,
 		    s->data.sequence.items.start == s->data.sequence.items.top)
 			return xstrfmt("'%s: shapes:' item %zu is not a non-empty list "
 				       "like [1024, 1024]", key, i + 1);
-		for (yaml_node_item_t *d = s->data.sequence.items.start;
-		     d < s->data.sequence.items.top; d++)
-			if (!scalar(node(sf, *d)))
-				return xstrfmt("'%s: shapes:' item %zu holds a nested "
-					       "structure; each dimension must be a "
-					       "number or a word", key, i + 1);
+		if (!plain_shape(sf, s, 0))
+			return xstrfmt("'%s: shapes:' item %zu holds a mapping; a shape is "
+				       "numbers and words, or lists of them (FlagGems' "
+				       "[[32, 384, 128], 1, false])", key, i + 1);
 	}
 	if (!i)
 		return xstrfmt("'%s: shapes:' is empty", key);

@@ -50,6 +50,13 @@ void shape_file_lookup(const struct shape_file *sf, const char *op_name,
 		       const char *const *chain, struct shape_lookup *out);
 
 /*
+ * The value under key in mapping map of sf, following YAML 1.1 merge keys
+ * ("<<: *anchor") as PyYAML does for FlagGems; NULL when absent.
+ */
+yaml_node_t *shape_file_map_get(const struct shape_file *sf, yaml_node_t *map,
+				const char *key);
+
+/*
  * Write the archived copy: a comment header (source, op, level, mode)
  * followed by the exact text parsed, so the file a run used can be read
  * back and passed to FlagGems again unchanged.

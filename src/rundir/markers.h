@@ -14,6 +14,8 @@
 /* Row markers: the measurement is another caliber or was not what it seems. */
 #define MARKER_DIRECT          "BENCHMARK_DIRECT_NO_CUDAGRAPH" /* timed eagerly, not in a graph */
 #define MARKER_CAPTURE_FATAL   "CAPTURE_FATAL"       /* a capture error the backend calls fatal */
+/* a capture error after which the backend's context is unusable: nothing later is measured */
+#define MARKER_CAPTURE_POISONED "CAPTURE_POISONED"
 #define MARKER_MEMCPY_NODES    "GRAPH_MEMCPY_NODES"  /* the graph replays copy-engine nodes */
 #define MARKER_MEMSET_NODES    "GRAPH_MEMSET_NODES"
 #define MARKER_NO_KERNELS      "GRAPH_NO_KERNELS"    /* the graph holds no kernel node */
@@ -29,5 +31,7 @@
 #define EVENT_AUTOTUNE_RECORDED  "AUTOTUNE_RECORDED"
 #define EVENT_AUTOTUNE_REPLAYED  "AUTOTUNE_REPLAYED"
 #define EVENT_SHAPE_NOT_REPLAYED "GRAPH_SHAPE_NOT_REPLAYED"
+#define EVENT_COMPAT_UNSKIP      "COMPAT_UNSKIP"     /* a compat plugin dropped a skip guard */
+#define EVENT_MM_CLUSTER_AVOIDED "MM_CLUSTER_AVOIDED" /* mm kept off the Hopper cluster kernel */
 
 #endif

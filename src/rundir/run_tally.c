@@ -97,7 +97,14 @@ static int tally_event(void *ctx, json_t *ev, size_t lineno)
 		}
 		return 0;
 	}
-	if (!strcmp(name, EVENT_PLUGIN) || !strcmp(name, EVENT_SHAPES_INJECTED))
+	if (!strcmp(name, EVENT_PLUGIN)) {
+		const char *status = json_str(ev, "status"), *plugin = json_str(ev, "name");
+		if (status && plugin && !strcmp(status, "inactive"))
+			json_array_append_new(t->inactive, json_sprintf("%s: %s", plugin,
+				json_str(ev, "detail") ? json_str(ev, "detail") : "no reason given"));
+		return 0;
+	}
+	if (!strcmp(name, EVENT_SHAPES_INJECTED) || !strcmp(name, EVENT_COMPAT_UNSKIP))
 		return 0;
 	if (!strcmp(name, EVENT_AUTOTUNE_RECORDED) || !strcmp(name, EVENT_AUTOTUNE_REPLAYED)) {
 		json_t *copy = json_deep_copy(ev);
@@ -136,6 +143,7 @@ int run_tally_read(const char *run_dir, struct run_tally *t)
 	t->copy_rows = json_array();
 	t->no_kernel_rows = json_array();
 	t->autotune = json_object();
+	t->inactive = json_array();
 	if (results_each(results, RESULTS_SKIP_SAMPLES | RESULTS_QUIET_BAD_LINES, tally_row, t,
 			 &bad) < 0)
 		ret = -1;
@@ -158,6 +166,7 @@ void run_tally_release(struct run_tally *t)
 	json_decref(t->copy_rows);
 	json_decref(t->no_kernel_rows);
 	json_decref(t->autotune);
+	json_decref(t->inactive);
 	memset(t, 0, sizeof(*t));
 }
 

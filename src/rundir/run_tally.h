@@ -24,6 +24,7 @@ struct run_tally {
 	json_t *no_kernel_rows; /* "op dtype shape" of rows with GRAPH_NO_KERNELS */
 	json_t *warnings;      /* WARNING events' messages */
 	json_t *autotune;      /* {recorded: {...}, replayed: {...}} from the plugin */
+	json_t *inactive;      /* "<plugin>: <why>" of each plugin that stayed inactive */
 	size_t bad_lines;      /* lines of either file that did not parse */
 };
 

@@ -15,7 +15,7 @@ VLLM = FAKE / "vllm"
 REAL = REPO / ".carry" / "FlagGems"
 
 COLUMNS = ["repo", "op", "op_file", "test", "node", "collected", "cases", "skip",
-           "skipif", "op_name", "bench_class", "source", "note"]
+           "skipif", "op_name", "bench_class", "source", "note", "hardcodes"]
 
 
 def rows(path):

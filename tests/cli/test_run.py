@@ -382,7 +382,7 @@ def test_ctrl_c_stops_the_group_and_marks_the_run(zlb):
 @pytest.mark.parametrize("args,env,needle", [
     (["--level", "fast"], {}, "--level fast: 'fast' is not one of core, comprehensive"),
     ([], {"BENCH_LEVEL": "fast"}, "BENCH_LEVEL=fast (the default of --level)"),
-    ([], {"DTYPES": "float8x"}, "'float8x' is not one of float16"),
+    ([], {"DTYPES": "Float16"}, "'Float16' is not a dtype name"),
     (["--color", "sometimes"], {}, "'sometimes' is not one of auto, always, never"),
     (["--backend", "tpu"], {}, "unknown backend 'tpu'"),
     ([], {"ZL_DIRECT_REPEAT": "0"}, "0 is outside 1..1000"),

@@ -766,7 +766,7 @@ def test_a_recording_of_other_terms_is_refused(gems, monkeypatch, meta, env, nee
 
 def test_a_directory_that_is_not_a_recording_is_refused(gems, monkeypatch):
     (gems / "a").mkdir()
-    with pytest.raises(pytest.UsageError, match="has no autotune_records/meta.json: it is "
+    with pytest.raises(pytest.UsageError, match="has no autotune_records/: it is "
                        "not a recording run"):
         with session(monkeypatch, gems / "b", "replay", gems / "a"):
             pass
@@ -775,6 +775,22 @@ def test_a_directory_that_is_not_a_recording_is_refused(gems, monkeypatch):
     with pytest.raises(pytest.UsageError, match="is not an autotune record of schema_version 1"):
         with session(monkeypatch, gems / "b", "replay", gems / "c"):
             pass
+
+
+def test_a_recording_without_meta_json_replays_with_a_warning(gems, monkeypatch):
+    """Recordings made before meta.json existed: their records replay, and
+    what meta.json would have let us check is said."""
+    record_a(monkeypatch, gems / "a")
+    (gems / "a" / "autotune_records" / "meta.json").unlink()
+    mod = build()
+    with session(monkeypatch, gems / "b", "replay", gems / "a"):
+        assert scale(mod, 4096).kwargs == {"BLOCK": 128}
+    (w,) = [e for e in events(gems / "b", "WARNING")
+            if "no autotune_records/meta.json" in e["message"]]
+    assert "backend and USE_FLAGTUNE are not checked" in w["message"]
+    (rep,) = events(gems / "b", "AUTOTUNE_REPLAYED")
+    assert rep["injected"] > 0 and rep["recorded"] == 2
+    assert fallbacks(gems / "b") == []
 
 
 def test_replay_of_a_recording_made_without_tuners(gems, monkeypatch):

@@ -289,10 +289,173 @@ def test_hard_coding_by_hand_without_a_builder_is_reported(fake_bench, shape_fil
     (e,) = events(run_dir, "SHAPES_INJECTED")
     assert e["key"] is None and e["via"] is None
     assert "no bespoke builder" in e["detail"]
+    # Said where the user looks (the run's summary lists WARNING events), once.
+    (w,) = events(run_dir, "WARNING")
+    assert "names HandMadeBenchmark (key hand_made)" in w["message"]
+    assert "its own hard-coded shapes are measured" in w["message"]
+    b = HandMadeBenchmark(op_name="hand_made", torch_op=None)
+    b.init_user_config()
+    list(b.get_input_iter(stub_torch.float16))
+    assert len(events(run_dir, "WARNING")) == 1
+
+
+def _module(name, source, fake_bench, stub_torch):
+    """Execute source as benchmark module `name` (its classes' __module__)."""
+    mod = type(sys)(name)
+    mod.__dict__.update({"base": fake_bench, "torch": stub_torch})
+    sys.modules[name] = mod
+    exec(textwrap.dedent(source), mod.__dict__)
+    return mod
+
+
+CUTLASS = """
+    from math import ceil
+
+    converted = []
+
+    def to_int8(t):
+        converted.append("int8")
+        return t.to(dtype=torch.int8)
+
+    def to_fp8(t):
+        converted.append("fp8")
+        return t.to(dtype=torch.float8_e4m3fn)
+
+    class CutlassScaledMMPerfKit:
+        @staticmethod
+        def get_scale_shape(M, N, K, category, is_a_scale=True):
+            if category == "scalar":
+                return (1,)
+            if category == "vector":
+                return (M,) if is_a_scale else (N,)
+            return (M, ceil(K / 128)) if is_a_scale else (ceil(K / 128), ceil(N / 128))
+
+    class CutlassScaledMMBenchmark(base.Benchmark):
+        def __init__(self):
+            super().__init__("cutlass_scaled_mm", None,
+                             ["scalar_only", "vector_only", "scalar_and_vector", "block"])
+            self.kit = CutlassScaledMMPerfKit
+
+        def set_shapes(self, shape_file_path=None):
+            self.shapes = []
+
+        def get_input_iter(self, dtype):
+            for p in getattr(self.kit, "%s_params" % dtype, []):
+                yield p
+"""
+
+
+def test_bespoke_cutlass_scaled_mm_builder(fake_bench, shape_file, run_dir, stub_torch):
+    mod = _module("fake_cutlass_module", CUTLASS, fake_bench, stub_torch)
+    shape_file("cutlass_scaled_mm: {shapes: [[16, 256, 512], [32, 384, 128, 1, 1]]}\n")
+    b = mod.CutlassScaledMMBenchmark()
+    b.init_user_config()
+    got = list(b.get_input_iter("vector_only"))
+    # (c, a, b, scale_a, scale_b, bias): int8 -> float16 by default, fp8 -> bfloat16.
+    assert [(tuple(c.shape), tuple(a.shape), tuple(w.shape), tuple(sa.shape), tuple(sb.shape),
+             bias is not None) for c, a, w, sa, sb, bias in got] == [
+        ((16, 256), (16, 512), (512, 256), (16,), (256,), False),
+        ((32, 384), (32, 128), (128, 384), (32,), (384,), True)]
+    assert [g[0].dtype for g in got] == [stub_torch.float16, stub_torch.bfloat16]
+    assert [g[1].dtype for g in got] == [stub_torch.int8, stub_torch.float8_e4m3fn]
+    assert mod.converted == ["int8", "int8", "fp8", "fp8"]    # the module's own converters
+    # block scales: the matrix shapes of upstream's kit; its constraints enforced.
+    (c, a, w, sa, sb, bias) = next(b.get_input_iter("block"))
+    assert (tuple(sa.shape), tuple(sb.shape)) == ((16, 4), (4, 2))
+    shape_file("cutlass_scaled_mm: {shapes: [[18, 256, 512]]}\n")
+    b = mod.CutlassScaledMMBenchmark()
+    b.init_user_config()
+    with pytest.raises(ValueError, match="block scales need M % 4 == 0"):
+        list(b.get_input_iter("block"))
+    assert ("CutlassScaledMMBenchmark", "bespoke", "cutlass_scaled_mm", 2) in injected(run_dir)
+
+
+FLASH_MLA = """
+    import dataclasses
+
+    made = []
+
+    @dataclasses.dataclass
+    class TestParam:
+        __test__ = False
+        s_q: int
+        s_kv: int
+        topk: int
+        h_q: int = 128
+        h_kv: int = 1
+        d_qk: int = 512
+        have_attn_sink: bool = False
+
+    class FlashmlaSparseBenchmark(base.Benchmark):
+        def __init__(self):
+            super().__init__("flash_mla_sparse_fwd", None, [torch.bfloat16])
+
+        def set_shapes(self, shape_file_path=None):
+            self.shapes = []
+
+        def get_input_iter(self, dtype):
+            for param in [TestParam(4096, 8192, 2048, have_attn_sink=True)]:
+                yield from FlashmlaSparseBenchmark.make_input_flashmla(param)
+
+        @staticmethod
+        def make_input_flashmla(param):
+            made.append(param)
+            q = torch.randn((param.s_q, param.h_q, param.d_qk), device="cuda")
+            kv = torch.randn((param.s_kv, param.h_kv, param.d_qk), device="cuda")
+            yield (q, kv, None, 0.5, 512, None, None)
+"""
+
+
+def test_bespoke_flash_mla_sparse_builder(fake_bench, shape_file, run_dir, stub_torch):
+    mod = _module("fake_flash_mla_module", FLASH_MLA, fake_bench, stub_torch)
+    shape_file("flash_mla_sparse_fwd: {shapes: [[64, 1024, 128], [32, 512, 64, 64, 576, 0]]}\n")
+    b = mod.FlashmlaSparseBenchmark()
+    b.init_user_config()
+    got = list(b.get_input_iter(stub_torch.bfloat16))
+    assert [(tuple(q.shape), tuple(kv.shape)) for q, kv, *_ in got] == [
+        ((64, 128, 512), (1024, 1, 512)), ((32, 64, 576), (512, 1, 576))]
+    # The module's own TestParam and make_input built them, from the file's numbers.
+    assert [(p.s_q, p.s_kv, p.topk, p.h_q, p.d_qk, p.have_attn_sink) for p in mod.made] == [
+        (64, 1024, 128, 128, 512, True), (32, 512, 64, 64, 576, False)]
+    assert injected(run_dir)[-1] == ("FlashmlaSparseBenchmark", "bespoke",
+                                     "flash_mla_sparse_fwd", 2)
+
+
+def test_flash_mla_with_kvcache_builder_maps_the_layout(stub_torch):
+    made = []
+
+    class TestParam:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    class Bench:
+        device = "cuda"
+
+        def make_input(self, param):
+            made.append(param.__dict__)
+            yield ("input",)
+
+    mod = type(sys)("fake_kvcache_module")
+    mod.TestParam = TestParam
+    sys.modules["fake_kvcache_module"] = mod
+    Bench.__module__ = "fake_kvcache_module"
+    build = _bespoke.get("FlashMLAWithKVCacheBenchmark").build
+    assert list(build(Bench(), (128, 512, 0), stub_torch.bfloat16)) == [("input",)]
+    assert list(build(Bench(), (64, 0, 2048, 64, 512), stub_torch.bfloat16)) == [("input",)]
+    assert made == [
+        {"batch": 128, "topk": 512, "seqlen": 0, "h_q": 128, "d_qk": 576, "is_fp8": True,
+         "have_attn_sink": True},
+        {"batch": 64, "topk": 0, "seqlen": 2048, "h_q": 64, "d_qk": 512, "is_fp8": False,
+         "have_attn_sink": False}]
+    with pytest.raises(ValueError, match="a dense case needs seqlen > 0"):
+        list(build(Bench(), (8, 0, 0), stub_torch.bfloat16))
 
 
 def test_every_builder_documents_its_tuple_layout():
-    assert len(_bespoke.REGISTRY) >= 3
+    assert len(_bespoke.REGISTRY) >= 6
+    for cls in ("CutlassScaledMMBenchmark", "FlashmlaSparseBenchmark",
+                "FlashMLAWithKVCacheBenchmark"):
+        assert cls in _bespoke.REGISTRY
     for name, b in _bespoke.REGISTRY.items():
         assert name.endswith("Benchmark") and b.layout and "(" in b.layout
 

@@ -415,9 +415,30 @@ static void ir_missing_on_one_or_both_sides(void **state)
 	free(root);
 }
 
+static void expand_vendor(void **state)
+{
+	char *x;
+
+	x = ab_expand_vendor("FLAGTREE_<VENDOR>_RLC_ENHANCE=0,1", "MUSA", "musa");
+	assert_string_equal(x, "FLAGTREE_MUSA_RLC_ENHANCE=0,1");
+	free(x);
+	/* A vendor-less spelling drops the placeholder and its underscore. */
+	x = ab_expand_vendor("FLAGTREE_<VENDOR>_RLC_ENHANCE=0,1", "", "cuda");
+	assert_string_equal(x, "FLAGTREE_RLC_ENHANCE=0,1");
+	free(x);
+	x = ab_expand_vendor("X_<VENDOR>=<VENDOR>", "HCU", "x");
+	assert_string_equal(x, "X_HCU=HCU");
+	free(x);
+	x = ab_expand_vendor("NO_PLACEHOLDER=1", NULL, "ascend");
+	assert_string_equal(x, "NO_PLACEHOLDER=1");
+	free(x);
+	assert_null(ab_expand_vendor("FLAGTREE_<VENDOR>_X=1", NULL, "ascend"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(expand_vendor),
 		cmocka_unit_test_setup_teardown(axis_sets_both_sides, setup_errors, teardown_errors),
 		cmocka_unit_test_setup_teardown(axis_refusals, setup_errors, teardown_errors),
 		cmocka_unit_test_setup_teardown(one_axis_and_no_double_settings, setup_errors,

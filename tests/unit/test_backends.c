@@ -244,8 +244,25 @@ static void vendor_facts(void **state)
 
 	assert_true(must_find("cuda")->caps & BACKEND_CAP_GRAPH_TIMER);
 	assert_false(must_find("rocm")->caps & BACKEND_CAP_GRAPH_TIMER);
-	assert_false(must_find("musa")->caps & BACKEND_CAP_GRAPH_TIMER);
+	/* torch_musa captures MUSAGraph; its replays are timed by torch.musa events. */
+	assert_true(must_find("musa")->caps & BACKEND_CAP_GRAPH_TIMER);
 	assert_false(must_find("ascend")->caps & BACKEND_CAP_GRAPH_TIMER);
+	assert_string_equal(must_find("cuda")->graph_replay, BACKEND_REPLAY_DRIVER);
+	assert_string_equal(must_find("musa")->graph_replay, BACKEND_REPLAY_EVENTS);
+	assert_string_equal(must_find("cuda")->torch_module, "cuda");
+	assert_string_equal(must_find("musa")->torch_module, "musa");
+	assert_string_equal(must_find("rocm")->torch_module, "cuda");
+
+	/* The Hopper mm cluster fix is CUDA's alone. */
+	assert_true(must_find("cuda")->caps & BACKEND_CAP_MM_CLUSTER_FIX);
+	assert_false(must_find("musa")->caps & BACKEND_CAP_MM_CLUSTER_FIX);
+	assert_false(must_find("rocm")->caps & BACKEND_CAP_MM_CLUSTER_FIX);
+	assert_false(must_find("ascend")->caps & BACKEND_CAP_MM_CLUSTER_FIX);
+
+	/* FlagTree's switch spelling: FLAGTREE_<VENDOR>_... */
+	assert_string_equal(must_find("musa")->flagtree_vendor, "MUSA");
+	assert_string_equal(must_find("cuda")->flagtree_vendor, "");
+	assert_null(must_find("ascend")->flagtree_vendor);
 
 	for (const struct backend_ops *const *b = backend_all(); *b; b++) {
 		assert_non_null((*b)->description);
@@ -253,8 +270,124 @@ static void vendor_facts(void **state)
 		assert_non_null((*b)->visibility_keys[0]);
 		assert_non_null((*b)->compat_plugins);
 		assert_non_null((*b)->capture_fatal_texts);
+		assert_non_null((*b)->capture_poison_texts);
+		assert_non_null((*b)->capture_deny);
 		assert_non_null((*b)->list_devices);
+		assert_non_null((*b)->torch_module);
+		/* A graph timer says how its replays are timed. */
+		assert_int_equal(!!((*b)->caps & BACKEND_CAP_GRAPH_TIMER), !!(*b)->graph_replay);
 	}
+}
+
+static int in_list(const char *const *list, const char *text)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, text))
+			return 1;
+	return 0;
+}
+
+/* A text that some backend's list holds (as a substring: how the plugin matches). */
+static int matches(const char *const *list, const char *error_text)
+{
+	for (; list && *list; list++)
+		if (strstr(error_text, *list))
+			return 1;
+	return 0;
+}
+
+static void capture_classes(void **state)
+{
+	const struct backend_ops *musa = must_find("musa"), *cuda = must_find("cuda");
+	static const char musa_unknown[] = "MUSA error: unknown error";
+
+	/* MUSA's "unknown error" poisons the context: not fatal, not recoverable. */
+	assert_true(in_list(musa->capture_poison_texts, musa_unknown));
+	assert_false(matches(musa->capture_fatal_texts, musa_unknown));
+	/* The same words mean nothing to any other backend: recoverable there. */
+	for (const struct backend_ops *const *b = backend_all(); *b; b++) {
+		if (*b == musa)
+			continue;
+		assert_false(matches((*b)->capture_poison_texts, musa_unknown));
+		assert_false(matches((*b)->capture_fatal_texts, musa_unknown));
+	}
+	/* CUDA has no poisoned class; its fatal texts stay fatal. */
+	assert_null(cuda->capture_poison_texts[0]);
+	assert_true(in_list(cuda->capture_fatal_texts, "an illegal memory access was encountered"));
+	/* Within a backend, no text is in two classes, and none is empty. */
+	for (const struct backend_ops *const *b = backend_all(); *b; b++)
+		for (const char *const *t = (*b)->capture_poison_texts; *t; t++) {
+			assert_true(**t);
+			if (matches((*b)->capture_fatal_texts, *t))
+				fail_msg("%s: poison text '%s' is also fatal", (*b)->name, *t);
+		}
+	/* An ordinary refusal is in no list of any backend. */
+	for (const struct backend_ops *const *b = backend_all(); *b; b++) {
+		assert_false(matches((*b)->capture_fatal_texts,
+				     "operation not permitted when stream is capturing"));
+		assert_false(matches((*b)->capture_poison_texts,
+				     "operation not permitted when stream is capturing"));
+	}
+}
+
+static void capture_deny_lists(void **state)
+{
+	/* Keyed by the test function (test_unique.py::test_unique2), not the file. */
+	assert_true(in_list(must_find("musa")->capture_deny, "unique2"));
+	assert_false(in_list(must_find("musa")->capture_deny, "unique"));
+	for (const struct backend_ops *const *b = backend_all(); *b; b++) {
+		if (strcmp((*b)->name, "musa"))
+			assert_null((*b)->capture_deny[0]);
+		for (const char *const *k = (*b)->capture_deny; *k; k++) {
+			/* A function name without test_: an operator name. */
+			assert_false(starts_with(*k, "test_"));
+			assert_null(strchr(*k, '.'));
+			assert_null(strchr(*k, '/'));
+		}
+	}
+}
+
+/* Each non-CUDA backend enumerates through its own runtime, here the fake one. */
+static void vendor_devices_from_fake_runtimes(void **state)
+{
+	static const struct { const char *backend, *env, *name0, *version; } cases[] = {
+		{ "musa", "ZLB_LIBMUSA", "Fake MTT S5000 0", "40100" },
+		{ "rocm", "ZLB_LIBHIP", "Fake AMD MI300X 0", "60200" },
+		{ "ascend", "ZLB_LIBASCENDCL", "device 0", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		const struct backend_ops *b = must_find(cases[i].backend);
+		struct device_list list = { 0 };
+		struct strbuf why = STRBUF_INIT;
+
+		setenv(cases[i].env, ZLB_FAKEVENDOR, 1);
+		setenv("FAKE_VENDOR_DEVICES", "3", 1);
+		assert_int_equal(b->list_devices(&list, &why), 0);
+		assert_int_equal(list.nr, 3);
+		assert_string_equal(list.v[0].name, cases[i].name0);
+		assert_int_equal(list.v[2].index, 2);
+		if (cases[i].version)
+			assert_string_equal(list.driver_version, cases[i].version);
+		else
+			assert_null(list.driver_version);
+		device_list_release(&list);
+
+		/* The runtime's init says no device: the stack is absent, said so. */
+		setenv("FAKE_VENDOR_INIT_FAILS", "1", 1);
+		assert_int_equal(b->list_devices(&list, &why), 1);
+		assert_contains(why.buf, "returned 100");
+		unsetenv("FAKE_VENDOR_INIT_FAILS");
+		strbuf_reset(&why);
+
+		/* An override that does not load is said, not replaced by a soname. */
+		setenv(cases[i].env, "/nonexistent/libfake.so", 1);
+		assert_int_equal(b->list_devices(&list, &why), 1);
+		assert_contains(why.buf, cases[i].env);
+		unsetenv(cases[i].env);
+		strbuf_release(&why);
+	}
+	unsetenv("FAKE_VENDOR_DEVICES");
 }
 
 static void fatal_texts(void **state)
@@ -450,6 +583,46 @@ static void plan_compat_first(void **state)
 	strvec_clear(&out);
 }
 
+/* The real MUSA table: its compat plugin first; no other backend has it. */
+static void plan_musa_compat(void **state)
+{
+	struct strvec out = STRVEC_INIT;
+	struct plugin_plan_input in = { must_find("musa"), "file", NULL };
+
+	plan_plugins(&in, &out);
+	assert_string_equal(out.v[0], "zlbench.compat_musa");
+	strvec_clear(&out);
+	for (const struct backend_ops *const *b = backend_all(); *b; b++) {
+		if (!strcmp((*b)->name, "musa"))
+			continue;
+		in.backend = *b;
+		plan_plugins(&in, &out);
+		assert_int_equal(strvec_find(&out, "zlbench.compat_musa"), -1);
+		strvec_clear(&out);
+	}
+}
+
+/* --mm-cluster-fix: planned on CUDA (before timing), never elsewhere. */
+static void plan_mm_cluster_fix(void **state)
+{
+	struct strvec out = STRVEC_INIT;
+	struct plugin_plan_input in = { must_find("cuda"), "file", NULL, 0, 1 };
+
+	plan_plugins(&in, &out);
+	assert_plan(&out, LIST("zlbench.results", "zlbench.seed", "zlbench.autotune",
+			       "zlbench.shapes", "zlbench.mm_cluster_fix", "zlbench.timing"));
+	strvec_clear(&out);
+	in.mm_cluster_fix = 0;
+	plan_plugins(&in, &out);
+	assert_int_equal(strvec_find(&out, "zlbench.mm_cluster_fix"), -1);
+	strvec_clear(&out);
+	in.mm_cluster_fix = 1;
+	in.backend = must_find("musa");
+	plan_plugins(&in, &out);
+	assert_int_equal(strvec_find(&out, "zlbench.mm_cluster_fix"), -1);
+	strvec_clear(&out);
+}
+
 static void timer_choice(void **state)
 {
 	const struct backend_ops *cuda = must_find("cuda"), *rocm = must_find("rocm");
@@ -462,7 +635,7 @@ static void timer_choice(void **state)
 	assert_string_equal(plan_timer(rocm, "auto"), "direct");
 	assert_string_equal(plan_timer(rocm, NULL), "direct");
 	assert_string_equal(plan_timer(rocm, "direct"), "direct");
-	assert_string_equal(plan_timer(must_find("musa"), "auto"), "direct");
+	assert_string_equal(plan_timer(must_find("musa"), "auto"), "graph");
 	assert_string_equal(plan_timer(must_find("ascend"), "auto"), "direct");
 	assert_string_equal(errors.buf, "");
 
@@ -512,6 +685,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(physical_device_mapping, setup, teardown),
 		cmocka_unit_test(vendor_facts),
 		cmocka_unit_test(fatal_texts),
+		cmocka_unit_test(capture_classes),
+		cmocka_unit_test(capture_deny_lists),
+		cmocka_unit_test(vendor_devices_from_fake_runtimes),
+		cmocka_unit_test(plan_musa_compat),
+		cmocka_unit_test(plan_mm_cluster_fix),
 		cmocka_unit_test(cuda_devices_from_fake_driver),
 		cmocka_unit_test(dlprobe_against_fake_driver),
 		cmocka_unit_test(plan_order),

@@ -250,12 +250,31 @@ static void malformed_entries(void **state)
 	expect_problem("softmax:\n  shapes: [[]]\n",
 		       "item 1 is not a non-empty list");
 	expect_problem("softmax:\n  shapes: []\n", "'softmax: shapes:' is empty");
-	expect_problem("softmax:\n  shapes: [[1, 2], [3, [4, 5]]]\n",
-		       "'softmax: shapes:' item 2 holds a nested structure");
-	expect_problem("softmax:\n  shapes: [[{m: 1}]]\n", "item 1 holds a nested structure");
+	expect_problem("softmax:\n  shapes: [[1, 2], [3, {m: 5}]]\n",
+		       "'softmax: shapes:' item 2 holds a mapping");
+	expect_problem("softmax:\n  shapes: [[{m: 1}]]\n", "item 1 holds a mapping");
 	expect_problem("softmax: [[1024, 1024]]\n",
 		       "'softmax' must map to {shapes: [[...], ...]}");
 	expect_problem("softmax:\n", "'softmax' must map to");
+}
+
+/* Upstream nests shapes (index, median_dim): lists of lists are shapes too. */
+static void nested_shapes_are_upstreams(void **state)
+{
+	struct shape_file sf;
+	struct shape_lookup lk;
+	static const char text[] =
+		"index:\n  shapes:\n    - [[268435456], [[65536]]]\n    - [[32, 32], [[8], [2, 8]]]\n"
+		"median_dim:\n  shapes:\n    - [1536, 640]\n    - [[32, 384, 128], 1, false]\n";
+
+	assert_int_equal(shape_file_load(&sf, "<test>", text), 0);
+	shape_file_lookup(&sf, "index", NULL, &lk);
+	assert_null(lk.problem);
+	assert_int_equal(lk.count, 2);
+	shape_file_lookup(&sf, "median_dim", NULL, &lk);
+	assert_null(lk.problem);
+	assert_int_equal(lk.count, 2);
+	shape_file_release(&sf);
 }
 
 static void words_are_dimensions(void **state)
@@ -413,6 +432,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(nothing_found, setup, teardown),
 		cmocka_unit_test_setup_teardown(merge_keys_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(nested_shapes_are_upstreams, setup, teardown),
 		cmocka_unit_test_setup_teardown(words_are_dimensions, setup, teardown),
 		cmocka_unit_test_setup_teardown(invalid_yaml, setup, teardown),
 		cmocka_unit_test_setup_teardown(top_level_must_be_mapping, setup, teardown),
