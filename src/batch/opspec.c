@@ -83,8 +83,18 @@ int opspec_parse(struct op_spec *s, const char *text)
 	for (char *p = s->key; *p; p++)
 		if (*p == '/')
 			*p = '+';
-	if (!name_is_safe(s->key))
-		BUG("opspec key '%s' escaped validation", s->key);
+	/*
+	 * Each part passed its own check, but the directory name joins them:
+	 * op (120) + '@' + file (120) can pass the 200 bytes a name may take.
+	 */
+	if (!name_is_safe(s->key)) {
+		int r = error("'%s': operator and file together make a directory name of "
+			      "%zu bytes, more than the %d a batch directory entry may take; "
+			      "shorten the file (or leave it out when only one file defines "
+			      "the operator)", text, strlen(s->key), NAME_MAX_BYTES);
+		opspec_release(s);
+		return r;
+	}
 	return 0;
 }
 

@@ -91,7 +91,7 @@ int name_is_safe(const char *name)
 {
 	size_t n = strlen(name);
 
-	if (!n || n > 200 || name[0] == '.')
+	if (!n || n > NAME_MAX_BYTES || name[0] == '.')
 		return 0;
 	for (const char *p = name; *p; p++) {
 		unsigned char c = (unsigned char)*p;

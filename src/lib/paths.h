@@ -20,10 +20,13 @@ char *path_dirname(const char *path);
 /* Last component. Points into path. */
 const char *path_basename(const char *path);
 
+/* The longest name name_is_safe() accepts, in bytes. */
+#define NAME_MAX_BYTES 200
+
 /*
  * Is name usable as one path component chosen from user input?
  * Letters, digits, '_', '-', '.', '+' and '@' only; no leading '.', not empty,
- * at most 200 bytes. So '/', '..', spaces and control bytes are all refused.
+ * at most NAME_MAX_BYTES. So '/', '..', spaces and control bytes are all refused.
  */
 int name_is_safe(const char *name);
 
