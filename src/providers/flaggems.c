@@ -285,7 +285,19 @@ static char *keyword_string(const char *text, const char *name)
 	return res;
 }
 
-/* The first "<Name>Benchmark...(" constructor called in a function body. */
+/* Is the name at s (within text) the one a `<word> ` before it defines? */
+static int defined_by(const char *text, const char *s, const char *word)
+{
+	size_t n = strlen(word);
+
+	return (size_t)(s - text) > n && s[-1] == ' ' && !strncmp(s - n - 1, word, n);
+}
+
+/*
+ * The first "<Name>Benchmark...(" constructor called in a function body:
+ * not a name that `class` or `def` defines (the body's own
+ * `def test_fooBenchmark(` is no call).
+ */
 static char *benchmark_class_called(const char *body)
 {
 	for (const char *p = body; (p = strstr(p, "Benchmark")); p++) {
@@ -294,7 +306,7 @@ static char *benchmark_class_called(const char *body)
 			s--;
 		while (isalnum((unsigned char)*e) || *e == '_')
 			e++;
-		if (*e == '(' && (s == body || s[-1] != ' ' || strncmp(s - 6, "class ", 6)))
+		if (*e == '(' && !defined_by(body, s, "class") && !defined_by(body, s, "def"))
 			return xstrndup(s, (size_t)(e - s));
 	}
 	return NULL;
