@@ -90,7 +90,8 @@ static void compiles_settle(struct inputs *in)
 	/* A stable order for duplicates: qsort is not stable, so break ties by position. */
 	for (i = 0; i < in->nc; i++)
 		in->c[i].launched = (int)i;
-	qsort(in->c, in->nc, sizeof(*in->c), cmp_compile);
+	if (in->nc > 1)	/* no record read: in->c is NULL, which qsort may not take */
+		qsort(in->c, in->nc, sizeof(*in->c), cmp_compile);
 	for (i = 0; i < in->nc; i = j) {
 		size_t keep = i;
 		for (j = i + 1; j < in->nc && !strcmp(in->c[j].hash, in->c[i].hash); j++)

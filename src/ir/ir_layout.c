@@ -176,7 +176,8 @@ static void entries_build(struct layout *ly)
 		if (in->rows[l->row].dtype)
 			strvec_push(&e->dtypes, in->rows[l->row].dtype);
 	}
-	qsort(ly->e, ly->ne, sizeof(*ly->e), cmp_entry);
+	if (ly->ne > 1)	/* no launch read: ly->e is NULL, which qsort may not take */
+		qsort(ly->e, ly->ne, sizeof(*ly->e), cmp_entry);
 	/* One entry per (shape, kernel, hash): launches summed, dtypes merged. */
 	for (i = 0, j = 0; i < ly->ne; i++) {
 		if (j && !cmp_entry(&ly->e[i], &ly->e[j - 1])) {
@@ -283,7 +284,8 @@ static void variants_name(struct layout *ly)
 		free(sp);
 		free(names);
 	}
-	qsort(ly->e, ly->ne, sizeof(*ly->e), cmp_entry_name);
+	if (ly->ne > 1)
+		qsort(ly->e, ly->ne, sizeof(*ly->e), cmp_entry_name);
 }
 
 static void layout_release(struct layout *ly)
