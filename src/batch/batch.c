@@ -30,6 +30,7 @@
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "lib/proc.h"
+#include "lib/proc_tree.h"
 #include "rundir/run_tally.h"
 #include "rundir/rundir.h"
 #include "rundir/markers.h"
@@ -490,6 +491,11 @@ int batch_execute(const struct batch_plan *p)
 	b.ex.ops->close(&b.ex);
 	if (b.use_workers)
 		worker_pool_close(&b.workers, (int)(p->grace_s * 1000));
+	/*
+	 * The local executor made the batch a subreaper: what a killed zlb run
+	 * left behind came back here. Nothing the batch started outlives it.
+	 */
+	proc_kill_tree(getpid(), NULL);
 	interrupts_restore();
 	progress_finish(&b.prog);
 	if (r < 0) {

@@ -18,6 +18,7 @@
 #include "run/plugin_plan.h"
 #include "run/run_caliber.h"
 #include "lib/proc.h"
+#include "lib/proc_tree.h"
 #include "rundir/run_tally.h"
 #include "rundir/rundir.h"
 #include "run/tee.h"
@@ -506,6 +507,8 @@ static int run_pytest(struct child *c, const struct strvec *argv, const struct s
 		c->dir = dir;
 		c->new_pgroup = 1;
 		c->capture = 1;
+		/* runner_run() made zlb a subreaper: what is below it is pytest's. */
+		c->owns_descendants = 1;
 		if (child_start(c))
 			return -1;
 		start = mono_s();
@@ -585,7 +588,8 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	struct run_files f = { 0 };
 	char *log_path = NULL, *tuner = NULL;
 	json_t *id = NULL;
-	int ret = -1;
+	size_t left;
+	int ret = -1, r;
 
 	memset(out, 0, sizeof(*out));
 	out->pytest_rc = -1;
@@ -633,7 +637,18 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 		goto done;
 	say_command(&tee, plan->target.dir, &child_argv);
 
-	if (run_pytest(&c, &child_argv, &env, plan->target.dir, &tee, cfg->interrupt_grace_ms, out))
+	/*
+	 * Whatever pytest starts stays below zlb, also a process that leaves
+	 * its group or session (setsid, a daemon), so the run can end it.
+	 */
+	if (proc_become_subreaper())
+		goto done;
+	r = run_pytest(&c, &child_argv, &env, plan->target.dir, &tee, cfg->interrupt_grace_ms, out);
+	left = proc_kill_tree(getpid(), NULL);
+	if (left)
+		tee_say(&tee, TERM_YELLOW, "zlb: ended %zu process(es) the test left running "
+			"(outside pytest's process group); nothing a run starts outlives it", left);
+	if (r)
 		goto done;
 
 	if (run_tally_read(out->run_dir, &ta) || ta.bad_lines)
