@@ -44,8 +44,11 @@ char *find_program(const char *name);
 int mkdir_p(const char *path, int mode);
 
 /*
- * Write data to path atomically: a temporary file beside it, fsync, rename.
- * A reader sees the old or the new content, never a torn file.
+ * Write data to path atomically: a temporary file beside it (an
+ * unpredictable name, created exclusively, mode 0644 less umask), fsync,
+ * rename. A reader sees the old or the new content, never a torn file; a
+ * link planted at path or at a temporary name is replaced, never written
+ * through.
  */
 int write_file_atomic(const char *path, const char *data, size_t len);
 
