@@ -337,22 +337,29 @@ static int run_loop(struct batch *b)
 
 /* ---- setup ----------------------------------------------------------------- */
 
+/* 0, or the exit code after error(): 2 for the command line, 7 for a directory zlb cannot make. */
 static int prepare_dir(const struct batch_plan *p, char *json_path)
 {
 	int has_json = access(json_path, F_OK) == 0;
 
 	if (p->resume) {
-		if (!has_json)
-			return error("%s holds no batch.json: there is nothing to resume; drop "
-				     "--resume to start a new batch there", p->dir);
+		if (!has_json) {
+			error("%s holds no batch.json: there is nothing to resume; drop "
+			      "--resume to start a new batch there", p->dir);
+			return ZLB_EXIT_USAGE;
+		}
 		return 0;
 	}
-	if (has_json)
-		return error("%s already holds a batch; continue it with --resume, or give "
-			     "another --batch-dir", p->dir);
-	if (is_dir(p->dir) && !dir_is_empty(p->dir))
-		return error("%s exists and is not empty; give a new --batch-dir", p->dir);
-	return mkdir_p(p->dir, 0755);
+	if (has_json) {
+		error("%s already holds a batch; continue it with --resume, or give "
+		      "another --batch-dir", p->dir);
+		return ZLB_EXIT_USAGE;
+	}
+	if (is_dir(p->dir) && !dir_is_empty(p->dir)) {
+		error("%s exists and is not empty; give a new --batch-dir", p->dir);
+		return ZLB_EXIT_USAGE;
+	}
+	return mkdir_p(p->dir, 0755) ? ZLB_EXIT_IO : 0;
 }
 
 static void init_ops(struct batch *b)
@@ -450,7 +457,7 @@ int batch_execute(const struct batch_plan *p)
 	for (int d = 0; d < p->ndevices; d++)
 		b.prog.lanes[d].device = p->devices[d];
 
-	if (prepare_dir(p, b.json_path) || batch_take_lock(&b))
+	if ((code = prepare_dir(p, b.json_path)) || (code = batch_take_lock(&b)))
 		goto out;
 	code = ZLB_EXIT_IO;
 	for (size_t i = 0; opspec_repos[i]; i++) {

@@ -75,7 +75,7 @@ static int local_start(struct executor *ex, struct exec_job *job)
 
 	if (l->nr >= MAX_JOBS)
 		return error("more than %d jobs at once", MAX_JOBS);
-	fd = open(job->console, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(job->console, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return error_errno("cannot create '%s'", job->console);
 	lj = xcalloc(1, sizeof(*lj));

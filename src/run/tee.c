@@ -145,7 +145,7 @@ int tee_open(struct tee *t, const char *log_path, int term_fd, int color)
 	memset(t, 0, sizeof(*t));
 	t->term_fd = term_fd;
 	t->color = color;
-	t->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	t->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (t->log_fd < 0)
 		return error_errno("cannot create %s", log_path);
 	strbuf_init(&t->scratch, 256);
