@@ -233,7 +233,7 @@ static int scan_staged_files(struct inputs *in)
 				const char *dot = strrchr(names.v[i], '.');
 				char *p = path_join(hdir, names.v[i]);
 				/*
-				 * A copy cut short by a crash is "<name>.<stage>.tmp.<pid>": not a
+				 * A copy cut short by a crash is "<name>.<stage>.tmp.<random>": not a
 				 * stage. What p is (a file, a link) is checked where it is opened.
 				 */
 				if (dot && stage_name_ok(dot + 1) && !strstr(names.v[i], ".tmp."))
