@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/paths.h"
+#include "run/shapefile_int.h"
 
 #define SHAPE_FILE_LIMIT (64u << 20)
 
@@ -23,7 +24,11 @@ int shape_file_load(struct shape_file *sf, const char *path, const char *text)
 		return error_errno("cannot read shape file '%s'", path);
 	}
 	sf->text = strbuf_detach(&sb, NULL);
+	sf->tags = xcalloc(1, sizeof(*sf->tags));
 
+	/* Before libyaml builds a tree: its scanner is quadratic in nesting depth. */
+	if (sf_precheck(sf->text, strlen(sf->text), path, sf->tags))
+		return -1;
 	if (!yaml_parser_initialize(&parser))
 		return error("cannot initialise the YAML parser");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)sf->text,
@@ -44,13 +49,16 @@ int shape_file_load(struct shape_file *sf, const char *path, const char *text)
 		return error("shape file '%s' must be a mapping of op or class names "
 			     "to {shapes: [...]}, but its top level is a %s", path,
 			     root->type == YAML_SEQUENCE_NODE ? "list" : "scalar");
-	return 0;
+	return sf_tree_check(&sf->doc, path, sf->tags);
 }
 
 void shape_file_release(struct shape_file *sf)
 {
 	if (sf->loaded)
 		yaml_document_delete(&sf->doc);
+	if (sf->tags)
+		sf_tags_release(sf->tags);
+	free(sf->tags);
 	free(sf->path);
 	free(sf->text);
 	memset(sf, 0, sizeof(*sf));
@@ -118,6 +126,35 @@ static yaml_node_t *map_get(const struct shape_file *sf, yaml_node_t *map,
 	return NULL;
 }
 
+/*
+ * What is wrong with a dimension, as PyYAML hands it to FlagGems (NULL:
+ * nothing): a word, a fraction, nothing, or a number below 1. 1e400 is a
+ * word to YAML 1.1 (a float needs a dot), 010 is 8, 0x10 is 16, 1:30 is 90.
+ */
+static char *check_dim(const struct shape_file *sf, const yaml_node_t *dim)
+{
+	const char *text = (const char *)dim->data.scalar.value;
+	long long v;
+	int big;
+
+	switch (sf_resolve(dim, sf->tags, &v, &big)) {
+	case SF_BOOL:
+		return NULL;
+	case SF_INT:
+		if (big)
+			return xstrfmt("'%s' (too large for a tensor)", text);
+		if (v < 1)
+			return xstrfmt("'%s' (%lld)", text, v);
+		return NULL;
+	case SF_FLOAT:
+		return xstrfmt("'%s' (a fraction)", text);
+	case SF_NULL:
+		return xstrfmt("'%s' (null: no value)", text);
+	default:
+		return xstrfmt("'%s' (a word)", text);
+	}
+}
+
 static char *check_entry(const struct shape_file *sf, const char *key,
 			 yaml_node_t *entry, size_t *count)
 {
@@ -141,11 +178,25 @@ static char *check_entry(const struct shape_file *sf, const char *key,
 			return xstrfmt("'%s: shapes:' item %zu is not a non-empty list "
 				       "like [1024, 1024]", key, i + 1);
 		for (yaml_node_item_t *d = s->data.sequence.items.start;
-		     d < s->data.sequence.items.top; d++)
-			if (!scalar(node(sf, *d)))
+		     d < s->data.sequence.items.top; d++) {
+			yaml_node_t *dim = node(sf, *d);
+			char *bad;
+
+			if (!scalar(dim))
 				return xstrfmt("'%s: shapes:' item %zu holds a nested "
 					       "structure; each dimension must be a "
-					       "number or a word", key, i + 1);
+					       "whole number", key, i + 1);
+			if ((bad = check_dim(sf, dim))) {
+				char *msg = xstrfmt("'%s: shapes:' item %zu (line %zu) has %s "
+						    "as a dimension; FlagGems would build a tensor "
+						    "from it and fail after the run started: "
+						    "dimensions are whole numbers of at least 1 (or "
+						    "true/false flags)", key, i + 1,
+						    dim->start_mark.line + 1, bad);
+				free(bad);
+				return msg;
+			}
+		}
 	}
 	if (!i)
 		return xstrfmt("'%s: shapes:' is empty", key);
