@@ -74,3 +74,27 @@ def test_an_extra_plugin_that_cannot_be_found_is_a_preflight_failure(zlb, tmp_pa
                 env={"ZL_EXTRA_PLUGINS": "my_plugin",
                      "PYTHONPATH": zlb.env["PYTHONPATH"] + ":" + str(tmp_path / "plugdir")})
     assert r.rc == 0, r
+
+
+def test_a_shape_file_pyyaml_reads_otherwise_is_refused_with_its_line(zlb, shapes):
+    # issue 16 rows 7, 11, 12: each passed preflight and failed (or hung) later
+    bomb = "m0: &m0 {x: 1}\n" + "".join(
+        f"m{k}: &m{k}\n  <<: [{', '.join([f'*m{k - 1}'] * 20)}]\n" for k in range(1, 9)) + \
+        "softmax:\n  <<: *m8\n  shapes: [[1024, 1024]]\n"
+    cases = [
+        ("softmax:\n  shapes: [[1024, 1024]]\nsoftmax:\n  shapes: [[64, 64]]\n",
+         "the key 'softmax' appears twice in one mapping (lines 1 and 3)"),
+        ("softmax:\n  shapes: [[1024, 1024]]\n---\nsoftmax:\n  shapes: [[64, 64]]\n",
+         "more than one YAML document (the second starts at line 3)"),
+        ("softmax:\n  shapes: !!python/tuple [[1024, 1024]]\n", "line 2: tag '!!python/tuple'"),
+        ("softmax:\n  shapes:\n    - [abc, 1e400]\n", "item 1 (line 3) has 'abc' (a word)"),
+        ("softmax:\n  shapes:\n    - [1024, 1024]\n    - [0, 0]\n", "item 2 (line 4) has '0' (0)"),
+        ("softmax:\n  shapes:\n    - [-1, 4]\n", "has '-1' (-1)"),
+        (bomb, "expands to more than 1000000 values"),
+        ("softmax: " + "[" * 100000 + "]" * 100000 + "\n", "nests deeper than 64 levels"),
+    ]
+    for text, needle in cases:
+        r = zlb.run("softmax", "--shapes", str(shapes(text)), timeout=60)
+        preflight(r, "shape_file")
+        assert needle in r.err, r
+        assert not zlb.runs.exists()
