@@ -213,7 +213,7 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			int r = error_errno("cannot write '%s'", tmp);
+			int r = error_errno("cannot write '%s'", path);
 			close(fd);
 			unlink(tmp);
 			free(tmp);
@@ -222,7 +222,7 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 		done += (size_t)n;
 	}
 	if (fsync(fd) || close(fd)) {
-		int r = error_errno("cannot flush '%s'", tmp);
+		int r = error_errno("cannot write '%s'", path);
 		unlink(tmp);
 		free(tmp);
 		return r;

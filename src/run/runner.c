@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include "run/run_caliber.h"
 #include "lib/proc.h"
 #include "lib/proc_tree.h"
+#include "rundir/results_file.h"
 #include "rundir/run_tally.h"
 #include "rundir/rundir.h"
 #include "run/tee.h"
@@ -570,6 +573,64 @@ static int prepare_files(const struct run_config *cfg, const struct run_plan *pl
 	return 0;
 }
 
+/* Remove the run's own caches (once): the isolated tuner cache, the Triton cache unless kept. */
+static void drop_caches(const struct run_config *cfg, struct run_files *f)
+{
+	if (f->isolated && remove_tree(f->isolated))
+		warning("could not remove the isolated tuner cache %s", f->isolated);
+	if (f->compile_cache && !cfg->keep_compile_cache && remove_tree(f->compile_cache))
+		warning("could not remove the run's Triton cache %s", f->compile_cache);
+	free(f->isolated);
+	f->isolated = NULL;
+	if (!cfg->keep_compile_cache) {
+		free(f->compile_cache);
+		f->compile_cache = NULL;
+	}
+}
+
+/* Below this much free room, a line the plugins cut short is the disk's doing, not a crash's. */
+#define NEARLY_FULL_BYTES (1u << 20)
+
+/*
+ * Did the run fill the file system of run_dir? Asked before the run's
+ * caches are dropped: the log refused a line for want of room, no block is
+ * left, or the room is nearly gone and a JSON-lines file of the plugins
+ * ends in a cut line. why gets the evidence.
+ */
+static int disk_filled(const char *run_dir, const struct tee *t, struct strbuf *why)
+{
+	static const char *const files[] = { RESULTS_FILE, EVENTS_FILE, NULL };
+	struct statvfs vfs;
+	int have_vfs = !statvfs(run_dir, &vfs);
+
+	if (t->log_errno == ENOSPC || t->log_errno == EDQUOT) {
+		strbuf_addf(why, "run.log: %s", strerror(t->log_errno));
+		return 1;
+	}
+	if (have_vfs && vfs.f_bavail == 0) {
+		strbuf_addstr(why, "no free block left");
+		return 1;
+	}
+	if (!have_vfs || (unsigned long long)vfs.f_bavail * vfs.f_frsize >= NEARLY_FULL_BYTES)
+		return 0;
+	for (int i = 0; files[i]; i++) {
+		char *p = path_join(run_dir, files[i]);
+		int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		struct stat st;
+		char last = '\n';
+
+		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
+			strbuf_addf(why, "%s ends in a line cut short", files[i]);
+		if (fd >= 0)
+			close(fd);
+		free(p);
+		if (why->len)
+			return 1;
+	}
+	return 0;
+}
+
 static void run_files_release(struct run_files *f)
 {
 	free(f->shape_archive);
@@ -590,9 +651,10 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	struct run_tally ta;
 	struct run_files f = { 0 };
 	char *log_path = NULL, *tuner = NULL;
+	struct strbuf why = STRBUF_INIT;
 	json_t *id = NULL;
 	size_t left;
-	int ret = -1, r;
+	int ret = -1, r, filled;
 
 	memset(out, 0, sizeof(*out));
 	out->pytest_rc = -1;
@@ -610,6 +672,11 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	if (cfg->run_dir ? rundir_claim_exact(cfg->run_dir, &out->run_dir) :
 	    rundir_claim(cfg->runs_dir, plan->target.op, time(NULL), &out->run_dir))
 		goto done;
+	/* Room for the identity's last write, whatever the run fills (rundir.h). */
+	if (rundir_reserve(out->run_dir)) {
+		rmdir(out->run_dir);	/* still empty: nothing of the run is lost */
+		goto done;
+	}
 
 	if (prepare_files(cfg, plan, out->run_dir, &f))
 		goto done;
@@ -654,6 +721,12 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	if (r)
 		goto done;
 
+	/* Before anything is freed: did the run fill its file system? */
+	filled = disk_filled(out->run_dir, &tee, &why);
+	/* Room for the last writes: the run's own caches go first, then the reserve. */
+	drop_caches(cfg, &f);
+	rundir_release_reserve(out->run_dir);
+
 	if (run_tally_read(out->run_dir, &ta) || ta.bad_lines)
 		tee_say(&tee, TERM_YELLOW, "zlb: warning: %zu unreadable line(s) in "
 			"results.jsonl/events.jsonl", ta.bad_lines);
@@ -665,19 +738,31 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	}
 	if (cfg->ir)
 		lay_out_ir(&tee, out->run_dir, identity_section(id, "outcome"));
+	if (filled) {
+		/* Whatever pytest made of it, the run is not whole: zlb's files (exit 7). */
+		out->exit_code = ZLB_EXIT_IO;
+		tee_say(&tee, TERM_RED, "zlb: the file system of the run filled up while it ran "
+			"(%s): what was written before is kept, but the run is not whole; free "
+			"space and run it again", why.buf);
+		json_object_set_new(identity_section(id, "outcome"), "io_error",
+				    json_string(why.buf));
+	}
 	finalize_identity(id, out, &ta, &c, plan->timer);
-	print_summary(&tee, out, &ta, &c);
-	run_tally_release(&ta);
+	/* The identity first: the summary's last line says what the run's files say. */
 	if (identity_write(out->run_dir, id)) {
 		out->exit_code = ZLB_EXIT_IO;
-		goto done;
+		tee_say(&tee, TERM_RED, "zlb: %s; run_identity.json still says 'running'",
+			last_error());
+		error("the run's identity could not be written (above)");
+	} else {
+		ret = 0;
 	}
-	ret = 0;
+	print_summary(&tee, out, &ta, &c);
+	run_tally_release(&ta);
 done:
-	if (f.isolated && remove_tree(f.isolated))
-		warning("could not remove the isolated tuner cache %s", f.isolated);
-	if (f.compile_cache && !cfg->keep_compile_cache && remove_tree(f.compile_cache))
-		warning("could not remove the run's Triton cache %s", f.compile_cache);
+	drop_caches(cfg, &f);
+	if (out->run_dir)
+		rundir_release_reserve(out->run_dir);
 	tee_close(&tee);
 	interrupts_restore();
 	json_decref(id);
@@ -687,6 +772,7 @@ done:
 	free(log_path);
 	run_files_release(&f);
 	free(tuner);
+	strbuf_release(&why);
 	return ret;
 }
 

@@ -15,6 +15,7 @@
 
 struct tee {
 	int log_fd;
+	int log_errno;	/* the first failed write to run.log (ENOSPC: the disk filled), or 0 */
 	int term_fd;
 	int color;
 	struct table_filter tf;
