@@ -1,11 +1,20 @@
 # Thin front for CMake: `make deps` (root, Debian), `make`, `make test`, `make clean`.
-BUILD ?= build
-JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+#
+# `make test` runs every test: the suite in build/ (with the C unit tests
+# again under valgrind), then the same suite in build-sanitize/ under
+# ASan+UBSan (clang), with the fuzz harnesses replaying their corpus and
+# fuzzing FUZZ_SECONDS each. `make test-sanitize` runs the second half
+# alone, `make fuzz-long FUZZ_SECONDS=600` fuzzes longer.
+BUILD     ?= build
+SAN_BUILD ?= build-sanitize
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 20
 
 # Everything zlb needs to build and test, from Debian's archive only.
 DEBIAN_PACKAGES = build-essential cmake ninja-build pkg-config \
 	libjansson-dev libyaml-dev libxxhash-dev libcsv-dev libcmocka-dev \
-	python3 python3-pytest python3-yaml
+	python3 python3-pytest python3-yaml \
+	clang libclang-rt-14-dev valgrind
 
 all: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -25,8 +34,32 @@ deps:
 
 test: all
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
+	$(MAKE) test-sanitize
+
+$(SAN_BUILD)/build.ninja:
+	CC=clang cmake -S . -B $(SAN_BUILD) -G Ninja -DZLB_SANITIZE=ON
+
+sanitize: $(SAN_BUILD)/build.ninja
+	cmake -S . -B $(SAN_BUILD) -DZLB_FUZZ_SECONDS=$(FUZZ_SECONDS) > /dev/null
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+
+# A report from ASan or UBSan ends the program (no recovery), so the test
+# fails; zlb and the unit tests also write every report into
+# sanitizer-reports/, which must stay empty (a report from a process whose
+# exit no test reads counts too).
+test-sanitize: sanitize
+	rm -rf $(SAN_BUILD)/sanitizer-reports && mkdir -p $(SAN_BUILD)/sanitizer-reports
+	ctest --test-dir $(SAN_BUILD) -j $(JOBS) --output-on-failure
+	@if [ -n "$$(ls -A $(SAN_BUILD)/sanitizer-reports)" ]; then \
+		cat $(SAN_BUILD)/sanitizer-reports/*; \
+		echo "sanitizer reports in $(SAN_BUILD)/sanitizer-reports (above)"; exit 1; fi
+	@echo "sanitizers: no report"
+
+# Only the harnesses, for longer: make fuzz-long FUZZ_SECONDS=600
+fuzz-long: sanitize
+	ctest --test-dir $(SAN_BUILD) -j $(JOBS) -L fuzz --output-on-failure
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD)
 
-.PHONY: all deps test clean
+.PHONY: all deps test sanitize test-sanitize fuzz-long clean
