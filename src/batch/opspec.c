@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/paths.h"
+#include "lib/safefile.h"
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 
@@ -114,8 +115,16 @@ int opspec_read_file(const char *path, struct strvec *out)
 	char *p, *line;
 	size_t lineno = 0;
 
-	if (strbuf_read_file(&sb, path, 16 << 20))
-		return error_errno("cannot read the ops file '%s'", path);
+	switch (read_user_file(path, "the ops file", 16 << 20, &sb)) {
+	case 0:
+		break;
+	case 1:
+		strbuf_release(&sb);
+		return error("the ops file '%s' does not exist", path);
+	default:
+		strbuf_release(&sb);
+		return -1;
+	}
 	for (p = sb.buf; p && *p; ) {
 		char *nl = strchr(p, '\n'), *hash, *end;
 		line = p;

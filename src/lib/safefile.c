@@ -214,3 +214,25 @@ int read_regular(const char *path, size_t limit, struct strbuf *out)
 	close(fd);
 	return 0;
 }
+
+int read_user_file(const char *path, const char *what, size_t limit, struct strbuf *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), r;
+	struct stat st;
+
+	if (fd < 0)
+		return errno == ENOENT ? 1 : error_errno("cannot read %s '%s'", what, path);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return error("%s '%s' is %s, not a file; give the path of the file itself", what,
+			     path, kind_of(st.st_mode));
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	r = read_fd(fd, limit, out);
+	close(fd);
+	if (r)
+		return errno == EFBIG ? error("%s '%s' is larger than %zu MB: it cannot be what zlb "
+					      "expects there", what, path, limit >> 20)
+				      : error_errno("cannot read %s '%s'", what, path);
+	return 0;
+}

@@ -50,6 +50,14 @@ int open_regular_at(int dirfd, const char *rel, const char *shown, int *fd);
  */
 int read_regular(const char *path, size_t limit, struct strbuf *out);
 
+/*
+ * Read a file the user named (a link is followed: the name is the user's
+ * choice) into out, at most limit bytes (0: none), refusing without
+ * blocking what is not a regular file. what names it ("the ops file").
+ * 0, 1 when absent (nothing said), -1 with error().
+ */
+int read_user_file(const char *path, const char *what, size_t limit, struct strbuf *out);
+
 /* Read an open file to its end into out (at most limit bytes, 0: none). 0 or -1 (errno). */
 int read_fd(int fd, size_t limit, struct strbuf *out);
 

@@ -45,7 +45,11 @@ void strbuf_addchars(struct strbuf *sb, int c, size_t n);
 void strbuf_trim(struct strbuf *sb);
 void strbuf_rtrim(struct strbuf *sb);
 
-/* Read a whole file into sb (appending). Returns 0, or -1 with errno set. */
+/*
+ * Read a whole regular file into sb (appending). Returns 0, or -1 with
+ * errno set: EISDIR for a directory, EINVAL for anything else that is not
+ * a regular file (a FIFO is not waited on), EFBIG past limit (0: none).
+ */
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t limit);
 
 /* Small helpers on plain strings. */
