@@ -521,7 +521,8 @@ int ir_layout_build_to(const char *run_dir, const char *dest, struct ir_layout_r
 	entries_build(&ly);
 	variants_name(&ly);
 
-	if (mkdir(dest, 0755)) {
+	/* dest is new, or an empty directory made for it (ir_layout_build's temporary one). */
+	if (mkdir(dest, 0755) && (errno != EEXIST || !dir_is_empty(dest))) {
 		r = error_errno("cannot create '%s'", dest);
 		layout_release(&ly);
 		return r;
@@ -540,14 +541,37 @@ int ir_layout_build_to(const char *run_dir, const char *dest, struct ir_layout_r
 	return r;
 }
 
+/*
+ * An empty directory in run_dir under an unpredictable name (mkdtemp, so
+ * nothing can be planted there first), with the mode mkdir(0755) would
+ * give it rather than mkdtemp's 0700: it becomes ttgir/.
+ */
+static char *temp_dir_in(const char *run_dir, const char *tag)
+{
+	char *t = xstrfmt("%s/.%s.%s-XXXXXX", run_dir, IR_TREE_DIR, tag);
+
+	if (!mkdtemp(t)) {
+		error_errno("cannot create a temporary directory in '%s'", run_dir);
+		free(t);
+		return NULL;
+	}
+	chmod(t, 0755 & ~process_umask());
+	return t;
+}
+
 int ir_layout_build(const char *run_dir, struct ir_layout_report *rep)
 {
-	char *tmp = xstrfmt("%s/.%s.tmp-%ld", run_dir, IR_TREE_DIR, (long)getpid());
-	char *final = path_join(run_dir, IR_TREE_DIR);
-	char *old = NULL;
+	char *tmp, *final, *old = NULL;
 	int r;
 
-	remove_tree(tmp);
+	if (!is_dir(run_dir))
+		return error("'%s' is not a directory", run_dir);
+	tmp = temp_dir_in(run_dir, "tmp");
+	final = path_join(run_dir, IR_TREE_DIR);
+	if (!tmp) {
+		free(final);
+		return -1;
+	}
 	r = ir_layout_build_to(run_dir, tmp, rep);
 	if (r)
 		goto out;
@@ -562,9 +586,12 @@ int ir_layout_build(const char *run_dir, struct ir_layout_report *rep)
 			r = error_errno("cannot rename '%s' to '%s'", tmp, final);
 		goto out;
 	}
-	/* No RENAME_EXCHANGE here: move the old tree aside, then the new one in. */
-	old = xstrfmt("%s/.%s.old-%ld", run_dir, IR_TREE_DIR, (long)getpid());
-	remove_tree(old);
+	/* No RENAME_EXCHANGE here: move the old tree aside (over an empty directory), then the new one in. */
+	old = temp_dir_in(run_dir, "old");
+	if (!old) {
+		r = -1;
+		goto out;
+	}
 	if (rename(final, old) && errno != ENOENT) {
 		r = error_errno("cannot move '%s' aside", final);
 		goto out;

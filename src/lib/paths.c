@@ -238,6 +238,23 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 	return 0;
 }
 
+mode_t process_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned mask;
+	mode_t found = 022;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &mask) == 1) {
+			found = (mode_t)mask;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return found;
+}
+
 int remove_tree(const char *path)
 {
 	struct stat st;

@@ -5,6 +5,8 @@
 #ifndef ZLB_PATHS_H
 #define ZLB_PATHS_H
 
+#include <sys/types.h>
+
 #include "lib/strbuf.h"
 
 int is_dir(const char *path);
@@ -51,6 +53,13 @@ int mkdir_p(const char *path, int mode);
  * through.
  */
 int write_file_atomic(const char *path, const char *data, size_t len);
+
+/*
+ * The process's umask, read without changing it (/proc/self/status; 022
+ * where that cannot be read): the mode bits a file made with mkdtemp or
+ * mkstemp (0700, 0600) is given back to match what open/mkdir would make.
+ */
+mode_t process_umask(void);
 
 /* Remove a directory tree (no symlink following). Returns 0 or -1. */
 int remove_tree(const char *path);
