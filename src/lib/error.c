@@ -31,6 +31,8 @@ const char *last_error(void)
 }
 
 static void vreport(report_fn fn, const char *prefix, const char *fmt,
+		    va_list ap, const char *suffix) ZLB_PRINTF(3, 0);
+static void vreport(report_fn fn, const char *prefix, const char *fmt,
 		    va_list ap, const char *suffix)
 {
 	char msg[sizeof(last_msg)];

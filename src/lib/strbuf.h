@@ -38,7 +38,7 @@ void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, int c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) ZLB_PRINTF(2, 3);
-void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) ZLB_PRINTF(2, 0);
 /* Append n copies of c. */
 void strbuf_addchars(struct strbuf *sb, int c, size_t n);
 
