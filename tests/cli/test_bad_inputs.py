@@ -6,8 +6,12 @@ batch directories (cut, binary, deeply nested, wrong types, links, FIFOs,
 directories where files belong), shape files PyYAML reads otherwise, op specs,
 ops files, dismiss lists, option values. A case is handled when zlb ends within
 the time limit with a documented exit code (never a signal, nor 2-10 without a
-sentence on stderr) and leaves its inputs byte for byte as they were. Anything
-else is a misbehaviour, and the test lists them. The counts are printed
+sentence on stderr) and leaves its inputs byte for byte as they were, reads
+nothing a planted link or path points at (a canary file of the test's own,
+never a system file: a zlb with the bug would write through the link), and,
+for a shape file,
+refuses it at preflight (each would fail in FlagGems, or hang). Anything else
+is a misbehaviour, and the test lists them. The counts are printed
 (`pytest -s`) for the figures of the issue's closing note.
 """
 import hashlib
@@ -24,6 +28,9 @@ from test_compare import make_run, base_rows
 from test_ir import make_run as make_ir_run
 
 DOCUMENTED = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+# What every planted link points at: a file of the test's own (set in the test).
+CANARY_TEXT = "ZLB-CANARY-7f3a9c: read through a link or a path from data\n"
+CANARY = None
 SAMPLE_RUN = sorted((REPO / "examples" / "ab" / "mm_dead_switch" / "A" / "r1").iterdir())[0]
 
 
@@ -63,7 +70,7 @@ GARBAGE = {
 
 
 def plant(path, kind, data=b""):
-    """Make path a bad kind of thing: 'file' with data, 'dir', 'fifo', 'link' (to /etc/passwd)."""
+    """Make path a bad kind of thing: 'file' with data, 'dir', 'fifo', 'link' (to the canary)."""
     path = Path(path)
     if path.is_symlink() or path.is_file():
         path.unlink()
@@ -76,7 +83,7 @@ def plant(path, kind, data=b""):
     elif kind == "fifo":
         os.mkfifo(path)
     elif kind == "link":
-        path.symlink_to("/etc/passwd")
+        path.symlink_to(CANARY)
 
 
 def compare_cases(tmp):
@@ -98,11 +105,12 @@ def compare_cases(tmp):
 
 def ir_cases(tmp):
     cases = []
+    # index.tsv sits in <tmp>/ir-index-*/B/ttgir/: four levels up is the test's directory.
     bad_index = {
         "outside": "shape\tkernel\tvariant\tdtype\tlaunches\thash\tsweep_loser\tfiles\n"
-                   "1x1\tk\tw\tfp16\t1\th\tno\t../../../../etc/passwd.ttgir\n",
+                   "1x1\tk\tw\tfp16\t1\th\tno\t../../../../canary.ttgir\n",
         "absolute": "shape\tkernel\tvariant\tdtype\tlaunches\thash\tsweep_loser\tfiles\n"
-                    "1x1\tk\tw\tfp16\t1\th\tno\t/etc/passwd.ttgir\n",
+                    f"1x1\tk\tw\tfp16\t1\th\tno\t{CANARY}.ttgir\n",
         "no_header": "1x1\tk\tw\tfp16\t1\th\tno\ta.ttgir\n",
         "missing_file": "shape\tkernel\tvariant\tdtype\tlaunches\thash\tsweep_loser\tfiles\n"
                         "1024x1024\tk\tw\tfp16\t1\th\tno\tnope/x.ttgir\n",
@@ -294,13 +302,17 @@ def checkout_cases(tmp):
     (fg / "benchmark" / "test_garbage.py").write_bytes(bytes(range(256)) * 64)
     (fg / "benchmark" / "test_deep.py").write_text("def test_x():\n" + "  (" * 5000 + "\n")
     (fg / "benchmark" / "test_fooBenchmark.py").write_text("def test_fooBenchmark():\n    pass\n")
-    (fg / "benchmark" / "test_link.py").symlink_to("/etc/passwd")
+    (fg / "benchmark" / "test_link.py").symlink_to(CANARY)
     return [("inventory odd checkout", ["inventory", "--no-verify", "--flaggems-dir", str(fg),
                                         "--out", str(tmp / "inv-out")], [])]
 
 
 def test_every_bad_input_is_handled(zlb, tmp_path, capsys):
+    global CANARY
     os.environ.setdefault("ZLB_BIN", zlb.bin)
+    CANARY = tmp_path / "canary"
+    CANARY.write_text(CANARY_TEXT)
+    (tmp_path / "canary.ttgir").write_text(CANARY_TEXT)
     cases = []
     for make in (compare_cases, ir_cases, summary_cases, shape_cases, batch_cases,
                  option_cases, checkout_cases):
@@ -320,6 +332,17 @@ def test_every_bad_input_is_handled(zlb, tmp_path, capsys):
                  (Path(k).read_bytes() if Path(k).is_file() else None) for k in keep]
         if r.rc not in DOCUMENTED:
             misbehaved.append((name, f"rc {r.rc}: {r.err[-300:]}"))
+        elif name.startswith("run --shapes") and (r.rc != 3 or "check=shape_file" not in r.err):
+            # Every one of them fails in FlagGems or hangs: preflight must say so first.
+            misbehaved.append((name, f"passed preflight (rc {r.rc})"))
+        elif "ZLB-CANARY" in r.out + r.err:
+            # The links and paths planted point at the canary: nothing of it may be read.
+            misbehaved.append((name, "read a file outside its input"))
+        if CANARY.read_text() != CANARY_TEXT or (tmp_path / "canary.ttgir").read_text() != \
+                CANARY_TEXT:
+            misbehaved.append((name, "wrote through a planted link"))
+            CANARY.write_text(CANARY_TEXT)
+            (tmp_path / "canary.ttgir").write_text(CANARY_TEXT)
         elif r.rc not in (0, 1) and not r.err.strip() and f"exit {r.rc}" not in r.out:
             # compare's verdict is its report: "result: nothing to compare ... (exit 8)"
             misbehaved.append((name, f"rc {r.rc} without a sentence"))
