@@ -1,15 +1,24 @@
 # Thin front for CMake: `make deps` (root, Debian), `make`, `make test`,
 # `make install` (PREFIX, default /usr/local; DESTDIR honoured), `make clean`.
-BUILD  ?= build
-JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
-PREFIX ?= /usr/local
+#
+# `make test` runs every test: the suite in build/ (with the C unit tests
+# again under valgrind), then the same suite in build-sanitize/ under
+# ASan+UBSan (clang), with the fuzz harnesses replaying their corpus and
+# fuzzing FUZZ_SECONDS each. `make test-sanitize` runs the second half
+# alone, `make fuzz-long FUZZ_SECONDS=600` fuzzes longer.
+BUILD     ?= build
+SAN_BUILD ?= build-sanitize
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+PREFIX    ?= /usr/local
+FUZZ_SECONDS ?= 20
 
 # Everything zlb needs to build and test, from Debian's archive only
 # (chromium renders zlb report's pages in tests/cli/test_report_chromium.py).
 DEBIAN_PACKAGES = build-essential cmake ninja-build pkg-config \
 	libjansson-dev libyaml-dev libxxhash-dev libcsv-dev libcmocka-dev \
 	python3 python3-pytest python3-yaml groff-base \
-	chromium fonts-dejavu-core
+	chromium fonts-dejavu-core \
+	clang libclang-rt-14-dev valgrind
 
 all: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -29,6 +38,30 @@ deps:
 
 test: all
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
+	$(MAKE) test-sanitize
+
+$(SAN_BUILD)/build.ninja:
+	CC=clang cmake -S . -B $(SAN_BUILD) -G Ninja -DZLB_SANITIZE=ON
+
+sanitize: $(SAN_BUILD)/build.ninja
+	cmake -S . -B $(SAN_BUILD) -DZLB_FUZZ_SECONDS=$(FUZZ_SECONDS) > /dev/null
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+
+# A report from ASan or UBSan ends the program (no recovery), so the test
+# fails; zlb and the unit tests also write every report into
+# sanitizer-reports/, which must stay empty (a report from a process whose
+# exit no test reads counts too).
+test-sanitize: sanitize
+	rm -rf $(SAN_BUILD)/sanitizer-reports && mkdir -p $(SAN_BUILD)/sanitizer-reports
+	ctest --test-dir $(SAN_BUILD) -j $(JOBS) --output-on-failure
+	@if [ -n "$$(ls -A $(SAN_BUILD)/sanitizer-reports)" ]; then \
+		cat $(SAN_BUILD)/sanitizer-reports/*; \
+		echo "sanitizer reports in $(SAN_BUILD)/sanitizer-reports (above)"; exit 1; fi
+	@echo "sanitizers: no report"
+
+# Only the harnesses, for longer: make fuzz-long FUZZ_SECONDS=600
+fuzz-long: sanitize
+	ctest --test-dir $(SAN_BUILD) -j $(JOBS) -L fuzz --output-on-failure
 
 # zlb, libzlbtimer.so, the Python plugins, the man page zlb.1 and the bash
 # completion, all generated at build time.
@@ -36,6 +69,6 @@ install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD)
 
-.PHONY: all deps test install clean
+.PHONY: all deps test sanitize test-sanitize fuzz-long install clean

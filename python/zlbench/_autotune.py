@@ -24,6 +24,7 @@ import os
 import sys
 
 from . import _env
+from . import _io
 from ._io import clean
 
 # Classes whose `.fn` leads towards a kernel (Triton's KernelInterface family
@@ -346,9 +347,4 @@ def safe_name(op):
 def write_json(path, obj):
     """obj to path atomically (a temp file in the same folder, then rename)."""
     text = json.dumps(clean(obj), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    _io.write_atomic(path, text.encode("utf-8"))

@@ -189,7 +189,7 @@ class Recorder:
         self.collect()
         kernels, n_entries, _ = self.totals()
         op = op or self.op or "unknown"
-        os.makedirs(self.dir, exist_ok=True)
+        _io.makedirs(self.dir)
         _autotune.write_json(os.path.join(self.dir, _autotune.safe_name(op) + ".json"),
                              {"schema_version": SCHEMA_VERSION, "op": op,
                               "kernels": [r.as_json() for r in kernels]})

@@ -17,6 +17,66 @@ from . import SCHEMA_VERSION, _env, _markers, _state
 RESULTS = "results.jsonl"
 EVENTS = "events.jsonl"
 
+# The modes zlb's C side creates files and folders with (less the umask):
+# Python's own defaults (0666, 0777) would make a run's files group- and
+# world-writable under umask 000.
+FILE_MODE = 0o644
+DIR_MODE = 0o755
+
+
+def makedirs(path):
+    """mkdir -p with DIR_MODE at every level (os.makedirs gives the
+    intermediate levels 0777 less the umask)."""
+    path = os.path.abspath(path)
+    if os.path.isdir(path):
+        return
+    makedirs(os.path.dirname(path))
+    try:
+        os.mkdir(path, DIR_MODE)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
+
+
+def open_append(path):
+    """path for appending text, line-buffered; created FILE_MODE; never through a
+    link planted under the name (O_NOFOLLOW)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 FILE_MODE)
+    return os.fdopen(fd, "a", buffering=1, encoding="utf-8")
+
+
+def create_beside(path):
+    """(fd, name) of a new file beside path for an atomic write: an unpredictable
+    name created exclusively (O_EXCL also refuses a planted link), FILE_MODE, as
+    the C side's write_file_atomic(); tempfile.mkstemp would give 0600."""
+    for _ in range(64):
+        tmp = "%s.tmp.%s" % (path, os.urandom(6).hex())
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW |
+                         os.O_CLOEXEC, FILE_MODE)
+        except FileExistsError:
+            continue
+        return fd, tmp
+    raise FileExistsError("no free temporary name beside %s" % path)
+
+
+def write_atomic(path, data):
+    """bytes data to path: a temporary file beside it, fsync, rename."""
+    fd, tmp = create_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
 
 def clean(obj):
     """obj with NaN/inf turned into None and foreign objects into str."""
@@ -43,10 +103,8 @@ class Sink:
 
     def __init__(self, run_dir):
         self.run_dir = run_dir
-        self.results = open(os.path.join(run_dir, RESULTS), "a", buffering=1,
-                            encoding="utf-8")
-        self.events = open(os.path.join(run_dir, EVENTS), "a", buffering=1,
-                           encoding="utf-8")
+        self.results = open_append(os.path.join(run_dir, RESULTS))
+        self.events = open_append(os.path.join(run_dir, EVENTS))
 
     @staticmethod
     def _write(f, obj):

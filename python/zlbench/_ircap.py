@@ -31,7 +31,6 @@ becomes one WARNING event per kind of failure.
 import hashlib
 import os
 import re
-import shutil
 import sys
 import time
 
@@ -169,10 +168,9 @@ def _launch_data(md):
 class Capture:
     def __init__(self, run_dir, knobs):
         self.ir_dir = os.path.join(run_dir, "ir")
-        os.makedirs(self.ir_dir, exist_ok=True)
+        _io.makedirs(self.ir_dir)
         self.knobs = knobs
-        self.compiles = open(os.path.join(self.ir_dir, COMPILES), "a", buffering=1,
-                             encoding="utf-8")
+        self.compiles = _io.open_append(os.path.join(self.ir_dir, COMPILES))
         self.variants = {}        # hash -> {"kernel", "name", "stages"} from the listener
         self.loaded = {}          # hash -> the same, from kernel_load_end_hook's group
         self.by_function = {}     # loaded kernel handle -> hash
@@ -382,22 +380,17 @@ class Capture:
         for stage, path in v["stages"].items():
             rel = "%s/%s/%s.%s" % (FILES, sub, base, safe_name(stage, "stage"))
             dest = os.path.join(self.ir_dir, *rel.split("/"))
-            tmp = "%s.tmp.%d" % (dest, os.getpid())
             try:
-                os.makedirs(os.path.dirname(dest), exist_ok=True)
-                shutil.copyfile(path, tmp)
-                os.replace(tmp, dest)
+                _io.makedirs(os.path.dirname(dest))
+                with open(path, "rb") as src:
+                    _io.write_atomic(dest, src.read())
                 files[stage] = rel
             except OSError:
                 missing[stage] = path
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
         line = {"schema_version": SCHEMA_VERSION, "ts": round(time.time(), 6), "hash": h,
                 "kernel": v.get("kernel"), "name": v.get("name"), "files": files,
                 "missing": missing}
-        with open(os.path.join(self.ir_dir, STAGED), "a", encoding="utf-8") as f:
+        with _io.open_append(os.path.join(self.ir_dir, STAGED)) as f:
             f.write(_io.dumps(line) + "\n")
 
     def finish(self, uninstall=True):

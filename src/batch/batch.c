@@ -30,6 +30,7 @@
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "lib/proc.h"
+#include "lib/proc_tree.h"
 #include "rundir/run_tally.h"
 #include "rundir/rundir.h"
 #include "rundir/markers.h"
@@ -352,6 +353,7 @@ const char *batch_state_dir(const struct batch_plan *p)
 	return p->state_dir ? p->state_dir : p->dir;
 }
 
+/* 0, or the exit code after error(): 2 for the command line, 7 for a directory zlb cannot make. */
 static int prepare_dir(const struct batch_plan *p, const char *json_path)
 {
 	int has_json;
@@ -361,17 +363,23 @@ static int prepare_dir(const struct batch_plan *p, const char *json_path)
 	has_json = access(p->state_dir ? batch_json : json_path, F_OK) == 0;
 	free(batch_json);
 	if (p->resume) {
-		if (!has_json)
-			return error("%s holds no batch.json: there is nothing to resume; drop "
-				     "--resume to start a new batch there", p->dir);
-		return p->state_dir ? mkdir_p(p->state_dir, 0755) : 0;
+		if (!has_json) {
+			error("%s holds no batch.json: there is nothing to resume; drop "
+			      "--resume to start a new batch there", p->dir);
+			return ZLB_EXIT_USAGE;
+		}
+		return p->state_dir && mkdir_p(p->state_dir, 0755) ? ZLB_EXIT_IO : 0;
 	}
-	if (has_json)
-		return error("%s already holds a batch; continue it with --resume, or give "
-			     "another --batch-dir", p->dir);
-	if (is_dir(p->dir) && !dir_is_empty(p->dir))
-		return error("%s exists and is not empty; give a new --batch-dir", p->dir);
-	return mkdir_p(p->dir, 0755);
+	if (has_json) {
+		error("%s already holds a batch; continue it with --resume, or give "
+		      "another --batch-dir", p->dir);
+		return ZLB_EXIT_USAGE;
+	}
+	if (is_dir(p->dir) && !dir_is_empty(p->dir)) {
+		error("%s exists and is not empty; give a new --batch-dir", p->dir);
+		return ZLB_EXIT_USAGE;
+	}
+	return mkdir_p(p->dir, 0755) ? ZLB_EXIT_IO : 0;
 }
 
 static void init_ops(struct batch *b)
@@ -469,8 +477,8 @@ int batch_setup(struct batch *b, const struct batch_plan *p, size_t *reused)
 	for (int d = 0; d < p->ndevices; d++)
 		b->prog.lanes[d].device = p->devices[d];
 	*reused = 0;
-	if (prepare_dir(p, b->json_path) || batch_take_lock(b))
-		return ZLB_EXIT_USAGE;
+	if ((r = prepare_dir(p, b->json_path)) || (r = batch_take_lock(b)))
+		return r;
 	for (size_t i = 0; opspec_repos[i]; i++) {
 		logs = xstrfmt("%s/.logs/%s", p->dir, opspec_repos[i]);
 		r = mkdir_p(logs, 0755);
@@ -548,6 +556,11 @@ int batch_execute(const struct batch_plan *p)
 	b.ex.ops->close(&b.ex);
 	if (b.use_workers)
 		worker_pool_close(&b.workers, (int)(p->grace_s * 1000));
+	/*
+	 * The local executor made the batch a subreaper: what a killed zlb run
+	 * left behind came back here. Nothing the batch started outlives it.
+	 */
+	proc_kill_tree(getpid(), NULL);
 	interrupts_restore();
 	progress_finish(&b.prog);
 	if (r < 0) {

@@ -90,7 +90,11 @@ int batch_cluster_execute(struct batch *b, size_t reused);
 /* The state files; a failure to write stops the batch (exit 7). */
 int batch_save_status(struct batch *b);
 int batch_save_json(struct batch *b);
-/* flock the directory's .lock, or say which batch holds it. */
+/*
+ * flock the directory's .lock (lib/lockfile.h), or say which batch holds
+ * it. Returns 0, ZLB_EXIT_USAGE when another batch holds it, ZLB_EXIT_IO
+ * when it cannot be opened (a link, not a file); error() says which.
+ */
 int batch_take_lock(struct batch *b);
 /* A fresh plan in batch.json, keeping the sessions (and first start) of an earlier one. */
 int batch_open_json(struct batch *b);

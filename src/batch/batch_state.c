@@ -12,6 +12,7 @@
 
 #include "batch/batch_int.h"
 #include "lib/jsonfile.h"
+#include "lib/lockfile.h"
 #include "lib/paths.h"
 #include "lib/proc.h"
 #include "rundir/exit_codes.h"
@@ -68,35 +69,27 @@ int batch_save_json(struct batch *b)
 int batch_take_lock(struct batch *b)
 {
 	char *path = path_join(batch_state_dir(b->p), ".lock");
-	char pid[32];
-	int n;
+	pid_t holder;
+	int r = ZLB_EXIT_OK;
 
-	b->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (b->lock_fd < 0) {
-		int r = error_errno("cannot open %s", path);
-		free(path);
-		return r;
+	switch (lock_file_take(path, &b->lock_fd, &holder)) {
+	case LOCK_TAKEN:
+		break;
+	case LOCK_HELD:
+		if (holder)
+			error("another zlb batch (pid %ld) is working on %s; wait for it to end "
+			      "(or stop it) before using this directory", (long)holder, b->p->dir);
+		else
+			error("another zlb batch is working on %s; wait for it to end (or stop "
+			      "it) before using this directory", b->p->dir);
+		r = ZLB_EXIT_USAGE;
+		break;
+	default:
+		r = ZLB_EXIT_IO;
+		break;
 	}
-	if (flock(b->lock_fd, LOCK_EX | LOCK_NB)) {
-		char other[32] = "";
-		ssize_t k = pread(b->lock_fd, other, sizeof(other) - 1, 0);
-		int r;
-
-		other[k > 0 ? k : 0] = '\0';
-		other[strcspn(other, "\n")] = '\0';
-		r = error("another zlb batch (pid %s) is working on %s; wait for it to end "
-			  "(or stop it) before using this directory", *other ? other : "?",
-			  b->p->dir);
-		close(b->lock_fd);
-		b->lock_fd = -1;
-		free(path);
-		return r;
-	}
-	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(b->lock_fd, 0) == 0)
-		(void)!pwrite(b->lock_fd, pid, (size_t)n, 0);
 	free(path);
-	return 0;
+	return r;
 }
 
 /* ---- batch.json ------------------------------------------------------------ */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/safefile.h"
 #include "lib/strbuf.h"
 
 #define DISMISS_LIMIT (4u << 20)
@@ -184,12 +185,14 @@ int dismiss_load(const char *path, struct dismiss_list *dl)
 	struct strbuf sb = STRBUF_INIT;
 	int r;
 
-	if (strbuf_read_file(&sb, path, DISMISS_LIMIT)) {
-		int e = errno;
-		r = error_errno("cannot read dismiss list %s", path);
+	r = read_user_file(path, "the dismiss list", DISMISS_LIMIT, &sb);
+	if (r) {
 		strbuf_release(&sb);
-		errno = e;
-		return r;
+		if (r == 1) {
+			r = error("cannot read dismiss list %s: no such file", path);
+			errno = ENOENT;
+		}
+		return -1;
 	}
 	if (memchr(sb.buf, '\0', sb.len)) {
 		strbuf_release(&sb);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/paths.h"
+#include "lib/safefile.h"
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 
@@ -83,8 +84,18 @@ int opspec_parse(struct op_spec *s, const char *text)
 	for (char *p = s->key; *p; p++)
 		if (*p == '/')
 			*p = '+';
-	if (!name_is_safe(s->key))
-		BUG("opspec key '%s' escaped validation", s->key);
+	/*
+	 * Each part passed its own check, but the directory name joins them:
+	 * op (120) + '@' + file (120) can pass the 200 bytes a name may take.
+	 */
+	if (!name_is_safe(s->key)) {
+		int r = error("'%s': operator and file together make a directory name of "
+			      "%zu bytes, more than the %d a batch directory entry may take; "
+			      "shorten the file (or leave it out when only one file defines "
+			      "the operator)", text, strlen(s->key), NAME_MAX_BYTES);
+		opspec_release(s);
+		return r;
+	}
 	return 0;
 }
 
@@ -104,8 +115,16 @@ int opspec_read_file(const char *path, struct strvec *out)
 	char *p, *line;
 	size_t lineno = 0;
 
-	if (strbuf_read_file(&sb, path, 16 << 20))
-		return error_errno("cannot read the ops file '%s'", path);
+	switch (read_user_file(path, "the ops file", 16 << 20, &sb)) {
+	case 0:
+		break;
+	case 1:
+		strbuf_release(&sb);
+		return error("the ops file '%s' does not exist", path);
+	default:
+		strbuf_release(&sb);
+		return -1;
+	}
 	for (p = sb.buf; p && *p; ) {
 		char *nl = strchr(p, '\n'), *hash, *end;
 		line = p;

@@ -17,6 +17,7 @@
 #include "lib/error.h"
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
+#include "lib/safefile.h"
 #include "rundir/results_file.h"
 #include "rundir/rundir.h"
 #include "rundir/markers.h"
@@ -243,12 +244,16 @@ static void merge_ops(struct summary *s)
 		if (o->walked || !o->run_dir)
 			continue;
 		{
-			char *p = o->run_dir[0] == '/' ? xstrdup(o->run_dir) :
-				  path_join(s->batch, o->run_dir);
+			/*
+			 * A path read from the batch's own file is data: it must stay
+			 * inside the batch (not absolute, no '..'), or it is not taken.
+			 */
+			char *p = rel_path_is_safe(o->run_dir) ? path_join(s->batch, o->run_dir)
+							       : NULL;
 
 			free(o->run_dir);
 			o->run_dir = NULL;
-			if (rundir_is_run(p))
+			if (p && rundir_is_run(p))
 				o->run_dir = path_absolute(p);
 			free(p);
 		}

@@ -201,6 +201,10 @@ static int ir_layout_cmd(int argc, char **argv)
 	if (rep.skipped_lines)
 		printf("note: %zu lines of the run's .jsonl files did not parse and were "
 		       "skipped\n", rep.skipped_lines);
+	if (rep.refused_files)
+		printf("note: %zu staged files were refused (a symbolic link, or not a regular "
+		       "file): zlb follows no link inside a run; they are not laid out\n",
+		       rep.refused_files);
 	free(tree);
 	return ZLB_EXIT_OK;
 }
@@ -277,9 +281,10 @@ static int diff_stat(const struct ir_view *view, char *const *run, const struct 
 	struct strbuf out = STRBUF_INIT;
 
 	if (ir_diff_stat_trees(view[0].tree, view[1].tree, o, &st)) {
+		/* What it reads is the runs' (their index and stage files): bad data. */
 		fprintf(stderr, "zlb ir diff: %s\n", last_error());
 		ir_diff_stat_release(&st);
-		return ZLB_EXIT_IO;
+		return ZLB_EXIT_NO_DATA;
 	}
 	switch (format) {
 	case OUTPUT_TABLE:
@@ -395,9 +400,10 @@ static int ir_diff_cmd(int argc, char **argv)
 	}
 	printf("A: %s\nB: %s\n", run[0], run[1]);
 	if (ir_diff_trees(view[0].tree, view[1].tree, &o, stdout, &s)) {
+		/* What it reads is the runs' (their index and stage files): bad data. */
 		fflush(stdout);
 		fprintf(stderr, "zlb ir diff: %s\n", last_error());
-		rc = ZLB_EXIT_IO;
+		rc = ZLB_EXIT_NO_DATA;
 		goto out;
 	}
 	if (shape && !s.identical && !s.differing && !s.only_a && !s.only_b && !s.without_stage) {

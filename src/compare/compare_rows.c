@@ -423,6 +423,22 @@ int compare_load_results(struct compare *c)
 			for (size_t k = 0; k < lr->nr; k++)
 				merge_row(c, s, i, r, lr, &lr->rows[k]);
 			r->has_results = lr->rc == 0;
+			if (r->skipped_lines) {
+				/* Rows lost this way would otherwise read as "only in A". */
+				char *msg = xstrfmt("%s run %s: %zu line%s of results.jsonl %s not a "
+						    "JSON object (cut short by a crash or a full disk?) "
+						    "and %s skipped: the row%s %s held %s missing",
+						    c->side[s].name,
+						    path_basename(r->dir), r->skipped_lines,
+						    r->skipped_lines == 1 ? "" : "s",
+						    r->skipped_lines == 1 ? "is" : "are",
+						    r->skipped_lines == 1 ? "was" : "were",
+						    r->skipped_lines == 1 ? "" : "s",
+						    r->skipped_lines == 1 ? "it" : "they",
+						    r->skipped_lines == 1 ? "is" : "are");
+				strvec_push(&c->warnings, msg);
+				free(msg);
+			}
 			if (r->replay_fallbacks) {
 				char *msg = xstrfmt("%s run %s: %zu autotune point%s could not be "
 						    "replayed (AUTOTUNE_REPLAY_FALLBACK) and tuned live; "

@@ -7,8 +7,10 @@
  *
  * A deadline sends SIGTERM to the job's group (zlb run then interrupts its
  * pytest in order and keeps its run directory), and after the grace
- * SIGKILL to every process group among the job's descendants (pytest runs
- * in a group of its own) and to the job's group.
+ * SIGKILL to every descendant of the job and the process groups they are
+ * in (pytest runs in a group of its own), then to the job's group
+ * (lib/proc_tree.h). The batch is a subreaper, so what escaped the job's
+ * groups (setsid) is still below it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "lib/proc.h"
+#include "lib/proc_tree.h"
 #include "lib/strbuf.h"
 #include "executors/executor.h"
 
@@ -35,6 +38,8 @@ struct local_job {
 	double started, deadline, kill_at;
 	int stage;           /* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
 	struct exec_job *job;
+	/* Killed below the job: reparented to the batch (a subreaper) when it dies. */
+	struct pid_set orphans;
 };
 
 struct local {
@@ -51,6 +56,13 @@ static double now_s(void)
 
 static int local_open(struct executor *ex)
 {
+	/*
+	 * What a job's zlb run leaves behind when it is killed (a grandchild
+	 * that called setsid) comes back to the batch, not to init, so the
+	 * batch can still end it.
+	 */
+	if (proc_become_subreaper())
+		return -1;
 	ex->priv = xcalloc(1, sizeof(struct local));
 	return 0;
 }
@@ -63,7 +75,7 @@ static int local_start(struct executor *ex, struct exec_job *job)
 
 	if (l->nr >= MAX_JOBS)
 		return error("more than %d jobs at once", MAX_JOBS);
-	fd = open(job->console, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(job->console, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return error_errno("cannot create '%s'", job->console);
 	lj = xcalloc(1, sizeof(*lj));
@@ -89,89 +101,6 @@ static int local_start(struct executor *ex, struct exec_job *job)
 	return 0;
 }
 
-/* ---- the descendants of a job ------------------------------------------------ */
-
-struct proc_entry {
-	pid_t pid, ppid, pgrp;
-};
-
-static size_t read_procs(struct proc_entry **out)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	size_t n = 0, alloc = 0;
-
-	*out = NULL;
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		char path[64], buf[512], *rp;
-		int fd, pid = atoi(e->d_name), ppid, pgrp;
-		ssize_t len;
-
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
-		/* The command name may hold spaces and parentheses: skip to the last ')'. */
-		rp = strrchr(buf, ')');
-		if (!rp || sscanf(rp + 1, " %*c %d %d", &ppid, &pgrp) != 2)
-			continue;
-		if (n == alloc) {
-			alloc = alloc ? alloc * 2 : 256;
-			*out = xrealloc(*out, alloc * sizeof(**out));
-		}
-		(*out)[n++] = (struct proc_entry){ pid, ppid, pgrp };
-	}
-	closedir(d);
-	return n;
-}
-
-/*
- * SIGKILL every process group holding a descendant of root, and those
- * descendants: a group of its own (pytest's) would otherwise outlive a
- * job killed by force.
- */
-static void kill_descendants(pid_t root)
-{
-	struct proc_entry *p;
-	size_t n = read_procs(&p);
-	pid_t *set = xcalloc(n + 1, sizeof(pid_t));
-	size_t nset = 1;
-	int grew = 1;
-
-	set[0] = root;
-	while (grew) {
-		grew = 0;
-		for (size_t i = 0; i < n; i++) {
-			int parent_in = 0, self_in = 0;
-			for (size_t k = 0; k < nset; k++) {
-				parent_in |= set[k] == p[i].ppid;
-				self_in |= set[k] == p[i].pid;
-			}
-			if (parent_in && !self_in) {
-				set[nset++] = p[i].pid;
-				grew = 1;
-			}
-		}
-	}
-	for (size_t k = 1; k < nset; k++) {
-		for (size_t i = 0; i < n; i++)
-			if (p[i].pid == set[k] && p[i].pgrp != getpgrp() && p[i].pgrp > 1)
-				kill(-p[i].pgrp, SIGKILL);
-		kill(set[k], SIGKILL);
-	}
-	free(set);
-	free(p);
-}
-
 /* ---- waiting ----------------------------------------------------------------- */
 
 static void escalate(struct local_job *lj, double now)
@@ -182,7 +111,8 @@ static void escalate(struct local_job *lj, double now)
 		lj->stage = 1;
 		lj->kill_at = now + lj->job->grace_s;
 	} else if (lj->stage == 1 && now >= lj->kill_at) {
-		kill_descendants(lj->c.pid);
+		/* Below first: killed first, zlb run's escapees would go to the batch. */
+		proc_kill_tree(lj->c.pid, &lj->orphans);
 		child_kill(&lj->c, SIGKILL);
 		lj->stage = 2;
 	}
@@ -209,6 +139,13 @@ static void finish(struct local *l, int i, double now)
 	lj->job->seconds = now - lj->started;
 	/* Whatever the job left in its own group goes with it. */
 	kill(-lj->c.pid, SIGKILL);
+	/*
+	 * Processes killed below it are the batch's zombies now (the job is
+	 * reaped, so they were reparented): reap them, once; a pid kept longer
+	 * could be another job's by then.
+	 */
+	proc_reap(&lj->orphans);
+	pid_set_clear(&lj->orphans);
 	if (lj->pidfd >= 0)
 		close(lj->pidfd);
 	lj->job->priv = NULL;
@@ -225,7 +162,7 @@ static int local_wait(struct executor *ex, int timeout_ms, struct exec_job **don
 	for (;;) {
 		struct pollfd pfd[MAX_JOBS + 1];
 		int nfds = 0, all_pidfd = 1, wait_ms;
-		double now = now_s(), ev = next_event(l);
+		double now = now_s(), ev;
 
 		for (int i = 0; i < l->nr; i++) {
 			escalate(l->v[i], now);
@@ -235,6 +172,12 @@ static int local_wait(struct executor *ex, int timeout_ms, struct exec_job **don
 				return 1;
 			}
 		}
+		/*
+		 * After escalate(): a deadline it has just acted on is past, and a
+		 * wait computed from it would be negative, which poll() takes as
+		 * "for ever" (the job then ignored SIGTERM and SIGKILL never came).
+		 */
+		ev = next_event(l);
 		if (limit >= 0 && now >= limit)
 			return 0;
 		for (int i = 0; i < l->nr; i++) {
@@ -249,7 +192,7 @@ static int local_wait(struct executor *ex, int timeout_ms, struct exec_job **don
 		if (limit >= 0)
 			wait_ms = (int)((limit - now) * 1000) + 1;
 		if (ev > 0) {
-			int e = (int)((ev - now) * 1000) + 1;
+			int e = ev > now ? (int)((ev - now) * 1000) + 1 : 0;
 			wait_ms = wait_ms < 0 || e < wait_ms ? e : wait_ms;
 		}
 		if (!all_pidfd && (wait_ms < 0 || wait_ms > FALLBACK_POLL_MS))
@@ -294,12 +237,16 @@ static void local_close(struct executor *ex)
 		return;
 	/* Nothing outlives the batch: what is still running is killed and reaped. */
 	for (int i = 0; i < l->nr; i++) {
-		kill_descendants(l->v[i]->c.pid);
-		child_kill(&l->v[i]->c, SIGKILL);
-		child_reap(&l->v[i]->c, 0);
-		if (l->v[i]->pidfd >= 0)
-			close(l->v[i]->pidfd);
-		free(l->v[i]);
+		struct local_job *lj = l->v[i];
+
+		proc_kill_tree(lj->c.pid, &lj->orphans);
+		child_kill(&lj->c, SIGKILL);
+		child_reap(&lj->c, 0);
+		proc_reap(&lj->orphans);
+		pid_set_clear(&lj->orphans);
+		if (lj->pidfd >= 0)
+			close(lj->pidfd);
+		free(lj);
 	}
 	free(l);
 	ex->priv = NULL;

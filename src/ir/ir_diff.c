@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +14,7 @@
 #include "ir/ir_index.h"
 #include "lib/paths.h"
 #include "lib/proc.h"
+#include "lib/safefile.h"
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 #include "lib/term.h"
@@ -80,9 +83,13 @@ int ir_fingerprint_tree(const char *tree, struct ir_fingerprint *fp)
 	XXH3_state_t *st;
 	int r;
 
+	struct stat lst;
+
 	memset(fp, 0, sizeof(*fp));
-	if (!is_dir(tree))
-		return error("'%s' is not a directory", tree);
+	if (lstat(tree, &lst) || !S_ISDIR(lst.st_mode))
+		return error(!lstat(tree, &lst) && S_ISLNK(lst.st_mode) ?
+			     "'%s' is a symbolic link: zlb follows no link inside a run; "
+			     "replace it with the directory itself" : "'%s' is not a directory", tree);
 	r = ir_tree_stage_files(tree, &files);
 	if (r) {
 		strvec_clear(&files);
@@ -96,8 +103,10 @@ int ir_fingerprint_tree(const char *tree, struct ir_fingerprint *fp)
 		struct strbuf content = STRBUF_INIT;
 		char *path = path_join(tree, files.v[i]);
 
-		if (strbuf_read_file(&content, path, 0)) {
-			r = error_errno("cannot read '%s'", path);
+		/* Listed as regular by lstat: a link swapped in since is refused here. */
+		if ((r = read_regular(path, 0, &content))) {
+			if (r == 1)
+				r = error("'%s' went away while the tree was read", path);
 			free(path);
 			strbuf_release(&content);
 			break;
@@ -217,30 +226,83 @@ static void describe(struct strbuf *sb, const char *label, const char *rel,
 		    (unsigned long long)size, (unsigned long long)hash);
 }
 
+/* The largest stage file read for a diff (a big kernel's PTX is a few MB). */
+#define STAGE_FILE_LIMIT (512u << 20)
+
+int ir_tree_read_stage(const struct ir_tree *t, const char *rel, struct strbuf *out)
+{
+	char *shown = path_join(t->path, rel);
+	int fd, r = open_regular_at(t->fd, rel, shown, &fd);
+
+	if (r == 1)
+		r = error("'%s' is listed in %s but does not exist", shown, IR_INDEX_FILE);
+	if (!r && read_fd(fd, STAGE_FILE_LIMIT, out))
+		r = error_errno("cannot read '%s'", shown);
+	if (fd >= 0)
+		close(fd);
+	free(shown);
+	return r;
+}
+
+int ir_diff_texts(const char *prog, const char *label_a, const char *label_b,
+		  const struct strbuf *a, const struct strbuf *b, struct strbuf *text)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char *dir = xstrfmt("%s/zlb-irdiff-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	char *pa = NULL, *pb = NULL;
+	struct strvec argv = STRVEC_INIT;
+	char *envp[] = { "LC_ALL=C", NULL };
+	int rc;
+
+	if (!mkdtemp(dir)) {
+		rc = error_errno("cannot create a temporary directory '%s'", dir);
+		free(dir);
+		return rc;
+	}
+	pa = path_join(dir, "a");
+	pb = path_join(dir, "b");
+	if (write_file_atomic(pa, a->buf, a->len) || write_file_atomic(pb, b->buf, b->len)) {
+		rc = -1;
+		goto out;
+	}
+	strvec_push(&argv, prog);
+	strvec_push(&argv, "-u");
+	strvec_pushf(&argv, "--label=%s", label_a);
+	strvec_pushf(&argv, "--label=%s", label_b);
+	strvec_push(&argv, pa);
+	strvec_push(&argv, pb);
+	rc = run_capture(argv.v, envp, NULL, DIFF_TIMEOUT_MS, text);
+out:
+	remove_tree(dir);
+	strvec_clear(&argv);
+	free(pa);
+	free(pb);
+	free(dir);
+	return rc;
+}
+
 /*
  * Compare one pair's stage files. 0 identical, 1 differing (reported), -1
  * error.
  */
-static int diff_pair(const char *tree_a, const char *tree_b, const struct ir_index_entry *ea,
+static int diff_pair(const struct ir_tree *ta, const struct ir_tree *tb, const struct ir_index_entry *ea,
 		     const struct ir_index_entry *eb, const struct ir_diff_opts *o,
 		     const char *stage, int have_diff, FILE *out)
 {
 	const char *ra = ir_index_file(ea, stage), *rb = ir_index_file(eb, stage);
 	const char *la = o->label_a ? o->label_a : "a", *lb = o->label_b ? o->label_b : "b";
-	char *pa = path_join(tree_a, ra), *pb = path_join(tree_b, rb);
 	char *key = xstrfmt("%s/%s/%s.%s", ea->shape, ea->kernel, ea->variant, stage);
-	uint64_t ha, hb, sa, sb_;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	uint64_t ha, hb;
 	int r = 1;
 
-	if (file_xxh3(pa, &ha, &sa)) {
-		r = error_errno("cannot read '%s'", pa);
+	if (ir_tree_read_stage(ta, ra, &a) || ir_tree_read_stage(tb, rb, &b)) {
+		r = -1;
 		goto out;
 	}
-	if (file_xxh3(pb, &hb, &sb_)) {
-		r = error_errno("cannot read '%s'", pb);
-		goto out;
-	}
-	if (ha == hb && sa == sb_) {
+	ha = XXH3_64bits(a.buf, a.len);
+	hb = XXH3_64bits(b.buf, b.len);
+	if (ha == hb && a.len == b.len && !memcmp(a.buf, b.buf, a.len)) {
 		r = 0;
 		goto out;
 	}
@@ -248,9 +310,9 @@ static int diff_pair(const char *tree_a, const char *tree_b, const struct ir_ind
 	if (!strcmp(stage, "cubin") || !have_diff) {
 		struct strbuf sb = STRBUF_INIT;
 		strbuf_addstr(&sb, !strcmp(stage, "cubin") ? "Binary files " : "Files ");
-		describe(&sb, la, ra, sa, ha);
+		describe(&sb, la, ra, a.len, ha);
 		strbuf_addstr(&sb, " and ");
-		describe(&sb, lb, rb, sb_, hb);
+		describe(&sb, lb, rb, b.len, hb);
 		strbuf_addstr(&sb, " differ");
 		if (strcmp(stage, "cubin"))
 			strbuf_addf(&sb, " (no %s to show how)", o->diff_program ?
@@ -258,33 +320,40 @@ static int diff_pair(const char *tree_a, const char *tree_b, const struct ir_ind
 		fprintf(out, "%s\n", sb.buf);
 		strbuf_release(&sb);
 	} else {
-		struct strvec argv = STRVEC_INIT;
 		struct strbuf text = STRBUF_INIT;
-		char *envp[] = { "LC_ALL=C", NULL };
-		int rc;
+		char *label_a = xstrfmt("%s/%s", la, ra), *label_b = xstrfmt("%s/%s", lb, rb);
+		int rc = ir_diff_texts(o->diff_program ? o->diff_program : IR_DIFF_PROGRAM,
+				       label_a, label_b, &a, &b, &text);
 
-		strvec_push(&argv, o->diff_program ? o->diff_program : IR_DIFF_PROGRAM);
-		strvec_push(&argv, "-u");
-		strvec_pushf(&argv, "--label=%s/%s", la, ra);
-		strvec_pushf(&argv, "--label=%s/%s", lb, rb);
-		strvec_push(&argv, pa);
-		strvec_push(&argv, pb);
-		rc = run_capture(argv.v, envp, NULL, DIFF_TIMEOUT_MS, &text);
 		if (rc < 0) {
 			fprintf(out, "(diff could not run: %s)\n", last_error());
 		} else {
 			put_diff(out, o->color, &text);
 			if (rc > 1)
-				fprintf(out, "(%s exited with %d)\n", argv.v[0], rc);
+				fprintf(out, "(%s exited with %d)\n", o->diff_program ?
+					o->diff_program : IR_DIFF_PROGRAM, rc);
 		}
-		strvec_clear(&argv);
+		free(label_a);
+		free(label_b);
 		strbuf_release(&text);
 	}
 out:
-	free(pa);
-	free(pb);
+	strbuf_release(&a);
+	strbuf_release(&b);
 	free(key);
 	return r;
+}
+
+int ir_tree_open(const char *path, struct ir_tree *t)
+{
+	t->path = path;
+	t->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (t->fd < 0)
+		return errno == ELOOP ? error("'%s' is a symbolic link: zlb follows no link "
+					       "inside a run; replace it with the directory itself",
+					       path)
+				      : error_errno("cannot read '%s'", path);
+	return 0;
 }
 
 int ir_diff_trees(const char *tree_a, const char *tree_b, const struct ir_diff_opts *o,
@@ -297,10 +366,17 @@ int ir_diff_trees(const char *tree_a, const char *tree_b, const struct ir_diff_o
 	size_t i = 0, j = 0;
 	int r = 0;
 
+	struct ir_tree ta = { tree_a, -1 }, tb = { tree_b, -1 };
+
 	memset(s, 0, sizeof(*s));
-	if (ir_diff_side_load(tree_a, o->shape, &a) || ir_diff_side_load(tree_b, o->shape, &b)) {
+	if (ir_tree_open(tree_a, &ta) || ir_tree_open(tree_b, &tb) ||
+	    ir_diff_side_load(tree_a, o->shape, &a) || ir_diff_side_load(tree_b, o->shape, &b)) {
 		ir_diff_side_release(&a);
 		ir_diff_side_release(&b);
+		if (ta.fd >= 0)
+			close(ta.fd);
+		if (tb.fd >= 0)
+			close(tb.fd);
 		return -1;
 	}
 	/* First what exists on one side only. */
@@ -342,7 +418,7 @@ int ir_diff_trees(const char *tree_a, const char *tree_b, const struct ir_diff_o
 				free(key);
 				s->differing++;
 			} else {
-				int d = diff_pair(tree_a, tree_b, a.e[i], b.e[j], o, stage,
+				int d = diff_pair(&ta, &tb, a.e[i], b.e[j], o, stage,
 						  have_diff, out);
 				if (d < 0)
 					r = -1;
@@ -357,6 +433,8 @@ int ir_diff_trees(const char *tree_a, const char *tree_b, const struct ir_diff_o
 	}
 	ir_diff_side_release(&a);
 	ir_diff_side_release(&b);
+	close(ta.fd);
+	close(tb.fd);
 	return r;
 }
 

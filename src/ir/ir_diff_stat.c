@@ -2,16 +2,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir/ir_diff_int.h"
 #include "lib/csvfile.h"
-#include "lib/fingerprint.h"
 #include "lib/markdown.h"
 #include "lib/paths.h"
 #include "lib/proc.h"
 #include "lib/texttable.h"
-
-#define DIFF_TIMEOUT_MS 60000
 
 const char *ir_stat_kind_name(enum ir_stat_kind k)
 {
@@ -39,13 +37,11 @@ static struct ir_stat_entry *add(struct ir_diff_stat *st, const struct ir_index_
 }
 
 /* Lines added and removed by diff -u from a to b: its +/- lines below the two file headers. */
-static int count_lines(const char *prog, const char *a, const char *b, long *added,
-		       long *removed)
+static int count_lines(const char *prog, const struct strbuf *a, const struct strbuf *b,
+		       long *added, long *removed)
 {
-	char *argv[] = { (char *)prog, "-u", (char *)a, (char *)b, NULL };
-	char *envp[] = { "LC_ALL=C", NULL };
 	struct strbuf text = STRBUF_INIT;
-	int rc = run_capture(argv, envp, NULL, DIFF_TIMEOUT_MS, &text), headers = 0;
+	int rc = ir_diff_texts(prog, "a", "b", a, b, &text), headers = 0;
 
 	*added = *removed = 0;
 	for (const char *p = text.buf; rc >= 0 && rc <= 1 && *p;) {
@@ -68,13 +64,12 @@ static int count_lines(const char *prog, const char *a, const char *b, long *add
 }
 
 /* One pair of variants: its stage files compared, sized and counted. */
-static int stat_pair(const char *tree_a, const char *tree_b, const struct ir_index_entry *ea,
-		     const struct ir_index_entry *eb, const char *stage, const char *prog,
-		     struct ir_diff_stat *st)
+static int stat_pair(const struct ir_tree *ta, const struct ir_tree *tb,
+		     const struct ir_index_entry *ea, const struct ir_index_entry *eb,
+		     const char *stage, const char *prog, struct ir_diff_stat *st)
 {
 	const char *ra = ir_index_file(ea, stage), *rb = ir_index_file(eb, stage);
-	char *pa = ra ? path_join(tree_a, ra) : NULL, *pb = rb ? path_join(tree_b, rb) : NULL;
-	uint64_t ha = 0, hb = 0, sa = 0, sb = 0;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 	struct ir_stat_entry *x;
 	int r = 0;
 
@@ -82,18 +77,14 @@ static int stat_pair(const char *tree_a, const char *tree_b, const struct ir_ind
 		st->sum.without_stage++;
 		return 0;
 	}
-	if (pa && file_xxh3(pa, &ha, &sa)) {
-		r = error_errno("cannot read '%s'", pa);
-		goto out;
-	}
-	if (pb && file_xxh3(pb, &hb, &sb)) {
-		r = error_errno("cannot read '%s'", pb);
+	if ((ra && ir_tree_read_stage(ta, ra, &a)) || (rb && ir_tree_read_stage(tb, rb, &b))) {
+		r = -1;
 		goto out;
 	}
 	x = add(st, ea, !ra ? IR_STAT_FILE_ONLY_B : !rb ? IR_STAT_FILE_ONLY_A :
-		ha == hb && sa == sb ? IR_STAT_SAME : IR_STAT_DIFFERS);
-	x->bytes_a = pa ? (long long)sa : -1;
-	x->bytes_b = pb ? (long long)sb : -1;
+		a.len == b.len && !memcmp(a.buf, b.buf, a.len) ? IR_STAT_SAME : IR_STAT_DIFFERS);
+	x->bytes_a = ra ? (long long)a.len : -1;
+	x->bytes_b = rb ? (long long)b.len : -1;
 	if (x->kind == IR_STAT_SAME) {
 		st->sum.identical++;
 		x->added = x->removed = 0;
@@ -101,10 +92,10 @@ static int stat_pair(const char *tree_a, const char *tree_b, const struct ir_ind
 	}
 	st->sum.differing++;
 	if (x->kind == IR_STAT_DIFFERS && strcmp(stage, "cubin") && is_executable(prog))
-		r = count_lines(prog, pa, pb, &x->added, &x->removed);
+		r = count_lines(prog, &a, &b, &x->added, &x->removed);
 out:
-	free(pa);
-	free(pb);
+	strbuf_release(&a);
+	strbuf_release(&b);
 	return r;
 }
 
@@ -117,9 +108,12 @@ int ir_diff_stat_trees(const char *tree_a, const char *tree_b, const struct ir_d
 	size_t i = 0, j = 0;
 	int r = 0;
 
+	struct ir_tree ta = { tree_a, -1 }, tb = { tree_b, -1 };
+
 	memset(st, 0, sizeof(*st));
 	st->stage = xstrdup(stage);
-	if (ir_diff_side_load(tree_a, o->shape, &a) || ir_diff_side_load(tree_b, o->shape, &b)) {
+	if (ir_tree_open(tree_a, &ta) || ir_tree_open(tree_b, &tb) ||
+	    ir_diff_side_load(tree_a, o->shape, &a) || ir_diff_side_load(tree_b, o->shape, &b)) {
 		r = -1;
 		goto out;
 	}
@@ -133,12 +127,16 @@ int ir_diff_stat_trees(const char *tree_a, const char *tree_b, const struct ir_d
 			add(st, b.e[j++], IR_STAT_ONLY_B);
 			st->sum.only_b++;
 		} else {
-			r = stat_pair(tree_a, tree_b, a.e[i++], b.e[j++], stage, prog, st);
+			r = stat_pair(&ta, &tb, a.e[i++], b.e[j++], stage, prog, st);
 		}
 	}
 out:
 	ir_diff_side_release(&a);
 	ir_diff_side_release(&b);
+	if (ta.fd >= 0)
+		close(ta.fd);
+	if (tb.fd >= 0)
+		close(tb.fd);
 	return r;
 }
 

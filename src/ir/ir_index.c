@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "lib/safefile.h"
 
 const char *const ir_index_columns[] = {
 	"shape", "kernel", "variant", "dtype", "launches", "hash", "num_warps",
@@ -67,14 +70,19 @@ int ir_index_load(const char *path, struct ir_index *idx)
 		"shape", "kernel", "variant", "dtype", "launches", "hash", "sweep_loser", "files",
 	};
 	int col[C_NR];
-	FILE *f = fopen(path, "re");
+	FILE *f;
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
 	ssize_t n;
-	int ret = 0, have_header = 0;
+	int fd, ret = open_regular(path, &fd), have_header = 0;
 
-	if (!f)
-		return errno == ENOENT ? 1 : error_errno("cannot read '%s'", path);
+	if (ret)
+		return ret;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return error_errno("cannot read '%s'", path);
+	}
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		struct strvec fields = STRVEC_INIT;
 
@@ -119,6 +127,18 @@ int ir_index_load(const char *path, struct ir_index *idx)
 			strvec_split(&e->files, FIELD(C_FILES), ",");
 #undef FIELD
 		strvec_clear(&fields);
+		/* Names from a file are data: each must stay inside the tree. */
+		for (size_t i = 0; i < e->files.nr; i++) {
+			if (rel_path_is_safe(e->files.v[i]))
+				continue;
+			ret = error("%s:%zu names the file '%s', which is not a path inside "
+				    "its tree (absolute, or through '..'): this index was not "
+				    "written by zlb or was edited; lay the run out again "
+				    "(zlb ir layout RUN)", path, lineno, e->files.v[i]);
+			break;
+		}
+		if (ret)
+			break;
 	}
 	free(line);
 	fclose(f);

@@ -39,8 +39,9 @@ struct ir_index {
 #define IR_INDEX_INIT { NULL, 0, 0 }
 
 /*
- * Read an index.tsv. Returns 0, 1 when the file does not exist, or -1
- * with error() (no header, a missing column).
+ * Read an index.tsv (a regular file, not a link). Returns 0, 1 when the
+ * file does not exist, or -1 with error() (no header, a missing column, a
+ * file named outside the tree: rel_path_is_safe()).
  */
 int ir_index_load(const char *path, struct ir_index *idx);
 void ir_index_release(struct ir_index *idx);

@@ -16,6 +16,7 @@
 #include "ir/ir_naming.h"
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
+#include "lib/safefile.h"
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 #include "rundir/identity.h"
@@ -90,7 +91,8 @@ static void compiles_settle(struct inputs *in)
 	/* A stable order for duplicates: qsort is not stable, so break ties by position. */
 	for (i = 0; i < in->nc; i++)
 		in->c[i].launched = (int)i;
-	qsort(in->c, in->nc, sizeof(*in->c), cmp_compile);
+	if (in->nc > 1)	/* no record read: in->c is NULL, which qsort may not take */
+		qsort(in->c, in->nc, sizeof(*in->c), cmp_compile);
 	for (i = 0; i < in->nc; i = j) {
 		size_t keep = i;
 		for (j = i + 1; j < in->nc && !strcmp(in->c[j].hash, in->c[i].hash); j++)
@@ -129,20 +131,6 @@ static int stage_name_ok(const char *s)
 		      (*s >= '0' && *s <= '9') || *s == '_'))
 			return 0;
 	return 1;
-}
-
-/* A relative path inside the staging: no leading '/', no ".." component. */
-static int rel_path_ok(const char *p)
-{
-	struct strvec parts = STRVEC_INIT;
-	int ok = *p && *p != '/';
-
-	strvec_split(&parts, p, "/");
-	for (size_t i = 0; ok && i < parts.nr; i++)
-		if (!strcmp(parts.v[i], ".."))
-			ok = 0;
-	strvec_clear(&parts);
-	return ok;
 }
 
 struct staged *irl_staged_get(struct inputs *in, const char *hash, int create)
@@ -186,33 +174,37 @@ static int on_staged(void *ctx, json_t *obj, size_t lineno)
 		const char *r = json_string_value(rel);
 		char *p;
 
-		if (!stage_name_ok(stage) || !r || !rel_path_ok(r)) {
+		if (!stage_name_ok(stage) || !r || !rel_path_is_safe(r)) {
 			in->bad_stage_files++;
 			continue;
 		}
 		/* Relative to ir/ (files/<hash>/...), or to the run (ir/files/...). */
-		p = path_join(in->ir_dir, r);
-		if (!is_file(p)) {
-			free(p);
-			p = path_join(in->run_dir, r);
-		}
+		p = starts_with(r, "ir/") ? xstrdup(r) : xstrfmt("ir/%s", r);
 		staged_add(s, stage, p);
 		free(p);
 	}
 	return 0;
 }
 
+/* The directory rel below the run, as a DIR, not through a link; NULL if not one. */
+static DIR *open_dir_beneath(int run_fd, const char *rel)
+{
+	int fd = open_beneath(run_fd, rel, O_RDONLY | O_DIRECTORY);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (fd >= 0 && !d)
+		close(fd);
+	return d;
+}
+
 /* Without staged.jsonl: take ir/files/<hash>/<name>.<stage> as they are. */
 static int scan_staged_files(struct inputs *in)
 {
-	char *root = path_join(in->ir_dir, "files");
-	DIR *d = opendir(root);
+	DIR *d = open_dir_beneath(in->run_fd, "ir/files");
 	struct dirent *e;
 
-	if (!d) {
-		free(root);
+	if (!d)
 		return 0;
-	}
 	while ((e = readdir(d))) {
 		char *hdir;
 		DIR *h;
@@ -220,23 +212,31 @@ static int scan_staged_files(struct inputs *in)
 
 		if (e->d_name[0] == '.' || !name_is_safe(e->d_name))
 			continue;
-		hdir = path_join(root, e->d_name);
-		h = opendir(hdir);
+		hdir = xstrfmt("ir/files/%s", e->d_name);
+		h = open_dir_beneath(in->run_fd, hdir);
 		if (h) {
 			struct staged *s = irl_staged_get(in, e->d_name, 1);
 			struct strvec names = STRVEC_INIT;
-			while ((f = readdir(h)))
-				if (f->d_name[0] != '.')
+			while ((f = readdir(h))) {
+				struct stat st;
+
+				/* Files, and links (counted as refused when laid out); no directories. */
+				if (f->d_name[0] != '.' &&
+				    !fstatat(dirfd(h), f->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+				    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
 					strvec_push(&names, f->d_name);
+			}
 			closedir(h);
 			/* Directory order is arbitrary: sort so a duplicate stage resolves the same way. */
 			strvec_sort(&names);
 			for (size_t i = 0; i < names.nr; i++) {
 				const char *dot = strrchr(names.v[i], '.');
 				char *p = path_join(hdir, names.v[i]);
-				/* A copy cut short by a crash is "<name>.<stage>.tmp.<pid>": not a stage. */
-				if (dot && stage_name_ok(dot + 1) && !strstr(names.v[i], ".tmp.") &&
-				    is_file(p))
+				/*
+				 * A copy cut short by a crash is "<name>.<stage>.tmp.<random>": not a
+				 * stage. What p is (a file, a link) is checked where it is opened.
+				 */
+				if (dot && stage_name_ok(dot + 1) && !strstr(names.v[i], ".tmp."))
 					staged_add(s, dot + 1, p);
 				free(p);
 			}
@@ -245,7 +245,6 @@ static int scan_staged_files(struct inputs *in)
 		free(hdir);
 	}
 	closedir(d);
-	free(root);
 	return 0;
 }
 
@@ -296,6 +295,8 @@ static int on_row(void *ctx, const struct results_row *row, size_t lineno)
 
 void irl_inputs_release(struct inputs *in)
 {
+	if (in->run_fd > 0)
+		close(in->run_fd);
 	for (size_t i = 0; i < in->nc; i++)
 		compile_free(&in->c[i]);
 	free(in->c);
@@ -348,9 +349,18 @@ int irl_read_inputs(const char *run_dir, struct inputs *in)
 	size_t skipped;
 	int r;
 
+	struct stat st;
+
 	memset(in, 0, sizeof(*in));
 	in->run_dir = run_dir;
 	in->ir_dir = path_join(run_dir, "ir");
+	in->run_fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (in->run_fd < 0)
+		return error_errno("cannot read '%s'", run_dir);
+	/* Its .jsonl files are read by path: the directory itself must be no link. */
+	if (!lstat(in->ir_dir, &st) && S_ISLNK(st.st_mode))
+		return error("'%s' is a symbolic link: zlb follows no link inside a run; "
+			     "replace it with the directory itself", in->ir_dir);
 
 	p = path_join(in->ir_dir, "compiles.jsonl");
 	r = jsonl_each(p, on_compile, in, &skipped);

@@ -17,6 +17,7 @@
 #include "rundir/rundir.h"
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
+#include "lib/safefile.h"
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 
@@ -176,7 +177,8 @@ static void entries_build(struct layout *ly)
 		if (in->rows[l->row].dtype)
 			strvec_push(&e->dtypes, in->rows[l->row].dtype);
 	}
-	qsort(ly->e, ly->ne, sizeof(*ly->e), cmp_entry);
+	if (ly->ne > 1)	/* no launch read: ly->e is NULL, which qsort may not take */
+		qsort(ly->e, ly->ne, sizeof(*ly->e), cmp_entry);
 	/* One entry per (shape, kernel, hash): launches summed, dtypes merged. */
 	for (i = 0, j = 0; i < ly->ne; i++) {
 		if (j && !cmp_entry(&ly->e[i], &ly->e[j - 1])) {
@@ -283,7 +285,8 @@ static void variants_name(struct layout *ly)
 		free(sp);
 		free(names);
 	}
-	qsort(ly->e, ly->ne, sizeof(*ly->e), cmp_entry_name);
+	if (ly->ne > 1)
+		qsort(ly->e, ly->ne, sizeof(*ly->e), cmp_entry_name);
 }
 
 static void layout_release(struct layout *ly)
@@ -328,19 +331,15 @@ static int cmp_stage(const void *a, const void *b)
 	return rx != ry ? rx - ry : strcmp(x, y);
 }
 
-static int copy_file(const char *src, const char *dst)
+/* Copy the open file in to a new dst. */
+static int copy_fd(int in, const char *src, const char *dst)
 {
-	int in = open(src, O_RDONLY | O_CLOEXEC), out;
+	int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	char buf[1 << 16];
 	ssize_t n;
 
-	if (in < 0)
-		return error_errno("cannot read '%s'", src);
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (out < 0) {
-		close(in);
+	if (out < 0)
 		return error_errno("cannot create '%s'", dst);
-	}
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
@@ -357,25 +356,47 @@ static int copy_file(const char *src, const char *dst)
 			done += w;
 		}
 	}
-	close(in);
 	if (close(out))
 		return error_errno("cannot write '%s'", dst);
 	return 0;
 fail:
 	{
 		int r = error_errno("cannot copy '%s' to '%s'", src, dst);
-		close(in);
 		close(out);
 		unlink(dst);
 		return r;
 	}
 }
 
-static int place_file(const char *src, const char *dst)
+/*
+ * Place the staged file rel (below the run) at dst: a hard link to the very
+ * file opened (through /proc/self/fd, so nothing can be swapped in between),
+ * else a copy. 1 when rel is refused: a link, or below one, or not a
+ * regular file (what a planted link points to is never placed, hence never
+ * read by ir diff); 2 when it does not exist (a staging cut short).
+ */
+static int place_file(int run_fd, const char *rel, const char *dst)
 {
-	if (!link(src, dst))
+	int in = open_beneath(run_fd, rel, O_RDONLY | O_NONBLOCK), r;
+	char proc[64];
+	struct stat st;
+
+	if (in < 0)
+		return errno == ENOENT ? 2 : errno == ELOOP || errno == ENOTDIR ||
+		       errno == EINVAL ? 1 : error_errno("cannot read '%s'", rel);
+	if (fstat(in, &st) || !S_ISREG(st.st_mode)) {
+		close(in);
+		return 1;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in);
+	if (!linkat(AT_FDCWD, proc, AT_FDCWD, dst, AT_SYMLINK_FOLLOW)) {
+		close(in);
 		return 0;
-	return copy_file(src, dst);
+	}
+	fcntl(in, F_SETFL, fcntl(in, F_GETFL) & ~O_NONBLOCK);
+	r = copy_fd(in, rel, dst);
+	close(in);
+	return r;
 }
 
 static int place_files(struct layout *ly, const char *dest, struct ir_layout_report *rep)
@@ -395,24 +416,29 @@ static int place_files(struct layout *ly, const char *dest, struct ir_layout_rep
 		memcpy(order, s->stages.v, n * sizeof(char *));
 		qsort(order, n, sizeof(char *), cmp_stage);
 		for (size_t k = 0; k < n; k++) {
-			int at = strvec_find(&s->stages, order[k]);
+			int at = strvec_find(&s->stages, order[k]), r;
 			const char *src = s->paths.v[at];
 			char *rel, *dst, *dir;
 
-			if (!is_file(src))
-				continue;
 			rel = xstrfmt("%s/%s/%s.%s", e->shape, e->kernel->dir, e->variant, order[k]);
 			dst = path_join(dest, rel);
 			dir = path_dirname(dst);
-			if (mkdir_p(dir, 0755) || place_file(src, dst)) {
+			r = mkdir_p(dir, 0755);
+			if (!r)
+				r = place_file(ly->in.run_fd, src, dst);
+			if (r < 0) {
 				free(rel);
 				free(dst);
 				free(dir);
 				free(order);
 				return -1;
 			}
-			strvec_push(&e->files, rel);
-			rep->files++;
+			if (r == 0) {
+				strvec_push(&e->files, rel);
+				rep->files++;
+			} else if (r == 1) {
+				rep->refused_files++;
+			}
 			free(rel);
 			free(dst);
 			free(dir);
@@ -495,7 +521,8 @@ int ir_layout_build_to(const char *run_dir, const char *dest, struct ir_layout_r
 	entries_build(&ly);
 	variants_name(&ly);
 
-	if (mkdir(dest, 0755)) {
+	/* dest is new, or an empty directory made for it (ir_layout_build's temporary one). */
+	if (mkdir(dest, 0755) && (errno != EEXIST || !dir_is_empty(dest))) {
 		r = error_errno("cannot create '%s'", dest);
 		layout_release(&ly);
 		return r;
@@ -514,14 +541,37 @@ int ir_layout_build_to(const char *run_dir, const char *dest, struct ir_layout_r
 	return r;
 }
 
+/*
+ * An empty directory in run_dir under an unpredictable name (mkdtemp, so
+ * nothing can be planted there first), with the mode mkdir(0755) would
+ * give it rather than mkdtemp's 0700: it becomes ttgir/.
+ */
+static char *temp_dir_in(const char *run_dir, const char *tag)
+{
+	char *t = xstrfmt("%s/.%s.%s-XXXXXX", run_dir, IR_TREE_DIR, tag);
+
+	if (!mkdtemp(t)) {
+		error_errno("cannot create a temporary directory in '%s'", run_dir);
+		free(t);
+		return NULL;
+	}
+	chmod(t, 0755 & ~process_umask());
+	return t;
+}
+
 int ir_layout_build(const char *run_dir, struct ir_layout_report *rep)
 {
-	char *tmp = xstrfmt("%s/.%s.tmp-%ld", run_dir, IR_TREE_DIR, (long)getpid());
-	char *final = path_join(run_dir, IR_TREE_DIR);
-	char *old = NULL;
+	char *tmp, *final, *old = NULL;
 	int r;
 
-	remove_tree(tmp);
+	if (!is_dir(run_dir))
+		return error("'%s' is not a directory", run_dir);
+	tmp = temp_dir_in(run_dir, "tmp");
+	final = path_join(run_dir, IR_TREE_DIR);
+	if (!tmp) {
+		free(final);
+		return -1;
+	}
 	r = ir_layout_build_to(run_dir, tmp, rep);
 	if (r)
 		goto out;
@@ -536,9 +586,12 @@ int ir_layout_build(const char *run_dir, struct ir_layout_report *rep)
 			r = error_errno("cannot rename '%s' to '%s'", tmp, final);
 		goto out;
 	}
-	/* No RENAME_EXCHANGE here: move the old tree aside, then the new one in. */
-	old = xstrfmt("%s/.%s.old-%ld", run_dir, IR_TREE_DIR, (long)getpid());
-	remove_tree(old);
+	/* No RENAME_EXCHANGE here: move the old tree aside (over an empty directory), then the new one in. */
+	old = temp_dir_in(run_dir, "old");
+	if (!old) {
+		r = -1;
+		goto out;
+	}
 	if (rename(final, old) && errno != ENOENT) {
 		r = error_errno("cannot move '%s' aside", final);
 		goto out;

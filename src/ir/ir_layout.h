@@ -32,6 +32,7 @@ struct ir_layout_report {
 	size_t unlaunched;	/* other compiled variants no row launched */
 	size_t compiles;	/* distinct compiled variants (hashes) */
 	size_t no_files;	/* laid-out entries without any staged file */
+	size_t refused_files;	/* staged files refused: a link (or below one), not a regular file */
 	size_t skipped_lines;	/* unparsable lines in the .jsonl inputs */
 	size_t unattributed;	/* launch records without a hash (variant unknown) */
 };

@@ -35,7 +35,7 @@ struct compile {
 struct staged {
 	char *hash;
 	struct strvec stages;	/* parallel */
-	struct strvec paths;	/* absolute */
+	struct strvec paths;	/* relative to the run: opened below it (lib/safefile.h) */
 };
 
 struct launch {
@@ -52,6 +52,7 @@ struct row {
 
 struct inputs {
 	const char *run_dir;
+	int run_fd;		/* the run directory: staged files are opened below it */
 	char *ir_dir;
 	struct compile *c;
 	size_t nc, ac;
@@ -64,6 +65,7 @@ struct inputs {
 	size_t skipped;
 	size_t unattributed;
 	size_t bad_stage_files;
+	size_t refused_files;	/* staged files that are links or not regular: not laid out */
 };
 
 /* Read run_dir's ir/ staging, compile and launch records and rows into in. */

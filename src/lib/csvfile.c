@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/error.h"
+#include "lib/safefile.h"
 
 void csv_add_field(struct strbuf *sb, const char *field)
 {
@@ -135,11 +136,14 @@ int csv_read_file(const char *path, struct csv_table *t)
 
 	memset(t, 0, sizeof(*t));
 	strbuf_init(&sb, 0);
-	if (strbuf_read_file(&sb, path, 0) < 0) {
-		int saved = errno;
+	ret = read_user_file(path, "the table", 0, &sb);
+	if (ret) {
 		strbuf_release(&sb);
-		errno = saved;
-		return error_errno("cannot read %s", path);
+		if (ret == 1) {
+			ret = error("the table '%s' does not exist", path);
+			errno = ENOENT;
+		}
+		return -1;
 	}
 	ret = csv_parse_text(sb.buf, sb.len, path, t);
 	strbuf_release(&sb);

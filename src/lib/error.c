@@ -32,6 +32,8 @@ const char *last_error(void)
 
 /* is_error: the message is an error's, kept for last_error() (a warning's is not). */
 static void vreport(report_fn fn, int is_error, const char *prefix, const char *fmt,
+		    va_list ap, const char *suffix) ZLB_PRINTF(4, 0);
+static void vreport(report_fn fn, int is_error, const char *prefix, const char *fmt,
 		    va_list ap, const char *suffix)
 {
 	char msg[sizeof(last_msg)];

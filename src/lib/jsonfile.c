@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "lib/paths.h"
+#include "lib/safefile.h"
 #include "lib/strbuf.h"
 
 int json_write_file(const char *path, const json_t *obj)
@@ -26,14 +27,23 @@ int json_write_file(const char *path, const json_t *obj)
 	return r;
 }
 
+/* The largest JSON file zlb reads whole (a batch.json of thousands of operators is ~1 MB). */
+#define JSON_FILE_LIMIT (256u << 20)
+
 int json_read_file(const char *path, json_t **out)
 {
+	struct strbuf sb = STRBUF_INIT;
 	json_error_t err;
+	int r;
 
 	*out = NULL;
-	if (access(path, F_OK))
-		return 1;
-	*out = json_load_file(path, 0, &err);
+	r = read_regular(path, JSON_FILE_LIMIT, &sb);
+	if (r) {
+		strbuf_release(&sb);
+		return r;
+	}
+	*out = json_loadb(sb.buf, sb.len, 0, &err);
+	strbuf_release(&sb);
 	if (!*out)
 		return error("'%s' is not valid JSON: %s (line %d)", path, err.text, err.line);
 	if (!json_is_object(*out)) {
@@ -46,16 +56,22 @@ int json_read_file(const char *path, json_t **out)
 
 int jsonl_each(const char *path, jsonl_fn fn, void *ctx, size_t *skipped)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f;
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
 	ssize_t n;
-	int ret = 0;
+	int fd, ret = 0;
 
 	if (skipped)
 		*skipped = 0;
-	if (!f)
-		return errno == ENOENT ? 1 : error_errno("cannot read '%s'", path);
+	ret = open_regular(path, &fd);
+	if (ret)
+		return ret;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return error_errno("cannot read '%s'", path);
+	}
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		json_error_t err;
 		json_t *obj;
@@ -102,7 +118,7 @@ int jsonl_append(const char *path, const json_t *obj)
 	strbuf_addstr(&sb, text);
 	strbuf_addch(&sb, '\n');
 	free(text);
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 || write(fd, sb.buf, sb.len) != (ssize_t)sb.len)
 		r = error_errno("cannot append to '%s'", path);
 	if (fd >= 0)

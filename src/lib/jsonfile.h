@@ -13,15 +13,20 @@
 
 /* Write obj as indented JSON with a final newline, atomically. */
 int json_write_file(const char *path, const json_t *obj);
-/* Read a JSON object from path. Returns 0, 1 if the file is absent, -1 on error. */
+/*
+ * Read a JSON object from path (a regular file, not reached through a link
+ * as its last component: lib/safefile.h). Returns 0, 1 if the file is
+ * absent, -1 on error.
+ */
 int json_read_file(const char *path, json_t **out);
 
 /* Called for each object of a .jsonl file; a non-zero return stops the walk. */
 typedef int (*jsonl_fn)(void *ctx, json_t *obj, size_t lineno);
 
 /*
- * Walk path line by line. Returns 0, 1 if the file does not exist, or -1.
- * Lines that are not JSON objects are counted in *skipped (may be NULL).
+ * Walk path (a regular file, as json_read_file()) line by line. Returns 0,
+ * 1 if the file does not exist, or -1. Lines that are not JSON objects are
+ * counted in *skipped (may be NULL).
  */
 int jsonl_each(const char *path, jsonl_fn fn, void *ctx, size_t *skipped);
 

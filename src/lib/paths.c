@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/strvec.h"
@@ -91,7 +94,7 @@ int name_is_safe(const char *name)
 {
 	size_t n = strlen(name);
 
-	if (!n || n > 200 || name[0] == '.')
+	if (!n || n > NAME_MAX_BYTES || name[0] == '.')
 		return 0;
 	for (const char *p = name; *p; p++) {
 		unsigned char c = (unsigned char)*p;
@@ -155,27 +158,62 @@ int mkdir_p(const char *path, int mode)
 		free(copy);
 		return r;
 	}
+	/* EEXIST says a name is taken, not that a directory took it. */
+	if (!is_dir(copy)) {
+		int r = error("cannot create directory '%s': a file of that name is in the way",
+			      copy);
+		free(copy);
+		return r;
+	}
 	free(copy);
 	return 0;
 }
 
+/*
+ * Create a temporary file beside path: an unpredictable name, created
+ * exclusively (O_EXCL also refuses a link planted under that name). A
+ * fixed "<path>.tmp.<pid>" opened with O_TRUNC followed a planted link and
+ * overwrote its target. Not mkstemp() itself: its mode 0600 would make
+ * every file zlb writes unreadable to the group; this is 0644 less umask,
+ * as any other file zlb creates.
+ */
+static int create_temp_beside(const char *path, char **tmp)
+{
+	for (int attempt = 0; attempt < 64; attempt++) {
+		uint64_t r = 0;
+		int fd;
+
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			r ^= (uint64_t)getpid() << 32 ^ (uint64_t)attempt * 0x9e3779b97f4a7c15ULL ^
+			     (uint64_t)time(NULL);
+		*tmp = xstrfmt("%s.tmp.%012llx", path, (unsigned long long)(r & 0xffffffffffffULL));
+		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return error_errno("cannot write '%s'", path);
+		free(*tmp);
+		*tmp = NULL;
+	}
+	return error("cannot create a temporary file beside '%s': every name tried exists", path);
+}
+
 int write_file_atomic(const char *path, const char *data, size_t len)
 {
-	char *tmp = xstrfmt("%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char *tmp = NULL;
+	int fd = create_temp_beside(path, &tmp);
 	size_t done = 0;
 
 	if (fd < 0) {
-		int r = error_errno("cannot write '%s'", tmp);
 		free(tmp);
-		return r;
+		return -1;
 	}
 	while (done < len) {
 		ssize_t n = write(fd, data + done, len - done);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			int r = error_errno("cannot write '%s'", tmp);
+			int r = error_errno("cannot write '%s'", path);
 			close(fd);
 			unlink(tmp);
 			free(tmp);
@@ -184,11 +222,12 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 		done += (size_t)n;
 	}
 	if (fsync(fd) || close(fd)) {
-		int r = error_errno("cannot flush '%s'", tmp);
+		int r = error_errno("cannot write '%s'", path);
 		unlink(tmp);
 		free(tmp);
 		return r;
 	}
+	/* rename() replaces a link at path itself; it never writes through it. */
 	if (rename(tmp, path)) {
 		int r = error_errno("cannot rename '%s' to '%s'", tmp, path);
 		unlink(tmp);
@@ -197,6 +236,23 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 	}
 	free(tmp);
 	return 0;
+}
+
+mode_t process_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned mask;
+	mode_t found = 022;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &mask) == 1) {
+			found = (mode_t)mask;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return found;
 }
 
 int remove_tree(const char *path)

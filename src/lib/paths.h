@@ -5,6 +5,8 @@
 #ifndef ZLB_PATHS_H
 #define ZLB_PATHS_H
 
+#include <sys/types.h>
+
 #include "lib/strbuf.h"
 
 int is_dir(const char *path);
@@ -20,10 +22,13 @@ char *path_dirname(const char *path);
 /* Last component. Points into path. */
 const char *path_basename(const char *path);
 
+/* The longest name name_is_safe() accepts, in bytes. */
+#define NAME_MAX_BYTES 200
+
 /*
  * Is name usable as one path component chosen from user input?
  * Letters, digits, '_', '-', '.', '+' and '@' only; no leading '.', not empty,
- * at most 200 bytes. So '/', '..', spaces and control bytes are all refused.
+ * at most NAME_MAX_BYTES. So '/', '..', spaces and control bytes are all refused.
  */
 int name_is_safe(const char *name);
 
@@ -41,10 +46,20 @@ char *find_program(const char *name);
 int mkdir_p(const char *path, int mode);
 
 /*
- * Write data to path atomically: a temporary file beside it, fsync, rename.
- * A reader sees the old or the new content, never a torn file.
+ * Write data to path atomically: a temporary file beside it (an
+ * unpredictable name, created exclusively, mode 0644 less umask), fsync,
+ * rename. A reader sees the old or the new content, never a torn file; a
+ * link planted at path or at a temporary name is replaced, never written
+ * through.
  */
 int write_file_atomic(const char *path, const char *data, size_t len);
+
+/*
+ * The process's umask, read without changing it (/proc/self/status; 022
+ * where that cannot be read): the mode bits a file made with mkdtemp or
+ * mkstemp (0700, 0600) is given back to match what open/mkdir would make.
+ */
+mode_t process_umask(void);
 
 /* Remove a directory tree (no symlink following). Returns 0 or -1. */
 int remove_tree(const char *path);

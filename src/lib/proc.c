@@ -1,4 +1,5 @@
 #include "lib/proc.h"
+#include "lib/proc_tree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -298,6 +299,7 @@ int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace
 	struct line_state ls = { STRBUF_INIT, 0, now_ms() };
 	long long escalate_at = -1, orphan_deadline = -1;
 	int stage = 0; /* 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent */
+	int orphan_stage = 0; /* after the child's exit: 1 waiting, 2 holders killed */
 	int open_fd = c->out_fd >= 0;
 	int pidfd = exit_fd(c->pid);
 	char buf[65536];
@@ -366,14 +368,23 @@ int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace
 		if (!c->exited && child_reap(c, 1) < 0)
 			break;
 		if (c->exited && open_fd) {
-			/* Grandchildren still hold the pipe: give them a moment, then end them. */
-			if (orphan_deadline < 0) {
+			/*
+			 * Grandchildren still hold the pipe: give them a moment, then
+			 * end them; then stop listening whoever holds it (a process
+			 * that left the group, or that zlb cannot signal), rather
+			 * than wait for ever.
+			 */
+			if (!orphan_stage) {
 				orphan_deadline = now + ORPHAN_GRACE_MS;
-			} else if (now >= orphan_deadline && c->new_pgroup) {
-				child_kill(c, SIGKILL);
+				orphan_stage = 1;
+			} else if (now >= orphan_deadline && orphan_stage == 1) {
+				if (c->new_pgroup)
+					child_kill(c, SIGKILL);
+				if (c->owns_descendants)
+					proc_kill_tree(getpid(), NULL);
 				orphan_deadline = now + ORPHAN_GRACE_MS;
+				orphan_stage = 2;
 			} else if (now >= orphan_deadline) {
-				/* No group to signal: stop listening rather than wait forever. */
 				close(c->out_fd);
 				c->out_fd = -1;
 				open_fd = 0;

@@ -19,6 +19,12 @@ struct child {
 	unsigned new_pgroup : 1;  /* child leads its own process group */
 	unsigned capture : 1;     /* stdout+stderr into one pipe: out_fd */
 	unsigned redirect : 1;    /* stdout+stderr onto redirect_fd (not with capture) */
+	/*
+	 * The caller is a subreaper (lib/proc_tree.h) and every other process
+	 * below it is this child's: child_pump() may kill them all when they
+	 * hold the child's pipe after it exited.
+	 */
+	unsigned owns_descendants : 1;
 	int redirect_fd;          /* an open file the child writes to (e.g. a log) */
 	pid_t pid;
 	int out_fd;            /* read end when capture, else -1 */
@@ -85,7 +91,11 @@ struct pump_ops {
  * its pipe is closed, then reap it. On an interrupt the child's group gets
  * SIGINT, then SIGTERM after grace_ms, then SIGKILL after another
  * grace_ms. Once the child has exited, processes it left holding the pipe
- * are killed. Returns 0 (child reaped), or -1 on an internal error.
+ * get a moment (2 s) to close it, then SIGKILL (its group, and with
+ * owns_descendants every process below the caller, which reaches those
+ * that left the group), and after another moment the pipe is closed
+ * whoever still holds it: the pump always ends a few seconds after the
+ * child. Returns 0 (child reaped), or -1 on an internal error.
  */
 int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace_ms);
 

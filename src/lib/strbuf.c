@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,10 +197,19 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t limit)
 {
 	char chunk[65536];
 	size_t total = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Not blocking on a FIFO: only a regular file is read (below). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	for (;;) {
 		ssize_t n = read(fd, chunk, sizeof(chunk));
 		if (n < 0) {

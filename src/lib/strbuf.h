@@ -38,14 +38,18 @@ void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, int c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) ZLB_PRINTF(2, 3);
-void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) ZLB_PRINTF(2, 0);
 /* Append n copies of c. */
 void strbuf_addchars(struct strbuf *sb, int c, size_t n);
 
 void strbuf_trim(struct strbuf *sb);
 void strbuf_rtrim(struct strbuf *sb);
 
-/* Read a whole file into sb (appending). Returns 0, or -1 with errno set. */
+/*
+ * Read a whole regular file into sb (appending). Returns 0, or -1 with
+ * errno set: EISDIR for a directory, EINVAL for anything else that is not
+ * a regular file (a FIFO is not waited on), EFBIG past limit (0: none).
+ */
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t limit);
 
 /* Small helpers on plain strings. */

@@ -2,8 +2,10 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/paths.h"
 
@@ -131,38 +133,69 @@ static void scan_test_names(const char *text, struct strvec *names)
 	}
 }
 
+/*
+ * Push path if it is a test file not listed yet under another name: a link
+ * to a file already listed (same device and inode) would list its
+ * operators twice.
+ */
+static void push_test_file(struct strvec *files, struct strvec *seen, const char *path)
+{
+	struct stat st;
+	char key[64];
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	snprintf(key, sizeof(key), "%llx:%llx", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	if (strvec_find(seen, key) >= 0)
+		return;
+	strvec_push(seen, key);
+	strvec_push(files, path);
+}
+
 void flaggems_list_benchmark_files(const char *dir, struct strvec *files)
 {
 	char *bdir = path_join(dir, "benchmark");
+	struct strvec names = STRVEC_INIT, seen = STRVEC_INIT;
 	DIR *d = opendir(bdir);
 	struct dirent *e;
 
-	while (d && (e = readdir(d))) {
-		char *p;
-		if (e->d_name[0] == '.' || !strcmp(e->d_name, "models_benchmark"))
-			continue;
-		p = path_join(bdir, e->d_name);
-		if (starts_with(e->d_name, "test_") && ends_with(e->d_name, ".py")) {
-			if (is_file(p))
-				strvec_push(files, p);
-		} else if (is_dir(p)) {
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' && strcmp(e->d_name, "models_benchmark"))
+			strvec_push(&names, e->d_name);
+	if (d)
+		closedir(d);
+	/* Sorted first, so which name of a file linked twice is listed does not depend on readdir. */
+	strvec_sort(&names);
+	for (size_t i = 0; i < names.nr; i++) {
+		char *p = path_join(bdir, names.v[i]);
+		struct stat lst;
+
+		if (starts_with(names.v[i], "test_") && ends_with(names.v[i], ".py")) {
+			push_test_file(files, &seen, p);
+		} else if (!lstat(p, &lst) && S_ISDIR(lst.st_mode)) {
+			/* A linked folder (`ln -s . benchmark/loop`) is not descended into. */
+			struct strvec sub = STRVEC_INIT;
 			DIR *sd = opendir(p);
 			struct dirent *se;
-			while (sd && (se = readdir(sd))) {
-				if (!starts_with(se->d_name, "test_") || !ends_with(se->d_name, ".py"))
-					continue;
-				char *sp = path_join(p, se->d_name);
-				if (is_file(sp))
-					strvec_push(files, sp);
-				free(sp);
-			}
+
+			while (sd && (se = readdir(sd)))
+				if (starts_with(se->d_name, "test_") && ends_with(se->d_name, ".py"))
+					strvec_push(&sub, se->d_name);
 			if (sd)
 				closedir(sd);
+			strvec_sort(&sub);
+			for (size_t k = 0; k < sub.nr; k++) {
+				char *sp = path_join(p, sub.v[k]);
+				push_test_file(files, &seen, sp);
+				free(sp);
+			}
+			strvec_clear(&sub);
 		}
 		free(p);
 	}
-	if (d)
-		closedir(d);
+	strvec_clear(&names);
+	strvec_clear(&seen);
 	free(bdir);
 	strvec_sort(files);
 }
@@ -285,7 +318,19 @@ static char *keyword_string(const char *text, const char *name)
 	return res;
 }
 
-/* The first "<Name>Benchmark...(" constructor called in a function body. */
+/* Is the name at s (within text) the one a `<word> ` before it defines? */
+static int defined_by(const char *text, const char *s, const char *word)
+{
+	size_t n = strlen(word);
+
+	return (size_t)(s - text) > n && s[-1] == ' ' && !strncmp(s - n - 1, word, n);
+}
+
+/*
+ * The first "<Name>Benchmark...(" constructor called in a function body:
+ * not a name that `class` or `def` defines (the body's own
+ * `def test_fooBenchmark(` is no call).
+ */
 static char *benchmark_class_called(const char *body)
 {
 	for (const char *p = body; (p = strstr(p, "Benchmark")); p++) {
@@ -294,7 +339,7 @@ static char *benchmark_class_called(const char *body)
 			s--;
 		while (isalnum((unsigned char)*e) || *e == '_')
 			e++;
-		if (*e == '(' && (s == body || s[-1] != ' ' || strncmp(s - 6, "class ", 6)))
+		if (*e == '(' && !defined_by(body, s, "class") && !defined_by(body, s, "def"))
 			return xstrndup(s, (size_t)(e - s));
 	}
 	return NULL;

@@ -1,4 +1,5 @@
 #include "run/preflight.h"
+#include "rundir/autotune_records.h"
 #include "rundir/preflight_report.h"
 #include "rundir/rundir.h"
 
@@ -412,6 +413,20 @@ static int check_records(struct preflight *pf, const struct run_config *cfg)
 		ret = preflight_fail(pf, "replay_dir", "replay the recording run of the same operator");
 		goto out;
 	}
+	/* The plugin loads every record of the directory: each must be one it can read. */
+	if (json_integer_value(json_object_get(meta, "schema_version")) != AUTOTUNE_SCHEMA_VERSION) {
+		error("REPLAY_FROM %s: autotune_records/meta.json has schema_version %s; this zlb "
+		      "reads %d", pf->plan.replay_from,
+		      json_is_integer(json_object_get(meta, "schema_version")) ? "another" : "none",
+		      AUTOTUNE_SCHEMA_VERSION);
+		ret = preflight_fail(pf, "replay_dir", "record A again with this zlb");
+		goto out;
+	}
+	if (autotune_records_check_dir(pf->plan.replay_from)) {
+		ret = preflight_fail(pf, "replay_dir", "record A again (zlb run %s without "
+				     "--replay-from) and replay that run", pf->plan.target.op);
+		goto out;
+	}
 	ret = 0;
 out:
 	json_decref(meta);
@@ -541,7 +556,7 @@ int preflight_run(struct preflight *pf, const struct run_config *cfg,
 		goto out;
 	if (check_checkout(pf, cfg, facts))
 		goto out;
-	if (check_dtypes(pf, cfg))
+	if (check_dtypes(pf, cfg) || preflight_check_plugins(pf, cfg, envp))
 		goto out;
 	if (preflight_check_shapes(pf, cfg))
 		goto out;

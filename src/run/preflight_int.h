@@ -1,6 +1,7 @@
 /*
  * What the files of preflight share (preflight.c: the run's checks in
- * order; preflight_shapes.c: the shape mode and file). Private to src/run/.
+ * order; preflight_shapes.c: the shape mode and file; preflight_plugins.c:
+ * the extra plugins). Private to src/run/.
  */
 #ifndef ZLB_PREFLIGHT_INT_H
 #define ZLB_PREFLIGHT_INT_H
@@ -25,6 +26,15 @@ int preflight_check_shapes(struct preflight *pf, const struct run_config *cfg);
  * said), and the opt-in switches only some backends have.
  */
 int preflight_check_backend(struct preflight *pf, const struct run_config *cfg,
+			    char *const *envp);
+
+/*
+ * The --extra-plugins check: each module must be one the interpreter
+ * finds from the checkout, as pytest's -p will import it. A missing one
+ * failed the run as "tests failed" (rc 1) with a traceback, after its
+ * directory existed.
+ */
+int preflight_check_plugins(struct preflight *pf, const struct run_config *cfg,
 			    char *const *envp);
 
 #endif

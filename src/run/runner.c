@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +20,8 @@
 #include "run/plugin_plan.h"
 #include "run/run_caliber.h"
 #include "lib/proc.h"
+#include "lib/proc_tree.h"
+#include "rundir/results_file.h"
 #include "rundir/run_tally.h"
 #include "rundir/rundir.h"
 #include "run/tee.h"
@@ -327,17 +331,20 @@ static int archive_shapes(const struct run_config *cfg, const struct run_plan *p
 
 	if (!strcmp(plan->shape_mode, "upstream")) {
 		/* Not passed to pytest; kept so the run says what FlagGems read. */
-		struct shape_file up;
+		/* A copy of its text: checking it is not zlb's to do, FlagGems reads it. */
+		struct shape_file up = { 0 };
+		struct strbuf text = STRBUF_INIT;
 		char *core = path_join(plan->target.dir, "benchmark/core_shapes.yaml");
 		header = xstrfmt("zlbench: op=%s bench_level=%s shape_mode=upstream\n"
 				 "copy of %s: FlagGems read its own file", plan->target.op,
 				 cfg->bench_level, core);
-		if (shape_file_load(&up, core, NULL)) {
-			r = error("cannot archive FlagGems' %s", core);
+		if (strbuf_read_file(&text, core, 64u << 20)) {
+			r = error_errno("cannot archive FlagGems' %s", core);
 		} else {
+			up.text = text.buf;
 			r = shape_file_archive(&up, dest, header);
 		}
-		shape_file_release(&up);
+		strbuf_release(&text);
 		free(core);
 		free(header);
 		return r;
@@ -589,6 +596,8 @@ static int run_pytest(struct child *c, const struct strvec *argv, const struct s
 		c->dir = dir;
 		c->new_pgroup = 1;
 		c->capture = 1;
+		/* runner_run() made zlb a subreaper: what is below it is pytest's. */
+		c->owns_descendants = 1;
 		if (child_start(c))
 			return -1;
 		start = mono_s();
@@ -647,6 +656,64 @@ static int prepare_files(const struct run_config *cfg, const struct run_plan *pl
 	return 0;
 }
 
+/* Remove the run's own caches (once): the isolated tuner cache, the Triton cache unless kept. */
+static void drop_caches(const struct run_config *cfg, struct run_files *f)
+{
+	if (f->isolated && remove_tree(f->isolated))
+		warning("could not remove the isolated tuner cache %s", f->isolated);
+	if (f->compile_cache && !cfg->keep_compile_cache && remove_tree(f->compile_cache))
+		warning("could not remove the run's Triton cache %s", f->compile_cache);
+	free(f->isolated);
+	f->isolated = NULL;
+	if (!cfg->keep_compile_cache) {
+		free(f->compile_cache);
+		f->compile_cache = NULL;
+	}
+}
+
+/* Below this much free room, a line the plugins cut short is the disk's doing, not a crash's. */
+#define NEARLY_FULL_BYTES (1u << 20)
+
+/*
+ * Did the run fill the file system of run_dir? Asked before the run's
+ * caches are dropped: the log refused a line for want of room, no block is
+ * left, or the room is nearly gone and a JSON-lines file of the plugins
+ * ends in a cut line. why gets the evidence.
+ */
+static int disk_filled(const char *run_dir, const struct tee *t, struct strbuf *why)
+{
+	static const char *const files[] = { RESULTS_FILE, EVENTS_FILE, NULL };
+	struct statvfs vfs;
+	int have_vfs = !statvfs(run_dir, &vfs);
+
+	if (t->log_errno == ENOSPC || t->log_errno == EDQUOT) {
+		strbuf_addf(why, "run.log: %s", strerror(t->log_errno));
+		return 1;
+	}
+	if (have_vfs && vfs.f_bavail == 0) {
+		strbuf_addstr(why, "no free block left");
+		return 1;
+	}
+	if (!have_vfs || (unsigned long long)vfs.f_bavail * vfs.f_frsize >= NEARLY_FULL_BYTES)
+		return 0;
+	for (int i = 0; files[i]; i++) {
+		char *p = path_join(run_dir, files[i]);
+		int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		struct stat st;
+		char last = '\n';
+
+		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
+			strbuf_addf(why, "%s ends in a line cut short", files[i]);
+		if (fd >= 0)
+			close(fd);
+		free(p);
+		if (why->len)
+			return 1;
+	}
+	return 0;
+}
+
 static void run_files_release(struct run_files *f)
 {
 	free(f->shape_archive);
@@ -667,9 +734,11 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	struct run_tally ta;
 	struct run_files f = { 0 };
 	char *log_path = NULL, *tuner = NULL;
+	struct strbuf why = STRBUF_INIT;
 	json_t *id = NULL;
 	pid_t worker = 0;
-	int ret = -1;
+	size_t left;
+	int ret = -1, r, filled;
 
 	memset(out, 0, sizeof(*out));
 	out->pytest_rc = -1;
@@ -687,6 +756,11 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	if (cfg->run_dir ? rundir_claim_exact(cfg->run_dir, &out->run_dir) :
 	    rundir_claim(cfg->runs_dir, plan->target.op, time(NULL), &out->run_dir))
 		goto done;
+	/* Room for the identity's last write, whatever the run fills (rundir.h). */
+	if (rundir_reserve(out->run_dir)) {
+		rmdir(out->run_dir);	/* still empty: nothing of the run is lost */
+		goto done;
+	}
 
 	if (prepare_files(cfg, plan, out->run_dir, &f))
 		goto done;
@@ -725,8 +799,25 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 		goto done;
 	say_command(&tee, plan->target.dir, &child_argv);
 
-	if (run_pytest(&c, &child_argv, &env, plan->target.dir, &tee, cfg->interrupt_grace_ms, out))
+	/*
+	 * Whatever pytest starts stays below zlb, also a process that leaves
+	 * its group or session (setsid, a daemon), so the run can end it.
+	 */
+	if (proc_become_subreaper())
 		goto done;
+	r = run_pytest(&c, &child_argv, &env, plan->target.dir, &tee, cfg->interrupt_grace_ms, out);
+	left = proc_kill_tree(getpid(), NULL);
+	if (left)
+		tee_say(&tee, TERM_YELLOW, "zlb: ended %zu process(es) the test left running "
+			"(outside pytest's process group); nothing a run starts outlives it", left);
+	if (r)
+		goto done;
+
+	/* Before anything is freed: did the run fill its file system? */
+	filled = disk_filled(out->run_dir, &tee, &why);
+	/* Room for the last writes: the run's own caches go first, then the reserve. */
+	drop_caches(cfg, &f);
+	rundir_release_reserve(out->run_dir);
 
 	if (run_tally_read(out->run_dir, &ta) || ta.bad_lines)
 		tee_say(&tee, TERM_YELLOW, "zlb: warning: %zu unreadable line%s in "
@@ -739,19 +830,31 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	}
 	if (cfg->ir)
 		lay_out_ir(&tee, out->run_dir, identity_section(id, "outcome"));
+	if (filled) {
+		/* Whatever pytest made of it, the run is not whole: zlb's files (exit 7). */
+		out->exit_code = ZLB_EXIT_IO;
+		tee_say(&tee, TERM_RED, "zlb: the file system of the run filled up while it ran "
+			"(%s): what was written before is kept, but the run is not whole; free "
+			"space and run it again", why.buf);
+		json_object_set_new(identity_section(id, "outcome"), "io_error",
+				    json_string(why.buf));
+	}
 	finalize_identity(id, out, &ta, &c, plan->timer);
-	print_summary(&tee, out, &ta, &c);
-	run_tally_release(&ta);
+	/* The identity first: the summary's last line says what the run's files say. */
 	if (identity_write(out->run_dir, id)) {
 		out->exit_code = ZLB_EXIT_IO;
-		goto done;
+		tee_say(&tee, TERM_RED, "zlb: %s; run_identity.json still says 'running'",
+			last_error());
+		error("the run's identity could not be written (above)");
+	} else {
+		ret = 0;
 	}
-	ret = 0;
+	print_summary(&tee, out, &ta, &c);
+	run_tally_release(&ta);
 done:
-	if (f.isolated && remove_tree(f.isolated))
-		warning("could not remove the isolated tuner cache %s", f.isolated);
-	if (f.compile_cache && !cfg->keep_compile_cache && remove_tree(f.compile_cache))
-		warning("could not remove the run's Triton cache %s", f.compile_cache);
+	drop_caches(cfg, &f);
+	if (out->run_dir)
+		rundir_release_reserve(out->run_dir);
 	tee_close(&tee);
 	interrupts_restore();
 	json_decref(id);
@@ -761,6 +864,7 @@ done:
 	free(log_path);
 	run_files_release(&f);
 	free(tuner);
+	strbuf_release(&why);
 	return ret;
 }
 

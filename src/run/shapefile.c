@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/paths.h"
+#include "run/shapefile_int.h"
 
 #define SHAPE_FILE_LIMIT (64u << 20)
 
@@ -23,7 +24,11 @@ int shape_file_load(struct shape_file *sf, const char *path, const char *text)
 		return error_errno("cannot read shape file '%s'", path);
 	}
 	sf->text = strbuf_detach(&sb, NULL);
+	sf->tags = xcalloc(1, sizeof(*sf->tags));
 
+	/* Before libyaml builds a tree: its scanner is quadratic in nesting depth. */
+	if (sf_precheck(sf->text, strlen(sf->text), path, sf->tags))
+		return -1;
 	if (!yaml_parser_initialize(&parser))
 		return error("cannot initialise the YAML parser");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)sf->text,
@@ -44,13 +49,16 @@ int shape_file_load(struct shape_file *sf, const char *path, const char *text)
 		return error("shape file '%s' must be a mapping of op or class names "
 			     "to {shapes: [...]}, but its top level is a %s", path,
 			     root->type == YAML_SEQUENCE_NODE ? "list" : "scalar");
-	return 0;
+	return sf_tree_check(&sf->doc, path, sf->tags);
 }
 
 void shape_file_release(struct shape_file *sf)
 {
 	if (sf->loaded)
 		yaml_document_delete(&sf->doc);
+	if (sf->tags)
+		sf_tags_release(sf->tags);
+	free(sf->tags);
 	free(sf->path);
 	free(sf->text);
 	memset(sf, 0, sizeof(*sf));
@@ -125,23 +133,82 @@ yaml_node_t *shape_file_map_get(const struct shape_file *sf, yaml_node_t *map,
 }
 
 /*
- * A shape: scalars, or lists of them to any depth (upstream nests them:
- * index's [[1024, 1024], [[64], [64]]], median_dim's [[32, 384, 128], 1,
- * false]); never a mapping.
+ * What is wrong with one number of a shape, as PyYAML hands it to FlagGems
+ * (NULL: nothing): a word, a fraction, nothing, a negative number or one
+ * too large for a tensor. 1e400 is a word to YAML 1.1 (a float needs a
+ * dot), 010 is 8, 0x10 is 16, 1:30 is 90. A 0 is upstream's own (a conv's
+ * padding, median_dim's dim): only a shape of nothing but zeros is refused
+ * (shape_problem).
  */
-static int plain_shape(const struct shape_file *sf, yaml_node_t *n, int depth)
+static char *check_dim(const struct shape_file *sf, const yaml_node_t *dim, int *positive)
 {
-	if (!n || depth > 8)
-		return 0;
-	if (n->type == YAML_SCALAR_NODE)
-		return 1;
-	if (n->type != YAML_SEQUENCE_NODE)
-		return 0;
+	const char *text = (const char *)dim->data.scalar.value;
+	long long v;
+	int big;
+
+	switch (sf_resolve(dim, sf->tags, &v, &big)) {
+	case SF_BOOL:
+		return NULL;
+	case SF_INT:
+		if (big)
+			return xstrfmt("'%s' (too large for a tensor)", text);
+		if (v < 0)
+			return xstrfmt("'%s' (%lld)", text, v);
+		*positive |= v > 0;
+		return NULL;
+	case SF_FLOAT:
+		return xstrfmt("'%s' (a fraction)", text);
+	case SF_NULL:
+		return xstrfmt("'%s' (null: no value)", text);
+	default:
+		return xstrfmt("'%s' (a word)", text);
+	}
+}
+
+/*
+ * The first thing wrong in a shape: numbers and true/false flags, or lists
+ * of them to any depth (upstream nests them: index's [[1024, 1024], [[64],
+ * [64]]], median_dim's [[32, 384, 128], 1, false]); never a mapping. *bad
+ * gets the offending text, *line its line (0 for a structure).
+ */
+static int walk_shape(const struct shape_file *sf, yaml_node_t *n, int depth,
+		      int *positive, char **bad, size_t *line)
+{
+	if (!n || depth > 8 || (n->type != YAML_SCALAR_NODE && n->type != YAML_SEQUENCE_NODE))
+		return -1;
+	if (n->type == YAML_SCALAR_NODE) {
+		*bad = check_dim(sf, n, positive);
+		*line = n->start_mark.line + 1;
+		return *bad ? -1 : 0;
+	}
 	for (yaml_node_item_t *d = n->data.sequence.items.start; d < n->data.sequence.items.top;
 	     d++)
-		if (!plain_shape(sf, node(sf, *d), depth + 1))
-			return 0;
-	return 1;
+		if (walk_shape(sf, node(sf, *d), depth + 1, positive, bad, line))
+			return -1;
+	return 0;
+}
+
+static char *shape_problem(const struct shape_file *sf, const char *key, size_t item,
+			   yaml_node_t *s)
+{
+	char *bad = NULL, *msg;
+	size_t line = s->start_mark.line + 1;
+	int positive = 0;
+
+	if (walk_shape(sf, s, 0, &positive, &bad, &line) && !bad)
+		return xstrfmt("'%s: shapes:' item %zu holds a mapping or is nested too deep; "
+			       "a shape is numbers and true/false flags, or lists of them "
+			       "(FlagGems' [[32, 384, 128], 1, false])", key, item);
+	if (!bad && !positive)
+		bad = xstrfmt("'0' (0)");
+	if (!bad)
+		return NULL;
+	msg = xstrfmt("'%s: shapes:' item %zu (line %zu) has %s as a dimension; FlagGems "
+		      "would build a tensor from it and fail after the run started: "
+		      "dimensions are whole numbers, at least one of them above 0 (or "
+		      "true/false flags)", key, item, line, bad);
+	free(bad);
+	return msg;
 }
 
 static char *check_entry(const struct shape_file *sf, const char *key,
@@ -149,6 +216,7 @@ static char *check_entry(const struct shape_file *sf, const char *key,
 {
 	yaml_node_t *shapes;
 	size_t i = 0;
+	char *bad;
 
 	*count = 0;
 	if (!entry || entry->type != YAML_MAPPING_NODE)
@@ -166,10 +234,8 @@ static char *check_entry(const struct shape_file *sf, const char *key,
 		    s->data.sequence.items.start == s->data.sequence.items.top)
 			return xstrfmt("'%s: shapes:' item %zu is not a non-empty list "
 				       "like [1024, 1024]", key, i + 1);
-		if (!plain_shape(sf, s, 0))
-			return xstrfmt("'%s: shapes:' item %zu holds a mapping; a shape is "
-				       "numbers and words, or lists of them (FlagGems' "
-				       "[[32, 384, 128], 1, false])", key, i + 1);
+		if ((bad = shape_problem(sf, key, i + 1, s)))
+			return bad;
 	}
 	if (!i)
 		return xstrfmt("'%s: shapes:' is empty", key);

@@ -16,17 +16,23 @@
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 
+struct sf_tags;
+
 struct shape_file {
 	char *path;         /* where it came from (or "<built-in>") */
 	char *text;         /* the exact bytes parsed */
 	yaml_document_t doc;
 	int loaded;
+	struct sf_tags *tags;  /* scalars with an explicit tag (shapefile_int.h) */
 };
 
 /*
- * Parse text (or, when text is NULL, the file at path). Returns 0, or -1
- * with an error() naming the line and column of a YAML syntax error, or
- * saying the top level is not a mapping.
+ * Parse text (or, when text is NULL, the file at path) as FlagGems'
+ * yaml.safe_load will, in bounded time and memory (run/shapefile_int.h):
+ * returns 0, or -1 with an error() naming the line: a YAML syntax error,
+ * more than one document, a tag, a key given twice, a recursive alias,
+ * nesting or an expansion through aliases and merge keys beyond the
+ * bounds, or a top level that is not a mapping.
  */
 int shape_file_load(struct shape_file *sf, const char *path, const char *text);
 void shape_file_release(struct shape_file *sf);
@@ -44,7 +50,8 @@ struct shape_lookup {
 /*
  * Resolve the entry for op_name along chain (class names, most derived
  * first; may be NULL). The result points into sf (problem is owned by the
- * caller: free it).
+ * caller: free it). A problem is a malformed entry, or a dimension that is
+ * no whole number of at least 1 (true/false flags aside), with its line.
  */
 void shape_file_lookup(const struct shape_file *sf, const char *op_name,
 		       const char *const *chain, struct shape_lookup *out);

@@ -11,18 +11,20 @@
 #include "lib/ansi.h"
 #include "lib/term.h"
 
-static void write_all(int fd, const char *buf, size_t len)
+/* 0, or the errno of a failed write: a closed terminal must not stop the run. */
+static int write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, buf, len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return; /* a closed terminal must not stop the run */
+			return errno;
 		}
 		buf += n;
 		len -= (size_t)n;
 	}
+	return 0;
 }
 
 static void term_emit(void *data, const char *line, size_t len)
@@ -34,11 +36,16 @@ static void term_emit(void *data, const char *line, size_t len)
 
 static void log_line(struct tee *t, const char *line, size_t len)
 {
+	int e;
+
 	strbuf_reset(&t->scratch);
 	strbuf_add(&t->scratch, line, len);
 	strbuf_ansi_strip(&t->scratch);
 	strbuf_addch(&t->scratch, '\n');
-	write_all(t->log_fd, t->scratch.buf, t->scratch.len);
+	/* Kept for the runner: a log the disk refused is a run that filled it. */
+	e = write_all(t->log_fd, t->scratch.buf, t->scratch.len);
+	if (e && !t->log_errno)
+		t->log_errno = e;
 }
 
 /*
@@ -170,7 +177,7 @@ int tee_open(struct tee *t, const char *log_path, int term_fd, int color)
 	memset(t, 0, sizeof(*t));
 	t->term_fd = term_fd;
 	t->color = color;
-	t->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	t->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (t->log_fd < 0)
 		return error_errno("cannot create %s", log_path);
 	strbuf_init(&t->scratch, 256);

@@ -22,6 +22,7 @@ enum tee_verbosity {
 
 struct tee {
 	int log_fd;
+	int log_errno;	/* the first failed write to run.log (ENOSPC: the disk filled), or 0 */
 	int term_fd;
 	int color;
 	enum tee_verbosity verbosity;

@@ -12,6 +12,7 @@
 
 #include "lib/error.h"
 #include "lib/jsonfile.h"
+#include "lib/safefile.h"
 #include "lib/strbuf.h"
 #include "rundir/markers.h"
 
@@ -260,15 +261,17 @@ static size_t drop_samples(char *line, size_t n, struct results_taken *t)
 /* Read the whole file into a fresh buffer (NUL-terminated). 1: absent. */
 static int slurp(const char *path, char **out, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	size_t cap, n = 0;
 	char *buf;
+	int fd, rc;
 
 	*out = NULL;
 	*len = 0;
-	if (fd < 0)
-		return errno == ENOENT ? 1 : error_errno("cannot read '%s'", path);
+	/* A FIFO or a link planted under the name is refused, not waited on or followed. */
+	rc = open_regular(path, &fd);
+	if (rc)
+		return rc;
 	if (fstat(fd, &st)) {
 		close(fd);
 		return error_errno("cannot read '%s'", path);

@@ -2,9 +2,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "rundir/identity.h"
 #include "lib/paths.h"
@@ -135,4 +137,39 @@ int rundir_claim_exact(const char *path, char **out)
 	}
 	*out = abs;
 	return 0;
+}
+
+int rundir_reserve(const char *run_dir)
+{
+	char *path = path_join(run_dir, RUNDIR_RESERVE_FILE);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), r = 0;
+
+	if (fd < 0) {
+		r = error_errno("cannot create '%s'", path);
+	} else {
+		/* posix_fallocate reports through its return value, not errno. */
+		int e = posix_fallocate(fd, 0, RUNDIR_RESERVE_BYTES);
+
+		close(fd);
+		if (e) {
+			unlink(path);
+			errno = e;
+			r = e == ENOSPC || e == EDQUOT ?
+				error("the file system of %s has less than %d KB free: a run that "
+				      "fills it could not even record how it ended; free some space "
+				      "and start again", run_dir, RUNDIR_RESERVE_BYTES / 1024) :
+				error_errno("cannot reserve room for the run's last files in '%s'",
+					    path);
+		}
+	}
+	free(path);
+	return r;
+}
+
+void rundir_release_reserve(const char *run_dir)
+{
+	char *path = path_join(run_dir, RUNDIR_RESERVE_FILE);
+
+	unlink(path);
+	free(path);
 }

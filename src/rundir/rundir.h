@@ -23,6 +23,21 @@ int rundir_claim(const char *runs_dir, const char *op, time_t when, char **out);
  */
 int rundir_claim_exact(const char *path, char **out);
 
+/*
+ * Room kept for the end of a run. A file system that fills up while pytest
+ * runs (its Triton cache, the plugins' files) must still take the run's
+ * final identity, or the run reads "running" for ever. The reserve is a
+ * file of RUNDIR_RESERVE_BYTES (allocated, not sparse) made as soon as the
+ * directory is claimed and removed just before the run's last writes.
+ */
+#define RUNDIR_RESERVE_FILE ".zlb-reserve"
+#define RUNDIR_RESERVE_BYTES (64 * 1024)
+
+/* Make the reserve. 0, or -1 with error() (too little room: the sentence says so). */
+int rundir_reserve(const char *run_dir);
+/* Remove it (nothing said when it is not there). */
+void rundir_release_reserve(const char *run_dir);
+
 /* 1 when path is an empty directory, 0 when it is not (or is no directory). */
 int dir_is_empty(const char *path);
 

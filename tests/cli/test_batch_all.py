@@ -16,6 +16,8 @@ DISMISSED = {
     "b_hang": "hangs until killed (timeout test only)",
     "b_stubborn": "ignores SIGTERM (timeout test only)",
     "b_orphan": "leaves a grandchild (process test only)",
+    "b_setsid": "leaves a grandchild in its own session (process test only)",
+    "b_daemon": "leaves a daemon holding its stdout (process test only)",
     "b_slow": "sleeps (parallelism test only)",
     "b_segv": "dies by SIGSEGV (retry test only)",
     "b_flaky": "fails once on purpose",

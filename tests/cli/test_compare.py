@@ -8,6 +8,7 @@ on an H200 (bench/README.md). Seeds are fixed, so every outcome below is
 deterministic.
 """
 import csv
+import os
 import json
 import math
 import os
@@ -868,3 +869,32 @@ def test_junit_report_validates_and_fails_on_slower(zlb, tmp_path):
     assert r.rc == 4, r
     cases = ET.parse(junit).getroot().find("testsuite").findall("testcase")
     assert len(cases) == 1 and "calibers differ" in cases[0].find("failure").get("message")
+
+
+# ---- bad files where results belong (issue 16 row 13) ---------------------------------
+
+def test_a_fifo_or_a_directory_named_results_is_refused_at_once(zlb, tmp_path):
+    a, b = make_sides(tmp_path, rounds=1)
+    results = b / "r0" / "results.jsonl"
+    results.unlink()
+    os.mkfifo(results)                      # no writer: an open() for reading would wait for ever
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--bootstrap", "0")
+    assert res.rc == 8, res
+    assert "results.jsonl' is a FIFO, where zlb expects a regular file" in res.err, res
+    results.unlink()
+    results.mkdir()                          # it read as an empty file
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--bootstrap", "0")
+    assert res.rc == 8, res
+    assert "results.jsonl' is a directory, where zlb expects a regular file" in res.err, res
+
+
+def test_a_cut_last_line_is_said_on_the_terminal(zlb, tmp_path):
+    a, b = make_sides(tmp_path, rounds=1)
+    results = b / "r0" / "results.jsonl"
+    text = results.read_text()
+    results.write_text(text[:-200])          # the last row cut short (a crash, a full disk)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--bootstrap", "0")
+    assert res.rc in (0, 1), res
+    assert "B run r0: 1 line of results.jsonl is not a JSON object" in res.err, res
+    assert "the row it held is missing" in res.err
+    assert res.json["summary"]["only_a"] == 1

@@ -242,3 +242,17 @@ def test_real_flaggems_static_scan(zlb, tmp_path):
     assert len(main) > 1000
     assert sum(1 for r in main if r["skip"]) >= 1
     assert sum(1 for r in main if r["op_name"]) > 0.9 * len(main)
+
+
+def test_a_linked_folder_is_not_scanned_twice(zlb, tmp_path):
+    # issue 16 row 16: `ln -s . benchmark/loop` listed every operator twice
+    main = tmp_path / "main"
+    shutil.copytree(MAIN, main, ignore=shutil.ignore_patterns("__pycache__"))
+    first = sorted(main.glob("benchmark/test_*.py"))[0]
+    (main / "benchmark" / "loop").symlink_to(".")
+    (main / "benchmark" / "test_zz_alias.py").symlink_to(first.name)
+    res = inventory(zlb, "--flaggems-dir", str(main), "--no-verify", "--out", "inv")
+    assert res.rc == 0, res
+    table = rows(tmp_path / "inv" / "inventory_main.csv")
+    assert len(table) == 16, [r["node"] for r in table]
+    assert not any("loop/" in r["node"] or "zz_alias" in r["node"] for r in table)

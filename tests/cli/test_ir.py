@@ -483,3 +483,76 @@ def test_help(zlb):
     assert r.rc == 2 and "zlb ir: which one? zlb ir layout|diff|fingerprint" in r.err
     r = zlb.cmd("ir", "frob")
     assert r.rc == 2 and "'frob' is not an ir command" in r.err
+
+
+# ---- runs are data: nothing outside them is read (issue 16 row 6) -----------------
+
+def plant_secret(tmp_path):
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "shadow.ttgir").write_text("root:SECRET-HASH:19000:0:99999:7:::\n")
+    return secret
+
+
+def test_diff_refuses_an_index_naming_files_outside_the_run(zlb, tmp_path):
+    plant_secret(tmp_path)
+    a = make_run(tmp_path / "a")
+    b = make_run(tmp_path / "b", body="  // B\n")
+    for run in (a, b):
+        assert zlb.cmd("ir", "layout", str(run)).rc == 0
+    index = b / "ttgir" / "index.tsv"
+    lines = index.read_text().splitlines()
+    cols = lines[1].split("\t")
+    files = lines[0].split("\t").index("files")
+    cols[files] = "../../secret/shadow.ttgir"
+    lines[1] = "\t".join(cols)
+    index.write_text("\n".join(lines) + "\n")
+    r = zlb.cmd("ir", "diff", str(a), str(b))
+    assert r.rc == 8, r
+    assert "SECRET" not in r.out + r.err
+    assert "index.tsv:2 names the file '../../secret/shadow.ttgir'" in r.err, r
+    assert "zlb ir layout" in r.err
+    r = zlb.cmd("ir", "diff", str(a), str(b), "--stat")
+    assert r.rc == 8 and "SECRET" not in r.out + r.err, r
+
+
+def test_diff_follows_no_link_in_a_laid_out_tree(zlb, tmp_path):
+    secret = plant_secret(tmp_path)
+    a = make_run(tmp_path / "a")
+    b = make_run(tmp_path / "b", body="  // B\n")
+    for run in (a, b):
+        assert zlb.cmd("ir", "layout", str(run)).rc == 0
+    target = b / "ttgir" / "1024x1024" / KERNEL / "w4s3__fp16.ttgir"
+    target.unlink()
+    target.symlink_to(secret / "shadow.ttgir")
+    for stat in ([], ["--stat"], ["--stat", "--format", "json"]):
+        r = zlb.cmd("ir", "diff", str(a), str(b), *stat)
+        assert r.rc == 8, (stat, r)
+        assert "SECRET" not in r.out + r.err
+        assert "is a symbolic link" in r.err, (stat, r)
+
+
+def test_layout_places_no_linked_staged_file(zlb, tmp_path):
+    secret = plant_secret(tmp_path)
+    a = make_run(tmp_path / "a")
+    b = make_run(tmp_path / "b")
+    # A staged stage file that is a link, and a hash directory that is one.
+    staged = sorted((b / "ir" / "files").iterdir())
+    (staged[0] / f"{KERNEL}.ttgir").unlink()
+    (staged[0] / f"{KERNEL}.ttgir").symlink_to(secret / "shadow.ttgir")
+    for f in staged[1].iterdir():
+        f.unlink()
+    staged[1].rmdir()
+    staged[1].symlink_to(secret)
+    r = zlb.cmd("ir", "layout", str(b))
+    assert r.rc == 0, r
+    # 1 linked file + 5 under the linked directory, each placed under both shapes
+    assert "note: 12 staged files were refused (a symbolic link" in r.out, r
+    for p in (b / "ttgir").rglob("*"):
+        assert not p.is_symlink(), p
+        if p.is_file():
+            assert "SECRET" not in p.read_text(errors="replace"), p
+    r = zlb.cmd("ir", "diff", str(a), str(b))
+    assert r.rc == 1, r
+    assert "SECRET" not in r.out + r.err
+    assert "only B has this file" not in r.out and "only A has this file" in r.out, r

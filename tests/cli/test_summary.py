@@ -290,3 +290,20 @@ def test_batch_of_real_runs(zlb, tmp_path):
     assert {t["status"] for t in table[1:]} == {"PASS"}
     assert table[-1]["op_remarks"] == f"no_cudagraph_rows={len(sort)};dtype_fallback"
     assert "status: PASS 2, FAIL 1" in r.out
+
+
+def test_run_dirs_named_by_ops_status_stay_inside_the_batch(zlb, tmp_path):
+    # issue 16: a path read from a batch's file is data; ../ or an absolute
+    # path in the run_dir column was read as the operator's run
+    outside = copy_data(tmp_path, "batch") / "main" / "softmax"
+    bdir = tmp_path / "b"
+    bdir.mkdir()
+    (bdir / "ops_status.csv").write_text(
+        "repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,exit_code,run_dir\n"
+        f"main,evil,evil,PASS,1,1,3,,cuda,0,graph,0,{outside}\n"
+        "main,up,up,PASS,1,1,3,,cuda,0,graph,0,../batch/main/softmax\n")
+    r = zlb.cmd("summary", str(bdir))
+    assert r.rc == 0, r
+    rows = {row["op"]: row for row in csv.DictReader(io.StringIO((bdir / "summary.csv").read_text()))}
+    for op in ("evil", "up"):
+        assert rows[op]["row_status"] == "" and "no_run_dir" in rows[op]["op_remarks"], rows[op]

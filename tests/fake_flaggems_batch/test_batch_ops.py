@@ -90,6 +90,38 @@ def test_b_orphan():
     _bench("b_orphan", [torch.float32]).run()
 
 
+@pytest.mark.b_setsid
+def test_b_setsid():
+    """A grandchild in a session of its own: no signal to pytest's group reaches it."""
+    _note("b_setsid")
+    code = "import time; time.sleep(300)"
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    _note("b_setsid_child", p.pid)
+    _bench("b_setsid", [torch.float32]).run()
+
+
+@pytest.mark.b_daemon
+def test_b_daemon():
+    """A double-forked daemon that ignores SIGTERM and keeps the test's stdout."""
+    _note("b_daemon")
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                _note("b_daemon_child")
+                time.sleep(120)
+            os._exit(0)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    _bench("b_daemon", [torch.float32]).run()
+
+
 @pytest.mark.b_skipif
 def test_b_skipif():
     _note("b_skipif")

@@ -641,6 +641,29 @@ static void package_names(void **state)
 	free(bare);
 }
 
+/*
+ * A test function whose own name ends in "Benchmark": its `def` line is no
+ * constructor call, and reading the word before the name (at the very
+ * start of the body) stays inside the body (it read 2 bytes before it).
+ */
+static void def_named_benchmark_is_no_call(void **state)
+{
+	struct fixture *f = *state;
+	struct flaggems_target t = { .dir = f->ck, .op = "fooBenchmark" };
+
+	strvec_init(&t.chain);
+	flaggems_scan_benchmark(&t, "def test_fooBenchmark():\n    pass\n");
+	assert_int_equal(t.chain.nr, 0);
+	flaggems_scan_benchmark(&t, "import x\n\ndef test_fooBenchmark():\n"
+				"    bench = BlasBenchmark(op_name=\"foo\", torch_op=x)\n"
+				"    bench.run()\n");
+	assert_string_equal(t.op_name, "foo");
+	assert_chain(&t.chain, CHAIN("BlasBenchmark", "Benchmark"));
+	free(t.op_name);
+	strvec_clear(&t.chain);
+	free(t.hardcoding_class);
+}
+
 static void edit_distances(void **state)
 {
 	assert_int_equal(edit_distance("", ""), 0);
@@ -673,6 +696,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(find_checkout_from_package, setup, teardown),
 		cmocka_unit_test_setup_teardown(find_checkout_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(package_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(def_named_benchmark_is_no_call, setup, teardown),
 		cmocka_unit_test(edit_distances),
 	};
 

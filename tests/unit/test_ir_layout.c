@@ -465,6 +465,25 @@ static void no_ir(void **state)
 	assert_true(is_file(keep));
 	assert_string_equal(errors.buf, "");
 
+	/* Garbage in compiles.jsonl (a cut or foreign file): skipped, still no IR. */
+	put(run, "ir/compiles.jsonl", "\x01\x02 not json\n[1, 2]\n{\"kernel\": 3}\n");
+	assert_int_equal(ir_layout_build(run, &rep), 1);
+	assert_contains(rep.why, "records no compiled kernel");
+	assert_int_equal(rep.skipped_lines, 3);
+
+	/*
+	 * A compile that no row launched: nothing to lay out but the index
+	 * line (an empty list of entries is sorted without a NULL base: UBSan).
+	 */
+	{
+		char *other = path_join(f->dir, "unlaunched");
+		put(other, "ir/compiles.jsonl", "{\"hash\": \"abc\", \"kernel\": \"k\"}\n");
+		assert_int_equal(ir_layout_build(other, &rep), 0);
+		assert_int_equal(rep.variants, 0);
+		assert_int_equal(rep.unlaunched, 1);
+		free(other);
+	}
+
 	/* The view of such a run says why too. */
 	assert_int_equal(ir_view_open(run, &v), 0);
 	assert_false(v.has_ir);

@@ -6,8 +6,12 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "lib/error.h"
+#include "lib/strbuf.h"
 #include "batch/opspec.h"
+#include "error_capture.h"
 
 static void quiet(const char *p, const char *m) {}
 
@@ -52,11 +56,40 @@ static void test_invalid(void **state)
 	set_error_routine(NULL);
 }
 
+/*
+ * Each part within its own limit, the two together over the 200 bytes of
+ * a directory name: refused with a sentence (it used to abort in BUG()).
+ */
+static void test_long_op_and_file(void **state)
+{
+	char op[121], file[101], text[240];
+	struct op_spec s;
+
+	memset(op, 'a', 120);
+	op[120] = '\0';
+	memset(file, 'b', 100);
+	file[100] = '\0';
+	snprintf(text, sizeof(text), "%s@%s", op, file);
+	set_error_routine(capture_error);
+	strbuf_reset(&errors);
+	assert_int_equal(opspec_parse(&s, text), -1);
+	assert_contains(errors.buf, "221 bytes");
+	assert_null(s.key);
+	/* At the limit it is still a spec. */
+	file[79] = '\0';
+	snprintf(text, sizeof(text), "%s@%s", op, file);
+	assert_int_equal(opspec_parse(&s, text), 0);
+	assert_int_equal(strlen(s.key), 200);
+	opspec_release(&s);
+	set_error_routine(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid),
 		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_long_op_and_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

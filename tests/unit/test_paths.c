@@ -298,6 +298,11 @@ static void make_directories(void **state)
 	assert_non_null(strstr(errors.buf, under_file));
 	assert_false(is_dir(under_file));
 
+	/* A regular file where the directory belongs: refused, not taken for it. */
+	strbuf_reset(&errors);
+	assert_int_equal(mkdir_p(file, 0755), -1);
+	assert_non_null(strstr(errors.buf, "a file of that name is in the way"));
+
 	free(deep);
 	free(file);
 	free(under_file);
@@ -361,6 +366,56 @@ static void atomic_writes(void **state)
 		free(inner);
 		free(d);
 	}
+	free(path);
+}
+
+/*
+ * A link planted where the temporary file used to be created
+ * (<path>.tmp.<pid>) or at the path itself is never written through
+ * (issue 16 row 8): the victim keeps its content. The mode is 0644 less
+ * umask, not mkstemp's 0600.
+ */
+static void atomic_writes_follow_no_link(void **state)
+{
+	struct fixture *f = *state;
+	char *path = path_join(f->dir, "status.csv");
+	char *victim = path_join(f->dir, "victim");
+	char *planted = xstrfmt("%s.tmp.%ld", path, (long)getpid());
+	char *text;
+	struct stat st;
+	mode_t old;
+
+	write_text(victim, "precious\n", 0644);
+	assert_int_equal(symlink(victim, planted), 0);
+	assert_int_equal(write_file_atomic(path, "new\n", 4), 0);
+	text = read_text(victim);
+	assert_string_equal(text, "precious\n");
+	free(text);
+	text = read_text(path);
+	assert_string_equal(text, "new\n");
+	free(text);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+
+	/* A link at the path itself is replaced by the file. */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(victim, path), 0);
+	assert_int_equal(write_file_atomic(path, "again\n", 6), 0);
+	text = read_text(victim);
+	assert_string_equal(text, "precious\n");
+	free(text);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+
+	old = umask(0);
+	assert_int_equal(write_file_atomic(path, "m", 1), 0);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	/* Only the planted link, the victim and the file: no temporary left. */
+	assert_int_equal(count_entries(f->dir), 3);
+	free(planted);
+	free(victim);
 	free(path);
 }
 
@@ -469,6 +524,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(programs, setup, teardown),
 		cmocka_unit_test_setup_teardown(make_directories, setup, teardown),
 		cmocka_unit_test_setup_teardown(atomic_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(atomic_writes_follow_no_link, setup, teardown),
 		cmocka_unit_test_setup_teardown(subdirectories_sorted, setup, teardown),
 		cmocka_unit_test_setup_teardown(remove_trees, setup, teardown),
 		cmocka_unit_test_setup_teardown(file_predicates, setup, teardown),

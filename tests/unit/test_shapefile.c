@@ -277,15 +277,166 @@ static void nested_shapes_are_upstreams(void **state)
 	shape_file_release(&sf);
 }
 
-static void words_are_dimensions(void **state)
+/*
+ * Dimensions as PyYAML hands them to FlagGems: whole numbers in any YAML
+ * 1.1 spelling, and true/false flags; a word, a fraction, a null, a
+ * negative number or a shape of nothing but zeros fails later, after the
+ * run directory exists (issue 16 row 11). The line is named. A 0 beside
+ * other numbers is upstream's own (a conv's padding, median_dim's dim).
+ */
+static void dimensions_as_pyyaml_reads_them(void **state)
 {
+	static const struct { const char *shape, *want; } bad[] = {
+		{ "[1024, M]", "has 'M' (a word)" },
+		{ "[abc, 1e400]", "has 'abc' (a word)" },
+		{ "[1e400]", "has '1e400' (a word)" },	/* YAML 1.1: a float needs a dot */
+		{ "[1.5]", "has '1.5' (a fraction)" },
+		{ "[0, 0]", "has '0' (0)" },
+		{ "[[0], [[0]]]", "has '0' (0)" },
+		{ "[[4, -1], 2]", "has '-1' (-1)" },
+		{ "[[4, M], 2]", "has 'M' (a word)" },
+		{ "[-1, 4]", "has '-1' (-1)" },
+		{ "[\"1024\"]", "has '1024' (a word)" },	/* quoted: a string */
+		{ "[!!str 12]", "has '12' (a word)" },
+		{ "[~]", "(null: no value)" },
+		{ "[08]", "has '08' (a word)" },		/* no octal digit 8: a string */
+		{ "[99999999999999999999999]", "(too large for a tensor)" },
+		{ "[.inf]", "(a fraction)" },
+		{ NULL, NULL },
+	};
+	static const char *const good[] = {
+		"[1024, true]", "[010]", "[0x10, 0b11]", "[1:30]", "[1_024]", "[+7]",
+		"[!!int \"12\"]", "[off, 1]", "[2, 3, 8, 8, 0]", "[[32, 384, 128], 0, true]",
+		"[[0, 4], [[0]]]", NULL,
+	};
 	struct shape_file sf;
 	struct shape_lookup l;
 
-	lookup(&sf, "softmax:\n  shapes: [[1024, M], [true, 1.5]]\n", "softmax", NULL, &l);
-	assert_null(l.problem);
-	assert_int_equal(l.count, 2);
+	for (int i = 0; bad[i].shape; i++) {
+		char *text = xstrfmt("softmax:\n  shapes:\n    - [1, 2]\n    - %s\n", bad[i].shape);
+		lookup(&sf, text, "softmax", NULL, &l);
+		if (!l.problem || !strstr(l.problem, bad[i].want) ||
+		    !strstr(l.problem, "item 2 (line 4)"))
+			fail_msg("%s: got \"%s\", want \"%s\"", bad[i].shape,
+				 l.problem ? l.problem : "(no problem)", bad[i].want);
+		free(l.problem);
+		shape_file_release(&sf);
+		free(text);
+	}
+	for (int i = 0; good[i]; i++) {
+		char *text = xstrfmt("softmax:\n  shapes: [%s]\n", good[i]);
+		lookup(&sf, text, "softmax", NULL, &l);
+		if (l.problem)
+			fail_msg("%s refused: %s", good[i], l.problem);
+		shape_file_release(&sf);
+		free(text);
+	}
+}
+
+/* Load text, which must fail with an error containing want. */
+static void expect_refused(const char *text, const char *want)
+{
+	struct shape_file sf;
+
+	strbuf_reset(&errors);
+	if (shape_file_load(&sf, "s.yaml", text) != -1)
+		fail_msg("accepted: %.200s", text);
+	if (!strstr(errors.buf, want))
+		fail_msg("error \"%s\" lacks \"%s\"", errors.buf, want);
 	shape_file_release(&sf);
+}
+
+/*
+ * What PyYAML reads otherwise is refused with the line (issue 16 row 11):
+ * a key twice (PyYAML keeps the last, the lookup the first), documents
+ * after the first, tags beyond plain data, aliases that hold themselves.
+ */
+static void read_as_pyyaml_would(void **state)
+{
+	expect_refused("softmax:\n  shapes: [[1]]\nmm:\n  shapes: [[2]]\n"
+		       "softmax:\n  shapes: [[3]]\n",
+		       "the key 'softmax' appears twice in one mapping (lines 1 and 5)");
+	expect_refused("softmax:\n  shapes: [[1]]\n  shapes: [[2]]\n",
+		       "the key 'shapes' appears twice in one mapping (lines 2 and 3)");
+	expect_refused("1: a\n0x1: b\nsoftmax: {shapes: [[1]]}\n", "appears twice");
+	expect_refused("softmax:\n  shapes: [[1]]\n---\nmm:\n  shapes: [[2]]\n",
+		       "holds more than one YAML document (the second starts at line 3)");
+	expect_refused("softmax:\n  shapes: !!python/tuple [[1]]\n",
+		       "line 2: tag '!!python/tuple'");
+	expect_refused("softmax:\n  shapes: [[!!python/object:os.system 1]]\n",
+		       "tag '!!python/object:os.system'");
+	expect_refused("softmax: !local {shapes: [[1]]}\n", "line 1: tag '!local'");
+	expect_refused("softmax:\n  shapes: [[1]]\n? [a, b]\n: x\n",
+		       "line 3: a key that is a list or a mapping");
+	expect_refused("a: &a [*a]\nsoftmax:\n  shapes: [[1]]\n",
+		       "an alias refers to a node that holds it");
+	/* One document with its markers is one document. */
+	{
+		struct shape_file sf;
+		assert_int_equal(shape_file_load(&sf, "s.yaml",
+						 "---\nsoftmax:\n  shapes: [[1]]\n...\n"), 0);
+		shape_file_release(&sf);
+	}
+}
+
+/*
+ * Bounded time and memory whatever the file (issue 16 rows 7 and 12): an
+ * 804-byte merge-key bomb kept a lookup busy past 60 s, 200 KB of nesting
+ * took libyaml 35 s. Both are refused at once.
+ */
+static void bounded_whatever_the_file(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	/* 8 levels of 20-way merges: 20^8 entries once PyYAML flattens them. */
+	strbuf_addstr(&sb, "m0: &m0 {x: 1}\n");
+	for (int k = 1; k <= 8; k++) {
+		strbuf_addf(&sb, "m%d: &m%d\n  <<: [", k, k);
+		for (int j = 0; j < 20; j++)
+			strbuf_addf(&sb, "%s*m%d", j ? ", " : "", k - 1);
+		strbuf_addstr(&sb, "]\n");
+	}
+	strbuf_addstr(&sb, "softmax:\n  <<: *m8\n  shapes: [[1]]\n");
+	expect_refused(sb.buf, "expands to more than 1000000 values through its aliases and "
+		       "merge keys");
+
+	/* 100000 levels of '[' (200 KB with the closing ones). */
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "softmax: ");
+	for (int i = 0; i < 100000; i++)
+		strbuf_addch(&sb, '[');
+	for (int i = 0; i < 100000; i++)
+		strbuf_addch(&sb, ']');
+	strbuf_addch(&sb, '\n');
+	expect_refused(sb.buf, "nests deeper than 64 levels at line 1");
+
+	/* The same in block style. */
+	strbuf_reset(&sb);
+	for (int i = 0; i < 3000; i++) {
+		for (int j = 0; j < i; j++)
+			strbuf_addch(&sb, ' ');
+		strbuf_addf(&sb, "k%d:\n", i);
+	}
+	expect_refused(sb.buf, "nests deeper than 64 levels");
+
+	/* Shallow text, deep through a chain of aliases (PyYAML's constructor recurses). */
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "a0: &a0 [1]\n");
+	for (int i = 1; i < 80; i++)
+		strbuf_addf(&sb, "a%d: &a%d [*a%d]\n", i, i, i - 1);
+	strbuf_addstr(&sb, "softmax:\n  shapes: [[1]]\n");
+	expect_refused(sb.buf, "through its aliases the file nests deeper than 64 levels");
+
+	/* A billion laughs of sequences. */
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+	for (int i = 1; i < 10; i++)
+		strbuf_addf(&sb, "l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, "
+			    "*l%d, *l%d]\n", i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
+			    i - 1, i - 1, i - 1);
+	strbuf_addstr(&sb, "softmax:\n  shapes: [[1]]\n");
+	expect_refused(sb.buf, "expands to more than");
+	strbuf_release(&sb);
 }
 
 static void invalid_yaml(void **state)
@@ -433,7 +584,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(merge_keys_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(nested_shapes_are_upstreams, setup, teardown),
-		cmocka_unit_test_setup_teardown(words_are_dimensions, setup, teardown),
+		cmocka_unit_test_setup_teardown(dimensions_as_pyyaml_reads_them, setup, teardown),
+		cmocka_unit_test_setup_teardown(read_as_pyyaml_would, setup, teardown),
+		cmocka_unit_test_setup_teardown(bounded_whatever_the_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(invalid_yaml, setup, teardown),
 		cmocka_unit_test_setup_teardown(top_level_must_be_mapping, setup, teardown),
 		cmocka_unit_test_setup_teardown(load_from_path, setup_dir, teardown_dir),

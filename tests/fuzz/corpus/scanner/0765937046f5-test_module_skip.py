@@ -1,0 +1,9 @@
+import pytest
+
+from . import base
+
+pytestmark = pytest.mark.skip(reason="whole module disabled")
+
+
+def test_disabled():
+    base.GenericBenchmark(op_name="disabled").run()

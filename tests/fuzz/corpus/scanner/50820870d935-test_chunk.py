@@ -1,0 +1,2 @@
+def test_perf_chunk():
+    pass

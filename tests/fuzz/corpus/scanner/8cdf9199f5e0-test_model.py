@@ -1,0 +1,2 @@
+def test_model_not_an_operator():
+    pass

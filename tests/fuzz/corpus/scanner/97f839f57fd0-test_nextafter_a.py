@@ -1,0 +1,5 @@
+from . import base
+
+
+def test_nextafter_():
+    base.GenericBenchmark(op_name="nextafter_").run()
