@@ -302,7 +302,7 @@ def test_run_dirs_named_by_ops_status_stay_inside_the_batch(zlb, tmp_path):
         "repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,exit_code,run_dir\n"
         f"main,evil,evil,PASS,1,1,3,,cuda,0,graph,0,{outside}\n"
         "main,up,up,PASS,1,1,3,,cuda,0,graph,0,../batch/main/softmax\n")
-    r = zlb.cmd("summary", str(bdir))
+    r = zlb.cmd("summary", str(bdir), "--out", str(bdir))
     assert r.rc == 0, r
     rows = {row["op"]: row for row in csv.DictReader(io.StringIO((bdir / "summary.csv").read_text()))}
     for op in ("evil", "up"):
