@@ -1,0 +1,63 @@
+#include "rundir/run_device.h"
+
+#include <string.h>
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "lib/error.h"
+#include "lib/strbuf.h"
+#include "lib/jsonfile.h"
+#include "rundir/identity.h"
+
+void run_device_init(struct run_device *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->index = -1;
+}
+
+void run_device_release(struct run_device *d)
+{
+	free(d->backend);
+	free(d->timer);
+	free(d->gpu_name);
+	free(d->gpu_uuid);
+	run_device_init(d);
+}
+
+/* A copy of a non-empty string, else NULL: "" is no fact. */
+static char *fact(const json_t *obj, const char *key)
+{
+	const char *s = json_str(obj, key);
+	return s && *s ? xstrdup(s) : NULL;
+}
+
+int run_device_read(const char *run_dir, struct run_device *d)
+{
+	json_t *id = NULL, *cal, *prov, *idx;
+	int r;
+
+	run_device_release(d);
+	r = identity_load(run_dir, &id);
+	if (r)
+		return r;
+	cal = json_object_get(id, "caliber");
+	prov = json_object_get(id, "provenance");
+	d->backend = fact(cal, "backend");
+	d->timer = fact(cal, "timer");
+	idx = json_object_get(prov, "device_index");
+	if (json_is_integer(idx) && json_integer_value(idx) >= 0 &&
+	    json_integer_value(idx) < 1 << 20)
+		d->index = (int)json_integer_value(idx);
+	d->gpu_name = fact(prov, "gpu_name");
+	/* zlb run writes "unknown" where the driver gave no name: no fact either */
+	if (d->gpu_name && !strcmp(d->gpu_name, "unknown")) {
+		free(d->gpu_name);
+		d->gpu_name = NULL;
+	}
+	d->gpu_uuid = fact(prov, "gpu_uuid");
+	if (!d->gpu_uuid)
+		d->gpu_uuid = fact(prov, "device_uuid");
+	json_decref(id);
+	return 0;
+}
