@@ -32,6 +32,18 @@ static char *fact(const json_t *obj, const char *key)
 	return s && *s ? xstrdup(s) : NULL;
 }
 
+/* A device name: zlb run writes "unknown" where the driver gave none, no fact either. */
+static char *name_fact(const json_t *obj, const char *key)
+{
+	char *s = fact(obj, key);
+
+	if (s && !strcmp(s, "unknown")) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
 int run_device_read(const char *run_dir, struct run_device *d)
 {
 	json_t *id = NULL, *cal, *prov, *idx;
@@ -49,12 +61,10 @@ int run_device_read(const char *run_dir, struct run_device *d)
 	if (json_is_integer(idx) && json_integer_value(idx) >= 0 &&
 	    json_integer_value(idx) < 1 << 20)
 		d->index = (int)json_integer_value(idx);
-	d->gpu_name = fact(prov, "gpu_name");
-	/* zlb run writes "unknown" where the driver gave no name: no fact either */
-	if (d->gpu_name && !strcmp(d->gpu_name, "unknown")) {
-		free(d->gpu_name);
-		d->gpu_name = NULL;
-	}
+	d->gpu_name = name_fact(prov, "gpu_name");
+	/* older identities (and hand-made ones) name only the model: the same words */
+	if (!d->gpu_name)
+		d->gpu_name = name_fact(cal, "device");
 	d->gpu_uuid = fact(prov, "gpu_uuid");
 	if (!d->gpu_uuid)
 		d->gpu_uuid = fact(prov, "device_uuid");

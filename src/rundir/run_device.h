@@ -12,7 +12,8 @@ struct run_device {
 	char *backend;   /* caliber.backend; NULL: unrecorded */
 	char *timer;     /* caliber.timer; NULL: unrecorded */
 	int index;       /* provenance.device_index; -1: unrecorded */
-	char *gpu_name;  /* provenance.gpu_name; NULL: unrecorded or "unknown" */
+	char *gpu_name;  /* provenance.gpu_name, else caliber.device (the model);
+			    NULL: unrecorded or "unknown" */
 	char *gpu_uuid;  /* provenance.gpu_uuid (device_uuid in older runs); NULL: none */
 };
 
