@@ -81,7 +81,6 @@ static void say_end(struct batch *b, struct op_state *o)
 static void finish_op(struct batch *b, struct op_state *o, enum op_status st)
 {
 	struct strbuf remarks = STRBUF_INIT;
-	char *timer;
 
 	o->row.status = st;
 	o->row.exit_code = o->last.exit_code;
@@ -92,9 +91,7 @@ static void finish_op(struct batch *b, struct op_state *o, enum op_status st)
 		strbuf_addf(&remarks, "%sfresh_worker", remarks.len ? ";" : "");
 	op_row_set(&o->row.remarks, remarks.len ? remarks.buf : NULL);
 	strbuf_release(&remarks);
-	timer = is_dir(o->run_abs) ? batch_final_timer(o->run_abs) : NULL;
-	op_row_set(&o->row.timer, timer);
-	free(timer);
+	batch_row_run_facts(&o->row, o->run_abs);
 	op_row_set(&o->row.run_dir, is_dir(o->run_abs) ? o->run_rel : NULL);
 	op_row_set(&o->row.job, b->p->cluster_job);
 	o->done = 1;
@@ -170,6 +167,9 @@ static void fill_lane(struct batch *b, struct lane *l, double now)
 		o->row.seconds = 0;
 		o->row.device = l->device;
 		op_row_set(&o->row.backend, b->p->backend);
+		/* the card is the final attempt's, learnt from its identity when it ends */
+		op_row_set(&o->row.gpu, NULL);
+		op_row_set(&o->row.gpu_uuid, NULL);
 		op_row_set(&o->row.job, b->p->cluster_job);
 		if (b->p->replay_root) {
 			char *src = xstrfmt("%s/%s/%s", b->p->replay_root, o->spec->repo,
@@ -427,6 +427,9 @@ static size_t reuse_complete(struct batch *b)
 		if (r)
 			continue;
 		op_row_set(&o->row.run_dir, o->run_rel);
+		/* a version 1 marker predates gpu, gpu_uuid: the run's identity has them */
+		if (!o->row.gpu && !o->row.gpu_uuid)
+			batch_row_run_facts(&o->row, o->run_abs);
 		o->done = 1;
 		reused++;
 		b->prog.lanes[o->lane].done++;

@@ -16,6 +16,7 @@
 #include "lib/proc.h"
 #include "rundir/exit_codes.h"
 #include "rundir/identity.h"
+#include "rundir/run_device.h"
 #include "rundir/markers.h"
 #include "rundir/preflight_report.h"
 #include "rundir/run_tally.h"
@@ -132,19 +133,18 @@ static void scan_console(const char *path, struct attempt_result *r)
 	strbuf_release(&sb);
 }
 
-char *batch_final_timer(const char *run_abs)
+void batch_row_run_facts(struct op_row *row, const char *run_abs)
 {
-	char *path = path_join(run_abs, "run_identity.json");
-	json_t *id = NULL;
-	char *t = NULL;
+	struct run_device d;
 
-	if (json_read_file(path, &id) == 0) {
-		const char *s = json_str(json_object_get(id, "caliber"), "timer");
-		t = s ? xstrdup(s) : NULL;
-		json_decref(id);
-	}
-	free(path);
-	return t;
+	run_device_init(&d);
+	/* no run directory, or an identity that cannot be read: nothing to label with */
+	if (is_dir(run_abs) && run_device_read(run_abs, &d) < 0)
+		warning("%s", last_error());
+	op_row_set(&row->timer, d.timer);
+	op_row_set(&row->gpu, d.gpu_name);
+	op_row_set(&row->gpu_uuid, d.gpu_uuid);
+	run_device_release(&d);
 }
 
 void batch_read_result(struct op_state *o)

@@ -110,7 +110,11 @@ void batch_close_json(struct batch *b, const char *status, int code);
 int batch_start_attempt(struct batch *b, struct op_state *o);
 /* What o's ended attempt left: exit, console texts, the run's tally. */
 void batch_read_result(struct op_state *o);
-/* The timer the run's identity ended with (caliber.timer), or NULL. Fresh allocation. */
-char *batch_final_timer(const char *run_abs);
+/*
+ * What the run at run_abs recorded of itself, into row: the timer it ended
+ * with (caliber.timer) and the GPU it ran on (provenance gpu_name,
+ * gpu_uuid); each NULL where it recorded none (no identity: all NULL).
+ */
+void batch_row_run_facts(struct op_row *row, const char *run_abs);
 
 #endif

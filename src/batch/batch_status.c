@@ -14,8 +14,12 @@
 
 const char *const ops_status_columns[] = {
 	"repo", "op", "spec", "status", "seconds", "attempts", "rows", "remarks",
-	"backend", "device", "timer", "exit_code", "run_dir", "job", NULL,
+	"backend", "device", "gpu", "gpu_uuid", "timer", "exit_code", "run_dir", "job", NULL,
 };
+
+/* The header and the rows ops_status_render builds must agree. */
+_Static_assert(sizeof(ops_status_columns) / sizeof(ops_status_columns[0]) == 16 + 1,
+	       "ops_status_render fills 16 fields");
 
 void op_row_init(struct op_row *r)
 {
@@ -29,6 +33,8 @@ void op_row_release(struct op_row *r)
 {
 	free(r->remarks);
 	free(r->backend);
+	free(r->gpu);
+	free(r->gpu_uuid);
 	free(r->timer);
 	free(r->run_dir);
 	free(r->job);
@@ -41,6 +47,8 @@ void op_row_copy(struct op_row *dst, const struct op_row *src)
 	*dst = *src;
 	dst->remarks = src->remarks ? xstrdup(src->remarks) : NULL;
 	dst->backend = src->backend ? xstrdup(src->backend) : NULL;
+	dst->gpu = src->gpu ? xstrdup(src->gpu) : NULL;
+	dst->gpu_uuid = src->gpu_uuid ? xstrdup(src->gpu_uuid) : NULL;
 	dst->timer = src->timer ? xstrdup(src->timer) : NULL;
 	dst->run_dir = src->run_dir ? xstrdup(src->run_dir) : NULL;
 	dst->job = src->job ? xstrdup(src->job) : NULL;
@@ -65,7 +73,7 @@ void ops_status_render(const struct op_spec *specs, const struct op_row *rows, s
 		const struct op_row *r = &rows[i];
 		char secs[32] = "", att[16] = "", nrows[24] = "", dev[16] = "", code[16] = "";
 		int started = r->attempts > 0;
-		const char *f[14];
+		const char *f[16];
 
 		if (started || r->seconds > 0)
 			snprintf(secs, sizeof(secs), "%.3f", r->seconds);
@@ -86,10 +94,12 @@ void ops_status_render(const struct op_spec *specs, const struct op_row *rows, s
 		f[7] = r->remarks;
 		f[8] = r->backend;
 		f[9] = dev;
-		f[10] = r->timer;
-		f[11] = code;
-		f[12] = r->run_dir;
-		f[13] = r->job;
+		f[10] = r->gpu;
+		f[11] = r->gpu_uuid;
+		f[12] = r->timer;
+		f[13] = code;
+		f[14] = r->run_dir;
+		f[15] = r->job;
 		csv_add_row(out, f, ncols);
 	}
 }
@@ -153,6 +163,9 @@ int ops_status_read(const char *path, const struct op_spec *specs, size_t n,
 			row->remarks = str_or_none(csv_get(&t, r, "remarks"));
 			row->backend = str_or_none(csv_get(&t, r, "backend"));
 			row->device = (int)num_or(csv_get(&t, r, "device"), -1);
+			/* absent before version 3: NULL, as for a run that recorded none */
+			row->gpu = str_or_none(csv_get(&t, r, "gpu"));
+			row->gpu_uuid = str_or_none(csv_get(&t, r, "gpu_uuid"));
 			row->timer = str_or_none(csv_get(&t, r, "timer"));
 			row->exit_code = (int)num_or(csv_get(&t, r, "exit_code"), -1);
 			row->run_dir = str_or_none(csv_get(&t, r, "run_dir"));
@@ -189,6 +202,8 @@ int complete_write(const char *run_dir_abs, const struct op_spec *spec,
 	json_object_set_new(o, "remarks", str_or_null(row->remarks));
 	json_object_set_new(o, "backend", str_or_null(row->backend));
 	json_object_set_new(o, "device", json_integer(row->device));
+	json_object_set_new(o, "gpu", str_or_null(row->gpu));
+	json_object_set_new(o, "gpu_uuid", str_or_null(row->gpu_uuid));
 	json_object_set_new(o, "timer", str_or_null(row->timer));
 	json_object_set_new(o, "exit_code", json_integer(row->exit_code));
 	json_object_set_new(o, "job", str_or_null(row->job));
@@ -204,6 +219,7 @@ int complete_read(const char *run_dir_abs, const struct op_spec *spec, struct op
 	char *path = path_join(run_dir_abs, COMPLETE_MARKER);
 	json_t *o = NULL;
 	int r = json_read_file(path, &o), st;
+	json_int_t v;
 
 	if (r) {
 		if (r < 0)
@@ -212,10 +228,12 @@ int complete_read(const char *run_dir_abs, const struct op_spec *spec, struct op
 		return r;
 	}
 	st = json_str(o, "status") ? op_status_parse(json_str(o, "status")) : -1;
-	if (json_integer_value(json_object_get(o, "schema_version")) != COMPLETE_VERSION ||
+	v = json_integer_value(json_object_get(o, "schema_version"));
+	/* version 1 (before gpu, gpu_uuid) still reads: a batch resumed by a newer zlb */
+	if (v < 1 || v > COMPLETE_VERSION ||
 	    !json_str(o, "spec") || strcmp(json_str(o, "spec"), spec->spec) ||
 	    (st != OP_PASS && st != OP_SKIP)) {
-		r = error("%s is not a version %d marker of %s: the operator runs again",
+		r = error("%s is not a version 1..%d marker of %s: the operator runs again",
 			  path, COMPLETE_VERSION, spec->spec);
 		json_decref(o);
 		free(path);
@@ -228,6 +246,8 @@ int complete_read(const char *run_dir_abs, const struct op_spec *spec, struct op
 	op_row_set(&row->remarks, json_str(o, "remarks"));
 	op_row_set(&row->backend, json_str(o, "backend"));
 	row->device = (int)json_integer_value(json_object_get(o, "device"));
+	op_row_set(&row->gpu, json_str(o, "gpu"));
+	op_row_set(&row->gpu_uuid, json_str(o, "gpu_uuid"));
 	op_row_set(&row->timer, json_str(o, "timer"));
 	row->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
 	/* a cluster task's label; absent in markers of local batches */

@@ -11,16 +11,21 @@
  *                              truth a resume trusts; holds the row as JSON
  *
  * ops_status.csv columns, in this order (readers go by name):
- *   repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,
- *   exit_code,run_dir,job
+ *   repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,gpu,
+ *   gpu_uuid,timer,exit_code,run_dir,job
  * status: PASS FAIL SKIP TIMEOUT CANCELLED when final; PENDING (not run yet,
  * or interrupted) and RUNNING (a child is at work) for the live view. seconds:
  * wall time of all attempts; rows: results.jsonl rows of the final attempt;
  * device: the logical device index given to `zlb run --device`; exit_code:
+ * gpu, gpu_uuid: the card the final attempt ran on, as its run_identity.json
+ * recorded it (provenance gpu_name, gpu_uuid; empty when the run recorded
+ * none); exit_code:
  * the final attempt's zlb run exit status (empty when none ran); run_dir:
  * relative to the batch directory, empty when no run directory was made;
  * job: the cluster task that ran the final attempt ("<array>_<index>"),
- * empty for a local batch. Version 2 added job and CANCELLED.
+ * empty for a local batch. Version 2 added job and CANCELLED; version 3 gpu
+ * and gpu_uuid. Readers go by name, so tables of versions 1 and 2 read
+ * with those columns empty.
  * The table's version is batch.json's tables.ops_status (OPS_STATUS_VERSION).
  */
 #ifndef ZLB_CORE_BATCH_STATUS_H
@@ -29,8 +34,9 @@
 #include "batch/batch_policy.h"
 #include "batch/opspec.h"
 
-#define OPS_STATUS_VERSION 2
-#define COMPLETE_VERSION 1
+#define OPS_STATUS_VERSION 3
+/* .complete: version 2 added gpu and gpu_uuid; version 1 markers still read. */
+#define COMPLETE_VERSION 2
 #define COMPLETE_MARKER ".complete"
 
 struct op_row {
@@ -41,6 +47,8 @@ struct op_row {
 	char *remarks;    /* owned; NULL: none */
 	char *backend;    /* owned */
 	int device;       /* -1: not assigned */
+	char *gpu;        /* owned: the GPU's name as the run recorded it; NULL: unknown */
+	char *gpu_uuid;   /* owned: its uuid; NULL: unknown */
 	char *timer;      /* owned; NULL: unknown */
 	int exit_code;    /* -1: no attempt ended */
 	char *run_dir;    /* owned, relative to the batch; NULL: none */
@@ -80,7 +88,8 @@ int complete_write(const char *run_dir_abs, const struct op_spec *spec,
 /*
  * Read <run_dir_abs>/.complete into row (its fields replaced). Returns 0,
  * 1 when there is none, or -1 (with error()) for a marker that cannot be
- * read, is of another version or another spec: the caller reruns that op.
+ * read, is of an unknown version or another spec: the caller reruns that op.
+ * A version 1 marker leaves gpu and gpu_uuid NULL.
  */
 int complete_read(const char *run_dir_abs, const struct op_spec *spec, struct op_row *row);
 

@@ -19,6 +19,7 @@
 #include "lib/paths.h"
 #include "lib/safefile.h"
 #include "rundir/results_file.h"
+#include "rundir/run_device.h"
 #include "rundir/rundir.h"
 #include "rundir/markers.h"
 
@@ -37,6 +38,9 @@ void summary_release(struct summary *s)
 		free(o->status);
 		free(o->status_remarks);
 		free(o->run_dir);
+		free(o->backend);
+		free(o->device);
+		free(o->device_uuid);
 		free(o->remarks);
 	}
 	for (size_t i = 0; i < s->nr_rows; i++) {
@@ -135,7 +139,7 @@ static int read_ops_status(struct summary *s)
 {
 	char *path = path_join(s->batch, OPS_STATUS_CSV);
 	struct csv_table t;
-	int c_repo, c_op, c_status, c_remarks, c_run;
+	int c_repo, c_op, c_status, c_remarks, c_run, c_backend, c_gpu, c_uuid;
 
 	if (access(path, F_OK)) {
 		free(path);
@@ -152,6 +156,10 @@ static int read_ops_status(struct summary *s)
 	c_status = csv_column(&t, "status");
 	c_remarks = csv_column(&t, "remarks");
 	c_run = csv_column(&t, "run_dir");
+	/* what the batch knew of the card: only where the run's identity says nothing */
+	c_backend = csv_column(&t, "backend");
+	c_gpu = csv_column(&t, "gpu");		/* version 3 */
+	c_uuid = csv_column(&t, "gpu_uuid");
 	if (c_op < 0 || c_status < 0) {
 		error("%s has no '%s' column: not an ops_status table (its header starts with "
 		      "'%s'); moved aside, the run directories alone would be summarised",
@@ -175,6 +183,9 @@ static int read_ops_status(struct summary *s)
 		o->status_remarks = xstrdup(c_remarks >= 0 ? row[c_remarks] : "");
 		/* kept only as a hint: the run directory on disk is looked up first */
 		o->run_dir = c_run >= 0 && *row[c_run] ? xstrdup(row[c_run]) : NULL;
+		o->backend = c_backend >= 0 && *row[c_backend] ? xstrdup(row[c_backend]) : NULL;
+		o->device = c_gpu >= 0 && *row[c_gpu] ? xstrdup(row[c_gpu]) : NULL;
+		o->device_uuid = c_uuid >= 0 && *row[c_uuid] ? xstrdup(row[c_uuid]) : NULL;
 	}
 	s->has_ops_status = 1;
 	csv_table_free(&t);
@@ -202,6 +213,9 @@ static void free_op(struct summary_op *o)
 	free(o->status);
 	free(o->status_remarks);
 	free(o->run_dir);
+	free(o->backend);
+	free(o->device);
+	free(o->device_uuid);
 	free(o->remarks);
 }
 
@@ -399,10 +413,46 @@ static void op_remarks(struct summary_op *o, int unreadable, int has_ops_status)
 	o->remarks = strbuf_detach(&sb, NULL);
 }
 
+/* Replace *field with value where value is a fact (not NULL). */
+static void take(char **field, char *value)
+{
+	if (!value)
+		return;
+	free(*field);
+	*field = value;
+}
+
+/*
+ * Where the operator ran, from its run's identity, which outranks
+ * ops_status.csv: it is what the run itself recorded. Returns -1 for an
+ * identity that cannot be read (error() said why), else 0.
+ */
+static int read_device(struct summary_op *o)
+{
+	struct run_device d;
+	int r = 0;
+
+	run_device_init(&d);
+	if (o->run_dir && (r = run_device_read(o->run_dir, &d)) == 0) {
+		take(&o->backend, d.backend);
+		take(&o->device, d.gpu_name);
+		take(&o->device_uuid, d.gpu_uuid);
+		d.backend = d.gpu_name = d.gpu_uuid = NULL;
+	}
+	run_device_release(&d);
+	if (!o->backend)
+		o->backend = xstrdup("");
+	if (!o->device)
+		o->device = xstrdup("");
+	if (!o->device_uuid)
+		o->device_uuid = xstrdup("");
+	return r < 0 ? -1 : 0;
+}
+
 static void read_op(struct summary *s, struct summary_op *o, struct op_ctx *ctx)
 {
 	size_t bad = 0;
-	int unreadable = 0;
+	int unreadable = read_device(o) < 0;
 
 	o->first_row = s->nr_rows;
 	if (o->run_dir) {

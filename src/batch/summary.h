@@ -14,7 +14,12 @@
  *   2. per operator, events.jsonl (AUTOTUNE_REPLAY_FALLBACK events, each
  *      flagging the rows of its test node) and results.jsonl (every row,
  *      without its raw samples), each file parsed once;
- *   3. per operator, its remarks: no_cudagraph_rows=N (rows with a side
+ *   3. per operator, where it ran: backend (caliber.backend) and device (the
+ *      GPU's name, provenance.gpu_name, else the caliber's device model)
+ *      and uuid from its run_identity.json (rundir/run_device.h); an
+ *      operator whose run recorded none takes ops_status.csv's backend, gpu
+ *      and gpu_uuid columns (version 3);
+ *   4. per operator, its remarks: no_cudagraph_rows=N (rows with a side
  *      not graph-timed), replay_fallback=N (events), bad_lines=N (lines
  *      skipped), no_run_dir, not_in_ops_status, then the remarks of
  *      ops_status.csv (dtype_fallback, ...); counts of 0 are left out, so
@@ -40,7 +45,8 @@
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 
-#define SUMMARY_SCHEMA_VERSION 1
+/* 2: backend and device columns, device facts in summary.json */
+#define SUMMARY_SCHEMA_VERSION 2
 #define SUMMARY_CSV "summary.csv"
 #define SUMMARY_JSON "summary.json"
 #define OPS_STATUS_CSV "ops_status.csv"
@@ -64,6 +70,9 @@ struct summary_op {
 	char *status;		/* from ops_status.csv; "" when unknown */
 	char *status_remarks;	/* ops_status.csv's remarks column */
 	char *run_dir;		/* absolute; NULL when none was found */
+	char *backend;		/* "cuda", ...; "" when unknown */
+	char *device;		/* the GPU's name; "" when unknown */
+	char *device_uuid;	/* its uuid; "" when unknown */
 	int listed;		/* a line of ops_status.csv */
 	int walked;		/* found as <batch>/<repo>/<op>/ */
 	int has_results;	/* results.jsonl exists */
@@ -136,6 +145,13 @@ size_t summary_extremes(const struct summary *s, int best, size_t *idx, size_t k
  */
 #define SUMMARY_EXTREMES 5
 void summary_extreme_counts(const struct summary *s, size_t *worst, size_t *best);
+
+/*
+ * The devices the operators ran on, in order of first appearance:
+ * [{"backend", "device", "device_uuid", "ops": n}], "" for unknown; one
+ * entry per distinct triple (two cards of one model: two entries).
+ */
+json_t *summary_devices(const struct summary *s);
 
 /* The counts per operator status: {"PASS": n, ...}, "(none)" for unknown. */
 json_t *summary_status_counts(const struct summary *s);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "batch/summary.h"
+#include "lib/jsonfile.h"
 #include "lib/markdown.h"
 #include "lib/paths.h"
 #include "lib/texttable.h"
@@ -18,6 +19,7 @@ static const struct tt_column speedup_cols[] = {
 	{ "dtype", 0, TT_KEEP, 0, 1 },
 	{ "shape", 0, TT_KEEP, 0, 1 },
 	{ "markers", 0, TT_KEEP, 0, 1 },
+	{ "device", 0, TT_KEEP, 0, 1 },
 };
 
 static void extremes(const struct summary *s, int best, struct strbuf *out)
@@ -30,7 +32,7 @@ static void extremes(const struct summary *s, int best, struct strbuf *out)
 	if (!n)
 		return;
 	strbuf_addf(out, "\n### %s speedups (gems vs torch)\n\n", best ? "Best" : "Worst");
-	tt_init(&t, speedup_cols, 5);
+	tt_init(&t, speedup_cols, 6);
 	for (size_t i = 0; i < n; i++) {
 		const struct summary_row *r = &s->rows[idx[i]];
 		const struct summary_op *o = summary_op_of_row(s, idx[i]);
@@ -44,6 +46,7 @@ static void extremes(const struct summary *s, int best, struct strbuf *out)
 		tt_set(&c[2], xstrdup(r->dtype));
 		tt_set(&c[3], xstrdup(r->shape));
 		tt_set(&c[4], xstrdup(r->markers));
+		tt_set(&c[5], xstrdup(o->device));
 	}
 	tt_render_md(&t, out);
 	tt_release(&t);
@@ -54,7 +57,37 @@ static const struct tt_column remark_cols[] = {
 	{ "status", 0, TT_KEEP, 0, 0 },
 	{ "rows", 1, TT_KEEP, 0, 0 },
 	{ "remarks", 0, TT_KEEP, 0, 1 },
+	{ "device", 0, TT_KEEP, 0, 1 },
 };
+
+static const struct tt_column device_cols[] = {
+	{ "backend", 0, TT_KEEP, 0, 1 },
+	{ "device", 0, TT_KEEP, 0, 1 },
+	{ "uuid", 0, TT_KEEP, 0, 1 },
+	{ "operators", 1, TT_KEEP, 0, 0 },
+};
+
+/* Which cards the numbers come from (two of one model: two lines, by uuid). */
+static void devices(const struct summary *s, struct strbuf *out)
+{
+	json_t *devs = summary_devices(s), *d;
+	struct texttable t;
+	size_t i;
+
+	strbuf_addstr(out, "\n### Devices\n\n");
+	tt_init(&t, device_cols, 4);
+	json_array_foreach(devs, i, d) {
+		struct tt_cell *c = tt_add_row(&t);
+
+		tt_set(&c[0], xstrdup(json_str(d, "backend")));
+		tt_set(&c[1], xstrdup(json_str(d, "device")));
+		tt_set(&c[2], xstrdup(json_str(d, "device_uuid")));
+		tt_set(&c[3], xstrfmt("%lld", (long long)json_integer_value(json_object_get(d, "ops"))));
+	}
+	tt_render_md(&t, out);
+	tt_release(&t);
+	json_decref(devs);
+}
 
 void summary_markdown(const struct summary *s, struct strbuf *out)
 {
@@ -76,6 +109,7 @@ void summary_markdown(const struct summary *s, struct strbuf *out)
 		strbuf_addf(out, " | %lld |\n", (long long)json_integer_value(v));
 	}
 	json_decref(counts);
+	devices(s, out);
 	if (s->rows_not_graph)
 		strbuf_addf(out, "\n**Not graph-timed:** %zu row%s (another caliber).\n",
 			    s->rows_not_graph, PLURAL(s->rows_not_graph));
@@ -90,7 +124,7 @@ void summary_markdown(const struct summary *s, struct strbuf *out)
 	extremes(s, 0, out);
 	extremes(s, 1, out);
 
-	tt_init(&t, remark_cols, 4);
+	tt_init(&t, remark_cols, 5);
 	for (size_t i = 0; i < s->nr_ops; i++) {
 		const struct summary_op *o = &s->ops[i];
 		struct tt_cell *c;
@@ -102,6 +136,7 @@ void summary_markdown(const struct summary *s, struct strbuf *out)
 		tt_set(&c[1], xstrdup(*o->status ? o->status : "(none)"));
 		tt_set(&c[2], xstrfmt("%zu", o->nr_rows));
 		tt_set(&c[3], xstrdup(o->remarks));
+		tt_set(&c[4], xstrdup(o->device));
 		with_remarks++;
 	}
 	if (with_remarks) {

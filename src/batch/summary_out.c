@@ -9,17 +9,20 @@
 
 #include "lib/csvfile.h"
 #include "lib/error.h"
+#include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "batch/summary.h"
 #include "lib/term.h"
 
 const char *const summary_csv_columns[] = {
-	"repo", "op", "status", "op_name", "dtype", "shape_detail", "row_status",
-	"torch_latency_ms", "gems_latency_ms", "speedup", "timer", "markers", "op_remarks",
-	NULL,
+	"repo", "op", "status", "backend", "device", "op_name", "dtype", "shape_detail",
+	"row_status", "torch_latency_ms", "gems_latency_ms", "speedup", "timer", "markers",
+	"op_remarks", NULL,
 };
 
-#define NCOLS 13
+#define NCOLS 15
+_Static_assert(sizeof(summary_csv_columns) / sizeof(summary_csv_columns[0]) == NCOLS + 1,
+	       "summary_csv fills NCOLS fields");
 
 /*
  * Numbers as upstream's table prints them (latency %.6f ms, speedup %.3f),
@@ -44,15 +47,16 @@ void summary_csv(const struct summary *s, struct strbuf *out)
 		const struct summary_op *o = &s->ops[i];
 
 		if (!o->nr_rows) {
-			const char *f[NCOLS] = { o->repo, o->op, o->status, "", "", "", "", "", "",
-						 "", "", "", o->remarks };
+			const char *f[NCOLS] = { o->repo, o->op, o->status, o->backend, o->device,
+						 "", "", "", "", "", "", "", "", "", o->remarks };
 			csv_add_row(out, f, NCOLS);
 			continue;
 		}
 		for (size_t j = o->first_row; j < o->first_row + o->nr_rows; j++) {
 			const struct summary_row *r = &s->rows[j];
 			const char *f[NCOLS] = {
-				o->repo, o->op, o->status, r->op_name, r->dtype, r->shape, r->status,
+				o->repo, o->op, o->status, o->backend, o->device,
+				r->op_name, r->dtype, r->shape, r->status,
 				fmt_num(t, sizeof(t), r->torch_ms, 6),
 				fmt_num(g, sizeof(g), r->gems_ms, 6),
 				fmt_num(x, sizeof(x), r->speedup, 3),
@@ -172,10 +176,39 @@ static json_t *row_json(const struct summary *s, size_t i)
 	const struct summary_row *r = &s->rows[i];
 	const struct summary_op *o = summary_op_of_row(s, i);
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:s, s:s}", "repo", o->repo,
-			 "op", o->op, "op_name", r->op_name, "dtype", r->dtype,
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:s, s:s}",
+			 "repo", o->repo, "op", o->op, "backend", o->backend, "device", o->device,
+			 "device_uuid", o->device_uuid, "op_name", r->op_name, "dtype", r->dtype,
 			 "shape_detail", r->shape, "speedup", r->speedup, "timer", r->timer,
 			 "markers", r->markers);
+}
+
+json_t *summary_devices(const struct summary *s)
+{
+	json_t *devs = json_array(), *d;
+	size_t k;
+
+	for (size_t i = 0; i < s->nr_ops; i++) {
+		const struct summary_op *o = &s->ops[i];
+		int found = 0;
+
+		/* a handful of devices per batch: a linear look-up is enough */
+		json_array_foreach(devs, k, d) {
+			if (!strcmp(json_str(d, "backend"), o->backend) &&
+			    !strcmp(json_str(d, "device"), o->device) &&
+			    !strcmp(json_str(d, "device_uuid"), o->device_uuid)) {
+				json_object_set_new(d, "ops", json_integer(
+					json_integer_value(json_object_get(d, "ops")) + 1));
+				found = 1;
+				break;
+			}
+		}
+		if (!found)
+			json_array_append_new(devs, json_pack("{s:s, s:s, s:s, s:i}", "backend",
+				o->backend, "device", o->device, "device_uuid", o->device_uuid,
+				"ops", 1));
+	}
+	return devs;
 }
 
 json_t *summary_to_json(const struct summary *s, const char *csv_path)
@@ -195,6 +228,7 @@ json_t *summary_to_json(const struct summary *s, const char *csv_path)
 			    json_null());
 	json_object_set_new(j, "ops", json_integer((json_int_t)s->nr_ops));
 	json_object_set_new(j, "status_counts", summary_status_counts(s));
+	json_object_set_new(j, "devices", summary_devices(s));
 	json_object_set_new(j, "rows", json_integer((json_int_t)s->nr_rows));
 	json_object_set_new(j, "rows_success", json_integer((json_int_t)s->rows_success));
 	json_object_set_new(j, "rows_not_graph", json_integer((json_int_t)s->rows_not_graph));
@@ -205,9 +239,10 @@ json_t *summary_to_json(const struct summary *s, const char *csv_path)
 		const struct summary_op *o = &s->ops[i];
 
 		if (*o->remarks)
-			json_array_append_new(remarks, json_pack("{s:s, s:s, s:s, s:s}", "repo",
-								 o->repo, "op", o->op, "status",
-								 o->status, "remarks", o->remarks));
+			json_array_append_new(remarks, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
+				"repo", o->repo, "op", o->op, "status", o->status, "backend",
+				o->backend, "device", o->device, "device_uuid", o->device_uuid,
+				"remarks", o->remarks));
 		if (!o->listed)
 			json_array_append_new(walked, json_sprintf("%s/%s", o->repo, o->op));
 	}
@@ -360,6 +395,31 @@ static void render_left_out(const struct summary *s, struct strbuf *out)
 	strbuf_addch(out, '\n');
 }
 
+/*
+ * "  devices: cuda NVIDIA H200 GPU-... (3 operators), ...": which cards the
+ * numbers come from; two of one model are two entries (by uuid).
+ */
+static void render_devices(const struct summary *s, struct strbuf *out)
+{
+	json_t *devs = summary_devices(s), *d;
+	size_t i;
+
+	strbuf_addstr(out, "  devices:");
+	json_array_foreach(devs, i, d) {
+		const char *b = json_str(d, "backend"), *n = json_str(d, "device"),
+			   *u = json_str(d, "device_uuid");
+		json_int_t k = json_integer_value(json_object_get(d, "ops"));
+
+		strbuf_addf(out, "%s %s %s", i ? "," : "", *b ? b : "(backend unknown)",
+			    *n ? n : "(device unknown)");
+		if (*u)
+			strbuf_addf(out, " %s", u);
+		strbuf_addf(out, " (%lld operator%s)", (long long)k, k == 1 ? "" : "s");
+	}
+	strbuf_addch(out, '\n');
+	json_decref(devs);
+}
+
 void summary_render(const struct summary *s, const char *csv_path, int color,
 		    struct strbuf *out)
 {
@@ -390,6 +450,7 @@ void summary_render(const struct summary *s, const char *csv_path, int color,
 	}
 	strbuf_addch(out, '\n');
 	json_decref(counts);
+	render_devices(s, out);
 	if (s->has_ops_status && s->ops_walked_only) {
 		strbuf_addf(out, "  not in %s, found on disk: ", OPS_STATUS_CSV);
 		list_ops(s, out, flag_walked);

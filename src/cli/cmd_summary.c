@@ -53,7 +53,8 @@ const struct cmd_doc summary_doc = {
 	.about =
 		"Summarise a batch directory of zlb batch (or an older one): one line per\n"
 		"measurement row of every operator's results.jsonl (repo, op, the operator's\n"
-		"status from ops_status.csv, op_name, dtype, shape_detail, row_status, torch\n"
+		"status from ops_status.csv, the backend and device (GPU name) its run\n"
+		"recorded, op_name, dtype, shape_detail, row_status, torch\n"
 		"and gems latency in ms, speedup, the row's timer and markers) and op_remarks,\n"
 		"per operator: no_cudagraph_rows=N (rows not graph-timed), replay_fallback=N\n"
 		"(AUTOTUNE_REPLAY_FALLBACK events), bad_lines=N, no_run_dir, no_results,\n"

@@ -21,7 +21,14 @@ from conftest import FAKE_MAIN, REPO
 
 OPS_FILE = REPO / "tests" / "fake_flaggems_batch" / "test_batch_ops.py"
 COLUMNS = ["repo", "op", "spec", "status", "seconds", "attempts", "rows", "remarks",
-           "backend", "device", "timer", "exit_code", "run_dir", "job"]
+           "backend", "device", "gpu", "gpu_uuid", "timer", "exit_code", "run_dir", "job"]
+# What the fake driver (tests/fakes/fake_libcuda.c) calls its devices.
+FAKE_GPU = "Fake H200 (zlbench test driver)"
+
+
+def fake_uuid(index):
+    """The uuid fake_libcuda.c gives device index (its last byte)."""
+    return f"GPU-facec0da-0000-4000-8000-{int(index):012x}"
 
 
 @pytest.fixture
@@ -165,10 +172,11 @@ def test_every_status_retry_cutoff_and_csv(world):
     bj = json.loads((world.bdir / "batch.json").read_text())
     assert bj["schema_version"] == 3 and bj["status"] == "completed" and bj["exit_code"] == 1
     assert [o["spec"] for o in bj["ops"]] == list(st)
-    assert bj["tables"] == {"ops_status": 2, "complete": 1}
+    assert bj["tables"] == {"ops_status": 3, "complete": 2}
     assert bj["counts"] == {"PASS": 2, "FAIL": 2, "SKIP": 2, "TIMEOUT": 1}
     c = json.loads((world.bdir / "main/b_pass/.complete").read_text())
-    assert c["schema_version"] == 1 and c["spec"] == "b_pass" and c["status"] == "PASS"
+    assert c["schema_version"] == 2 and c["spec"] == "b_pass" and c["status"] == "PASS"
+    assert (c["gpu"], c["gpu_uuid"]) == (FAKE_GPU, fake_uuid(0))
     assert_nothing_left(world)
 
 
@@ -211,6 +219,9 @@ def test_two_devices_in_parallel(world):
     for op in ops:
         ident = json.loads((world.bdir / "main" / op / "run_identity.json").read_text())
         assert ident["provenance"]["device_visible_as"] == devs[op]
+        # the card each operator's last attempt met, as its run recorded it
+        assert st[op]["gpu_uuid"] == fake_uuid(devs[op]) == ident["provenance"]["gpu_uuid"]
+        assert st[op]["gpu"] == FAKE_GPU == ident["provenance"]["gpu_name"]
         spans[op] = (ident["provenance"]["started_at"], ident["provenance"]["finished_at"])
     # the slow op overlaps in time with an op of the other device
     slow = spans["b_slow"]

@@ -109,3 +109,50 @@ def test_a_worker_batch_killed_resumes_in_workers(world):
     assert [s["status"] for s in bj["sessions"]] == ["killed", "completed"]
     runs = [n.split(".")[0] for n, _, _ in recorded(world)]
     assert runs.count("b_pass") == 1 and runs.count("b_slow") == 2
+
+
+def test_a_batch_of_ops_status_v2_resumes_into_v3(world):
+    """A batch an older zlb started (ops_status v2, .complete v1) resumes:
+    what passed is kept and gains its card from its run's identity, the
+    rest reruns, and the table is rewritten as version 3."""
+    import csv
+
+    from test_batch import COLUMNS, FAKE_GPU, fake_uuid
+
+    env = {"FAKE_CUDA_DEVICES": "2"}
+    r = batch(world, "--ops", "b_pass", "b_trivial", "b_fail", "--retries", "0",
+              "--devices", "0,1", env=env)
+    assert r.rc == 1, r
+    first = status(world.bdir)
+    kept = {op: ident(world, op) for op in ("b_pass", "b_trivial")}
+    # Back to what the zlb of ops_status v2 wrote: no gpu columns, v1 markers.
+    old_cols = [c for c in COLUMNS if c not in ("gpu", "gpu_uuid")]
+    with open(world.bdir / "ops_status.csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(old_cols)
+        for row in first.values():
+            w.writerow([row[c] for c in old_cols])
+    for op in ("b_pass", "b_trivial"):
+        marker = world.bdir / "main" / op / ".complete"
+        c = json.loads(marker.read_text())
+        del c["gpu"], c["gpu_uuid"]
+        c["schema_version"] = 1
+        marker.write_text(json.dumps(c))
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    bj["tables"] = {"ops_status": 2, "complete": 1}
+    (world.bdir / "batch.json").write_text(json.dumps(bj))
+
+    r = batch(world, "--resume", env=env)
+    assert r.rc == 1, r
+    st = status(world.bdir)     # asserts the v3 header
+    runs = [n.split(".")[0] for n, _, _ in recorded(world)]
+    assert runs.count("b_pass") == 1 and runs.count("b_fail") == 2, runs  # kept, rerun
+    assert {op: ident(world, op) for op in kept} == kept
+    for op in ("b_pass", "b_trivial", "b_fail"):
+        dev = st[op]["device"]
+        assert dev in ("0", "1"), st[op]
+        assert (st[op]["gpu"], st[op]["gpu_uuid"]) == (FAKE_GPU, fake_uuid(dev)), st[op]
+        assert ident(world, op)["provenance"]["gpu_uuid"] == fake_uuid(dev)
+    assert st["b_pass"]["status"] == "PASS" and st["b_fail"]["status"] == "FAIL"
+    assert json.loads((world.bdir / "batch.json").read_text())["tables"] == \
+        {"ops_status": 3, "complete": 2}

@@ -76,7 +76,7 @@ def test_one_array_of_tasks_with_zlbs_options_then_the_users(slurm):
             assert ident["provenance"]["device_visible_as"] == "1"   # the GPU Slurm gave
     assert [t["state"] for t in rnd["tasks"]] == ["ENDED", "ENDED", "ENDED"]
     assert rnd["tasks"][2]["exit_code"] == 1 and rnd["ended_at"]
-    assert bj["schema_version"] == 3 and bj["tables"]["ops_status"] == 2
+    assert bj["schema_version"] == 3 and bj["tables"]["ops_status"] == 3
 
 
 def test_a_task_lost_to_a_node_is_requeued_once(slurm):

@@ -8,31 +8,32 @@ import re
 import shutil
 
 from conftest import REPO
+from test_batch import world  # noqa: F401 (fixture)
 
 DATA = REPO / "tests" / "data" / "summary"
 
-HEADER = ("repo,op,status,op_name,dtype,shape_detail,row_status,torch_latency_ms,"
-          "gems_latency_ms,speedup,timer,markers,op_remarks\n")
+HEADER = ("repo,op,status,backend,device,op_name,dtype,shape_detail,row_status,"
+          "torch_latency_ms,gems_latency_ms,speedup,timer,markers,op_remarks\n")
 
 BATCH_CSV = HEADER + """\
-main,broken,FAIL,,,,,,,,,,no_results;deterministic_failure;rc=1
-main,extra,,extra,torch.float32,N/A,SUCCESS,0.001000,0.000500,2.000,graph,,not_in_ops_status
-main,layer_norm,PASS,layer_norm,torch.float16,"[torch.Size([1024, 1024]), [1024]]",SUCCESS,0.004284,0.002895,1.480,graph,,
-main,layer_norm,PASS,layer_norm,torch.float16,"[torch.Size([1, 7]), [7]]",FAILED,,,,,,
-main,softmax,PASS,softmax,torch.float16,"[torch.Size([1024, 1024]), 1]",SUCCESS,0.004718,0.002336,2.020,graph,,
-main,softmax,PASS,softmax,torch.float16,"[torch.Size([4096, 4096]), 1]",SUCCESS,0.054926,0.022737,2.416,graph,,
-main,softmax,PASS,softmax,torch.bfloat16,"[torch.Size([1024, 1024]), 1]",SUCCESS,0.004801,0.002402,1.999,graph,,
-main,sort,PASS,sort,torch.float16,"[torch.Size([1024, 1024])]",SUCCESS,0.020000,0.025000,0.800,graph+direct,BENCHMARK_DIRECT_NO_CUDAGRAPH,no_cudagraph_rows=1
-main,sort,PASS,sort,torch.float16,"[torch.Size([64, 64])]",SUCCESS,0.010000,0.008000,1.250,graph,GRAPH_MEMSET_NODES,no_cudagraph_rows=1
-main,tuned_rowsum,PASS,tuned_rowsum,torch.float16,"[torch.Size([256, 1024])]",SUCCESS,0.003000,0.001000,3.000,graph,AUTOTUNE_REPLAY_FALLBACK,replay_fallback=2;bad_lines=1;dtype_fallback
-main,tuned_rowsum,PASS,tuned_rowsum,torch.float16,"[torch.Size([512, 1024])]",SUCCESS,0.004000,0.004000,1.000,graph,AUTOTUNE_REPLAY_FALLBACK,replay_fallback=2;bad_lines=1;dtype_fallback
-main,upsample,SKIP,,,,,,,,,,no_run_dir;skip_reason=needs sm90
-vllm,fused_moe,TIMEOUT,,,,,,,,,,no_run_dir
+main,broken,FAIL,cuda,NVIDIA H200,,,,,,,,,,no_results;deterministic_failure;rc=1
+main,extra,,cuda,NVIDIA H200,extra,torch.float32,N/A,SUCCESS,0.001000,0.000500,2.000,graph,,not_in_ops_status
+main,layer_norm,PASS,cuda,NVIDIA H200,layer_norm,torch.float16,"[torch.Size([1024, 1024]), [1024]]",SUCCESS,0.004284,0.002895,1.480,graph,,
+main,layer_norm,PASS,cuda,NVIDIA H200,layer_norm,torch.float16,"[torch.Size([1, 7]), [7]]",FAILED,,,,,,
+main,softmax,PASS,cuda,NVIDIA H100 80GB HBM3,softmax,torch.float16,"[torch.Size([1024, 1024]), 1]",SUCCESS,0.004718,0.002336,2.020,graph,,
+main,softmax,PASS,cuda,NVIDIA H100 80GB HBM3,softmax,torch.float16,"[torch.Size([4096, 4096]), 1]",SUCCESS,0.054926,0.022737,2.416,graph,,
+main,softmax,PASS,cuda,NVIDIA H100 80GB HBM3,softmax,torch.bfloat16,"[torch.Size([1024, 1024]), 1]",SUCCESS,0.004801,0.002402,1.999,graph,,
+main,sort,PASS,cuda,NVIDIA H200,sort,torch.float16,"[torch.Size([1024, 1024])]",SUCCESS,0.020000,0.025000,0.800,graph+direct,BENCHMARK_DIRECT_NO_CUDAGRAPH,no_cudagraph_rows=1
+main,sort,PASS,cuda,NVIDIA H200,sort,torch.float16,"[torch.Size([64, 64])]",SUCCESS,0.010000,0.008000,1.250,graph,GRAPH_MEMSET_NODES,no_cudagraph_rows=1
+main,tuned_rowsum,PASS,cuda,NVIDIA H200,tuned_rowsum,torch.float16,"[torch.Size([256, 1024])]",SUCCESS,0.003000,0.001000,3.000,graph,AUTOTUNE_REPLAY_FALLBACK,replay_fallback=2;bad_lines=1;dtype_fallback
+main,tuned_rowsum,PASS,cuda,NVIDIA H200,tuned_rowsum,torch.float16,"[torch.Size([512, 1024])]",SUCCESS,0.004000,0.004000,1.000,graph,AUTOTUNE_REPLAY_FALLBACK,replay_fallback=2;bad_lines=1;dtype_fallback
+main,upsample,SKIP,cuda,,,,,,,,,,,no_run_dir;skip_reason=needs sm90
+vllm,fused_moe,TIMEOUT,cuda,,,,,,,,,,,no_run_dir
 """
 
 OLD_CSV = HEADER + """\
-main,add,,add,torch.float16,"[torch.Size([1048576]), torch.Size([1048576])]",SUCCESS,0.001789,0.002164,0.827,graph,,
-vllm,fused_marlin_moe,,fused_marlin_moe,torch.bfloat16,"[torch.Size([1, 7168])]",SUCCESS,0.120000,0.100000,1.200,direct,BENCHMARK_DIRECT_NO_CUDAGRAPH,no_cudagraph_rows=1
+main,add,,cuda,NVIDIA H200,add,torch.float16,"[torch.Size([1048576]), torch.Size([1048576])]",SUCCESS,0.001789,0.002164,0.827,graph,,
+vllm,fused_marlin_moe,,cuda,NVIDIA H200,fused_marlin_moe,torch.bfloat16,"[torch.Size([1, 7168])]",SUCCESS,0.120000,0.100000,1.200,direct,BENCHMARK_DIRECT_NO_CUDAGRAPH,no_cudagraph_rows=1
 """
 
 
@@ -53,6 +54,11 @@ def test_batch_table_is_exact(zlb, tmp_path):
     assert "8 operators" in out
     assert "status: PASS 4, FAIL 1, TIMEOUT 1, SKIP 1, (none) 1" in out
     assert "not in ops_status.csv, found on disk: main/extra" in out
+    # where the numbers come from: the identity's card (softmax's provenance names
+    # another), else its caliber's model; without a run, ops_status.csv's backend
+    assert ("devices: cuda NVIDIA H200 (5 operators), cuda NVIDIA H100 80GB HBM3 "
+            "GPU-11111111-2222-4333-8444-555555555555 (1 operator), "
+            "cuda (device unknown) (2 operators)") in out
     assert "rows: 10, 9 SUCCESS; 3 operators without rows: main/broken, main/upsample, vllm/fused_moe" in out
     assert "not graph-timed: 1 row in 1 operator: main/sort (1)" in out
     assert "replay fallbacks: 2 in 1 operator: main/tuned_rowsum (2)" in out
@@ -69,13 +75,22 @@ def test_batch_table_is_exact(zlb, tmp_path):
     assert "\x1b" not in out
 
     j = json.loads((batch / "summary.json").read_text())
-    assert j["schema_version"] == 1
-    assert j["csv"] == {"file": "summary.csv", "schema_version": 1,
+    assert j["schema_version"] == 2
+    assert j["csv"] == {"file": "summary.csv", "schema_version": 2,
                         "columns": HEADER.strip().split(",")}
     assert j["status_counts"] == {"PASS": 4, "FAIL": 1, "TIMEOUT": 1, "SKIP": 1, "(none)": 1}
     assert (j["ops"], j["rows"], j["rows_success"], j["rows_not_graph"], j["replay_fallbacks"],
             j["bad_lines"], j["ops_without_rows"]) == (8, 10, 9, 1, 2, 1, 3)
     assert j["ops_status"] == "ops_status.csv"
+    assert j["devices"] == [
+        {"backend": "cuda", "device": "NVIDIA H200", "device_uuid": "", "ops": 5},
+        {"backend": "cuda", "device": "NVIDIA H100 80GB HBM3",
+         "device_uuid": "GPU-11111111-2222-4333-8444-555555555555", "ops": 1},
+        {"backend": "cuda", "device": "", "device_uuid": "", "ops": 2}]
+    soft = [b for b in j["best_speedups"] if b["op"] == "softmax"]
+    assert soft and all((b["backend"], b["device"], b["device_uuid"]) ==
+                        ("cuda", "NVIDIA H100 80GB HBM3",
+                         "GPU-11111111-2222-4333-8444-555555555555") for b in soft)
     assert j["ops_found_by_walking"] == ["main/extra"]
     assert {(o["op"], o["remarks"]) for o in j["ops_with_remarks"]} == {
         ("broken", "no_results;deterministic_failure;rc=1"), ("extra", "not_in_ops_status"),
@@ -135,7 +150,7 @@ def test_formats_on_standard_output(zlb, tmp_path):
     r = zlb.cmd("summary", str(batch), "--format", "json")
     assert r.rc == 0, r
     j = json.loads(r.out)
-    assert j["schema_version"] == 1 and j["status_counts"]["PASS"] == 4
+    assert j["schema_version"] == 2 and j["status_counts"]["PASS"] == 4
     assert j["csv"]["columns"] == HEADER.strip().split(",")
     r = zlb.cmd("summary", str(batch), "--format", "md")
     assert r.rc == 0, r
@@ -145,7 +160,10 @@ def test_formats_on_standard_output(zlb, tmp_path):
     assert "### Worst speedups (gems vs torch)" in md
     assert "| 0.800 | `main/sort` | `torch.float16` | `[torch.Size([1024, 1024])]` |" in md
     # the operators to read first: not PASS/SKIP, or with remarks
-    assert "| `main/broken` | FAIL | 0 | `no_results;deterministic_failure;rc=1` |" in md
+    assert ("| `main/broken` | FAIL | 0 | `no_results;deterministic_failure;rc=1` | "
+            "`NVIDIA H200` |") in md
+    assert ("| `cuda` | `NVIDIA H100 80GB HBM3` | `GPU-11111111-2222-4333-8444-555555555555` "
+            "| 1 |") in md
     assert "\x1b" not in md
     # nothing written by any of them
     assert not (batch / "summary.csv").exists()
@@ -277,17 +295,27 @@ def test_batch_of_real_runs(zlb, tmp_path):
     assert f"not graph-timed: {len(sort)} rows in 1 operator: main/sort ({len(sort)})" in r.out
 
     # With an ops_status.csv (as zlb batch writes it): statuses and remarks join in.
+    # (version 3: mm, with no run directory, is named by the table's gpu column; the
+    # others by their identities, which outrank the table's "Stale" names)
     (batch / "ops_status.csv").write_text(
-        "repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,exit_code,run_dir\n"
-        f"main,softmax,softmax,PASS,3.0,1,{len(soft)},,cuda,0,graph,0,main/softmax\n"
-        f"main,sort,sort,PASS,3.0,1,{len(sort)},dtype_fallback,cuda,0,graph+direct,0,main/sort\n"
-        "main,mm,mm,FAIL,1.0,2,0,deterministic_failure,cuda,0,graph,1,\n")
+        "repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,gpu,gpu_uuid,timer,"
+        "exit_code,run_dir,job\n"
+        f"main,softmax,softmax,PASS,3.0,1,{len(soft)},,cuda,0,Stale,GPU-x,graph,0,main/softmax,\n"
+        f"main,sort,sort,PASS,3.0,1,{len(sort)},dtype_fallback,cuda,0,Stale,GPU-x,graph+direct,0,"
+        "main/sort,\n"
+        "main,mm,mm,FAIL,1.0,2,0,deterministic_failure,musa,1,MTT S4000,GPU-mm,graph,1,,\n")
     r = zlb.cmd("summary", str(batch), "--out", str(batch))
     assert r.rc == 0, r
     table = list(csv.DictReader(io.StringIO((batch / "summary.csv").read_text())))
     assert [t["op"] for t in table] == ["mm"] + ["softmax"] * len(soft) + ["sort"] * len(sort)
     assert table[0]["status"] == "FAIL" and table[0]["op_remarks"] == "no_run_dir;deterministic_failure"
     assert {t["status"] for t in table[1:]} == {"PASS"}
+    assert (table[0]["backend"], table[0]["device"]) == ("musa", "MTT S4000")
+    assert {(t["backend"], t["device"]) for t in table[1:]} == \
+        {("cuda", "Fake H200 (zlbench test driver)")}
+    j = json.loads((batch / "summary.json").read_text())
+    assert {d["device_uuid"] for d in j["devices"]} == \
+        {"GPU-mm", "GPU-facec0da-0000-4000-8000-000000000000"}
     assert table[-1]["op_remarks"] == f"no_cudagraph_rows={len(sort)};dtype_fallback"
     assert "status: PASS 2, FAIL 1" in r.out
 
@@ -302,8 +330,38 @@ def test_run_dirs_named_by_ops_status_stay_inside_the_batch(zlb, tmp_path):
         "repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,exit_code,run_dir\n"
         f"main,evil,evil,PASS,1,1,3,,cuda,0,graph,0,{outside}\n"
         "main,up,up,PASS,1,1,3,,cuda,0,graph,0,../batch/main/softmax\n")
-    r = zlb.cmd("summary", str(bdir), "--out", str(bdir))
+    r = zlb.cmd("summary", str(bdir), "--format", "csv")   # files only with --out
     assert r.rc == 0, r
-    rows = {row["op"]: row for row in csv.DictReader(io.StringIO((bdir / "summary.csv").read_text()))}
+    rows = {row["op"]: row for row in csv.DictReader(io.StringIO(r.out))}
     for op in ("evil", "up"):
         assert rows[op]["row_status"] == "" and "no_run_dir" in rows[op]["op_remarks"], rows[op]
+
+
+def test_a_batch_on_two_gpus_names_each_operators_card(world):
+    """zlb batch over two fake GPUs, then zlb summary: each row says the
+    backend and the card its operator ran on, the JSON its uuid, all as
+    ops_status.csv and the run's identity have them."""
+    from test_batch import FAKE_GPU, batch, fake_uuid, status
+
+    ops = ["b_pass", "b_fp32only", "b_slow", "b_fail"]
+    r = batch(world, "--ops", *ops, "--devices", "0,1", "--retries", "0",
+              env={"FAKE_CUDA_DEVICES": "2", "FAKE_BATCH_SLOW": "1"})
+    assert r.rc == 1, r
+    st = status(world.bdir)
+    assert {st[op]["device"] for op in ops} == {"0", "1"}, st
+    r = world.cmd("summary", str(world.bdir), "--out", str(world.bdir))
+    assert r.rc == 0, r
+    table = list(csv.DictReader(io.StringIO((world.bdir / "summary.csv").read_text())))
+    assert {t["op"] for t in table} == set(ops)
+    for t in table:
+        assert (t["backend"], t["device"]) == ("cuda", FAKE_GPU), t
+    j = json.loads((world.bdir / "summary.json").read_text())
+    used = sorted({st[op]["device"] for op in ops})
+    assert sorted(d["device_uuid"] for d in j["devices"]) == [fake_uuid(i) for i in used]
+    assert sum(d["ops"] for d in j["devices"]) == len(ops)
+    per_op = {w["op"]: w["device_uuid"] for w in j["worst_speedups"] + j["best_speedups"]}
+    per_op.update({o["op"]: o["device_uuid"] for o in j["ops_with_remarks"]})
+    assert per_op and all(u == fake_uuid(st[op]["device"]) == st[op]["gpu_uuid"]
+                          for op, u in per_op.items()), (per_op, st)
+    for i in used:
+        assert f"{FAKE_GPU} {fake_uuid(i)}" in r.out, r

@@ -182,6 +182,8 @@ static void test_status_csv_and_shard(void **state)
 	op_row_set(&rows[0].remarks, "retries=1;a,b");
 	op_row_set(&rows[0].backend, "cuda");
 	rows[0].device = 1;
+	op_row_set(&rows[0].gpu, "NVIDIA H200");
+	op_row_set(&rows[0].gpu_uuid, "GPU-1");
 	op_row_set(&rows[0].timer, "graph");
 	rows[0].exit_code = 0;
 	op_row_set(&rows[0].run_dir, "main/softmax");
@@ -189,11 +191,11 @@ static void test_status_csv_and_shard(void **state)
 	rows[1].status = OP_CANCELLED;
 	ops_status_render(specs, rows, 2, &sb);
 	assert_string_equal(sb.buf,
-		"repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,"
-		"exit_code,run_dir,job\n"
-		"main,softmax,softmax,PASS,1.500,2,3,\"retries=1;a,b\",cuda,1,graph,0,main/softmax,"
-		"1234_5\n"
-		"vllm,mm,vllm:mm@a,CANCELLED,,0,,,,,,,,\n");
+		"repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,gpu,gpu_uuid,"
+		"timer,exit_code,run_dir,job\n"
+		"main,softmax,softmax,PASS,1.500,2,3,\"retries=1;a,b\",cuda,1,NVIDIA H200,GPU-1,"
+		"graph,0,main/softmax,1234_5\n"
+		"vllm,mm,vllm:mm@a,CANCELLED,,0,,,,,,,,,,\n");
 	assert_int_equal(op_status_parse("CANCELLED"), OP_CANCELLED);
 	/* and back: what a cluster driver reads of its tasks' tables */
 	{
@@ -212,12 +214,16 @@ static void test_status_csv_and_shard(void **state)
 		assert_int_equal(back[0].attempts, 2);
 		assert_int_equal(back[0].rows, 3);
 		assert_int_equal(back[0].device, 1);
+		assert_string_equal(back[0].gpu, "NVIDIA H200");
+		assert_string_equal(back[0].gpu_uuid, "GPU-1");
 		assert_int_equal(back[0].exit_code, 0);
 		assert_string_equal(back[0].remarks, "retries=1;a,b");
 		assert_string_equal(back[0].job, "1234_5");
 		assert_string_equal(back[0].run_dir, "main/softmax");
 		assert_int_equal(back[1].status, OP_CANCELLED);
 		assert_null(back[1].job);
+		assert_null(back[1].gpu);
+		assert_null(back[1].gpu_uuid);
 		assert_int_equal(back[1].exit_code, -1);
 		unlink(path);
 		assert_int_equal(ops_status_read(path, specs, 2, back, found), 1);   /* none */

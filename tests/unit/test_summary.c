@@ -146,14 +146,17 @@ static void test_csv_lines(void **state)
 	summary_csv(&s, &sb);
 	strvec_split(&lines, sb.buf, "\n");
 	assert_int_equal(lines.nr, 1 + 10 + 3);
-	assert_string_equal(lines.v[0], "repo,op,status,op_name,dtype,shape_detail,row_status,"
-			    "torch_latency_ms,gems_latency_ms,speedup,timer,markers,op_remarks");
-	assert_string_equal(lines.v[1], "main,broken,FAIL,,,,,,,,,,no_results;"
+	assert_string_equal(lines.v[0], "repo,op,status,backend,device,op_name,dtype,shape_detail,"
+			    "row_status,torch_latency_ms,gems_latency_ms,speedup,timer,markers,"
+			    "op_remarks");
+	assert_string_equal(lines.v[1], "main,broken,FAIL,cuda,NVIDIA H200,,,,,,,,,,no_results;"
 			    "deterministic_failure;rc=1");
-	assert_string_equal(lines.v[8], "main,sort,PASS,sort,torch.float16,\"[torch.Size([1024, "
+	assert_string_equal(lines.v[8], "main,sort,PASS,cuda,NVIDIA H200,sort,torch.float16,"
+			    "\"[torch.Size([1024, "
 			    "1024])]\",SUCCESS,0.020000,0.025000,0.800,graph+direct,"
 			    "BENCHMARK_DIRECT_NO_CUDAGRAPH,no_cudagraph_rows=1");
-	assert_string_equal(lines.v[13], "vllm,fused_moe,TIMEOUT,,,,,,,,,,no_run_dir");
+	/* no run: the backend is ops_status.csv's, the card unknown (a v1 table) */
+	assert_string_equal(lines.v[13], "vllm,fused_moe,TIMEOUT,cuda,,,,,,,,,,,no_run_dir");
 	strvec_clear(&lines);
 	strbuf_release(&sb);
 	summary_release(&s);
@@ -184,10 +187,14 @@ static void test_json_and_extremes(void **state)
 	assert_true(s.rows[idx[0]].speedup > 2.99);	/* tuned_rowsum 3.0 */
 
 	j = summary_to_json(&s, "/x/summary.csv");
-	assert_int_equal(json_integer_value(json_object_get(j, "schema_version")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "schema_version")), 2);
 	assert_string_equal(json_str(json_object_get(j, "csv"), "file"), "summary.csv");
 	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "csv"), "columns")),
-			 13);
+			 15);
+	/* three cards: H200 by model, softmax's H100 by name and uuid, two unknown */
+	assert_int_equal(json_array_size(json_object_get(j, "devices")), 3);
+	assert_string_equal(json_str(json_array_get(json_object_get(j, "devices"), 1),
+				     "device_uuid"), "GPU-11111111-2222-4333-8444-555555555555");
 	sc = json_object_get(j, "status_counts");
 	assert_int_equal(json_integer_value(json_object_get(sc, "PASS")), 4);
 	assert_int_equal(json_integer_value(json_object_get(sc, "(none)")), 1);
