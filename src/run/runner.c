@@ -154,6 +154,27 @@ static void shard_argv(void *ctx, const char *shape_file, struct strvec *argv)
 }
 
 /*
+ * A replay uses the configs its source chose: how they were chosen (the
+ * source's sweep) is its caliber too, so that a B replaying a sharded A
+ * pairs with A and not with a serially swept run. A source that does not
+ * say swept serially.
+ */
+static void inherit_sweep_caliber(const char *replay_from, json_t *cal)
+{
+	char *p = path_join(replay_from, "run_identity.json");
+	json_t *src = NULL, *scal, *g, *c;
+
+	if (!json_read_file(p, &src) && json_is_object(scal = json_object_get(src, "caliber"))) {
+		g = json_object_get(scal, "parallel_warmup_gpus");
+		c = json_object_get(scal, "sweep_conflicts");
+		run_caliber_set_sweep(cal, json_is_integer(g) ? (int)json_integer_value(g) : 1,
+				      json_is_integer(c) ? (long)json_integer_value(c) : 0);
+	}
+	json_decref(src);
+	free(p);
+}
+
+/*
  * The parallel sweep before the measurement (run/sweep_shards.h): when its
  * records were merged, the measured child replays them from the run's own
  * directory. The identity gets what happened (provenance parallel_sweep)
@@ -181,14 +202,17 @@ static int sweep_first(struct tee *t, const struct run_config *cfg, const struct
 	strvec_clear(&inherited);
 	if (r)
 		return -1;
+	if (plan->replay_from)
+		inherit_sweep_caliber(plan->replay_from, identity_section(id, "caliber"));
 	if (res->state == SWEEP_OFF)
-		return 0;
+		return plan->replay_from ? identity_write(run_dir, id) : 0;
 	if (res->state == SWEEP_MERGED) {
 		env_set(env, "ZLB_AUTOTUNE_MODE", "replay");
 		env_set(env, "ZLB_REPLAY_FROM", run_dir);
 	}
 	json_object_set(identity_section(id, "provenance"), "parallel_sweep", res->about);
-	run_caliber_set_sweep(identity_section(id, "caliber"), res->shards, res->conflicts);
+	if (!plan->replay_from)
+		run_caliber_set_sweep(identity_section(id, "caliber"), res->shards, res->conflicts);
 	return identity_write(run_dir, id);
 }
 
