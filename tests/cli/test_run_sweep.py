@@ -259,3 +259,17 @@ def test_compare_refuses_a_sweep_against_a_serial_run(zlb, shapes):
         "parallel_warmup_gpus"] == 1
     r = zlb.cmd("compare", str(a_serial), str(c))
     assert r.rc == 0, r
+
+
+def test_blas_shapes_are_found_under_their_class_key(zlb):
+    # Upstream mode: FlagGems' core_shapes.yaml keeps mm's shapes under BlasBenchmark.
+    r = zlb.run("mm", "--shape-mode", "upstream", "--dtypes", "float16",
+                "--parallel-warmup-gpus", "2", env={"FAKE_CUDA_DEVICES": "2"})
+    assert r.rc == 0, r
+    assert "shapes resolved to 'BlasBenchmark'" in r.out, r
+    assert "looked up along 'mm', 'BlasBenchmark'" in r.out, r
+    sw = r.identity()["provenance"]["parallel_sweep"]
+    assert sw["state"] == "merged" and sw["shape_key"] == "BlasBenchmark"
+    # Each shard got its own part of the class entry, and nothing else.
+    assert sum(s["shapes"] for s in sw["shards"]) >= 2
+    assert all(s["shapes"] >= 1 for s in sw["shards"])
