@@ -76,6 +76,19 @@ def op():
     return _get("ZLB_OP")
 
 
+def sweep_only():
+    """ZLB_SWEEP_ONLY: '1' in a shard of a parallel autotune sweep (zlb run
+    --parallel-warmup-gpus): each measurement calls its function once, so its
+    tuners sweep and record their choice, and times nothing. Absent or '0':
+    a normal run."""
+    raw = _get("ZLB_SWEEP_ONLY")
+    if raw is None or raw == "0":
+        return False
+    if raw != "1":
+        raise EnvError("ZLB_SWEEP_ONLY=%r is neither '0' nor '1'" % raw)
+    return True
+
+
 def shape_file():
     """The archived shape file; None in upstream shape mode."""
     return _get("ZLB_SHAPE_FILE")

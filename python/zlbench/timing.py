@@ -61,6 +61,12 @@ timing gets one extra eager call before upstream's do_bench, only then. An
 autotuner's timing call (nested, or in the quantiles form) runs inside
 ir.tuning(): its compiles are "tune" and its launches are not attributed.
 Without IR capture nothing here changes.
+
+ZLB_SWEEP_ONLY=1 (a shard of zlb run --parallel-warmup-gpus): an outermost
+measurement calls its function once and times nothing (value 1.0 ms, timer
+"sweep"); the autotuner's timing calls that first call makes are timed as in
+any run, so a shard chooses configs exactly as the serial sweep would. The
+shard's rows are thrown away with it; its autotune record is what counts.
 """
 
 import sys
@@ -84,6 +90,7 @@ def _settings():
     """The environment this plugin reads, checked (EnvError otherwise)."""
     return {
         "timer": _env.timer(),
+        "sweep_only": _env.sweep_only(),
         "repeat": _env.direct_repeat(),
         "max_warm": _env.warmup_max_calls(),
         "fatal": _env.capture_fatal(),
@@ -289,6 +296,8 @@ def _first_eager(ir, fn, args):
 
 
 def _measure_timed(fn, args, ctx, ir, tuning=False):
+    if not tuning and _env.sweep_only():
+        return _sweep_call(fn, args)
     s = _settings()
     if tuning:
         s["rule"] = s["rule"].but(placement_probes=s["tune_probes"])
@@ -485,6 +494,20 @@ def _direct(fn, args, repeat, markers, fallback):
                    "markers": list(markers), "samples_ms": samples,
                    "fallback": fallback})
     return value, record
+
+
+def _sweep_call(fn, args):
+    """ZLB_SWEEP_ONLY: one eager call (its tuners sweep inside it), no timing."""
+    if args["grad_to_none"] is not None:
+        for x in args["grad_to_none"]:
+            x.grad = None
+    fn()
+    record = {"timer": "sweep"}
+    record.update(_stat_fields(None))
+    record.update(dict.fromkeys(_DIRECT_NONE))
+    record.update({"n": 0, "calls_per_replay": None, "warmup_calls": None,
+                   "markers": [], "samples_ms": [], "fallback": None})
+    return 1.0, record
 
 
 def _fallback(fn, args, phase, reason, ctx, s):

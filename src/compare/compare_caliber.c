@@ -86,6 +86,9 @@ static const struct { const char *field, *then; } implied[] = {
 	/* Tuning probed as rows did: 3 unless --placement-probes said otherwise. */
 	{ "tune_placement_probes", "3" },
 	{ "mm_cluster_fix", "false" },  /* --mm-cluster-fix came later; off by default */
+	/* The parallel sweep came later: every run before it swept on one device. */
+	{ "parallel_warmup_gpus", "1" },
+	{ "sweep_conflicts", "0" },
 	{ NULL, NULL },
 };
 

@@ -83,6 +83,28 @@ static json_t *centre(const struct run_config *c, const struct run_facts *f)
 	return json_string(TIMER_CENTRE);
 }
 
+/*
+ * The autotune sweep: how many devices chose the configs (1: serially, the
+ * default and every fallback) and how many keys got different winners on
+ * different shards. Written as serial here; run_caliber_set_sweep() puts
+ * what the sweep did.
+ */
+static json_t *parallel_warmup_gpus(const struct run_config *c, const struct run_facts *f)
+{
+	return json_integer(1);
+}
+
+static json_t *sweep_conflicts(const struct run_config *c, const struct run_facts *f)
+{
+	return json_integer(0);
+}
+
+void run_caliber_set_sweep(json_t *cal, int shards, long conflicts)
+{
+	json_object_set_new(cal, "parallel_warmup_gpus", json_integer(shards));
+	json_object_set_new(cal, "sweep_conflicts", json_integer(conflicts));
+}
+
 struct fact {
 	const char *key;
 	fact_fn value;
@@ -105,6 +127,8 @@ static const struct fact facts_after[] = {
 	{ "compile_cache", compile_cache },
 	{ "centre", centre },
 	{ "isolation", isolation },
+	{ "parallel_warmup_gpus", parallel_warmup_gpus },
+	{ "sweep_conflicts", sweep_conflicts },
 	{ NULL },
 };
 

@@ -26,6 +26,13 @@ struct run_facts {
 /* The caliber object of a run with cfg and facts: a new reference. */
 json_t *run_caliber(const struct run_config *cfg, const struct run_facts *facts);
 
+/*
+ * What the autotune sweep was (run/sweep_shards.h): shards devices chose
+ * the configs (1: serially), conflicts keys got different winners on
+ * different shards. Overwrites the two keys in cal.
+ */
+void run_caliber_set_sweep(json_t *cal, int shards, long conflicts);
+
 /* Every key run_caliber writes, in its order, appended to out. */
 void run_caliber_fields(struct strvec *out);
 

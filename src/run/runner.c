@@ -24,6 +24,7 @@
 #include "rundir/results_file.h"
 #include "rundir/run_tally.h"
 #include "rundir/rundir.h"
+#include "run/sweep_shards.h"
 #include "run/tee.h"
 #include "lib/term.h"
 #include "lib/unixsock.h"
@@ -103,24 +104,116 @@ static void build_env(const struct run_config *cfg, const struct run_plan *plan,
 		env_unset(env, "ZLB_GRAPH_PLAN");
 }
 
-static void build_argv(const struct run_config *cfg, const struct run_plan *plan,
-		       const char *shape_archive, const struct strvec *plugins,
-		       struct strvec *argv)
+/*
+ * pytest's command line. shard: a shard of the parallel sweep (pytest in a
+ * process of its own whatever --worker says, no IR capture, its own shapes).
+ */
+static void pytest_argv(const struct run_config *cfg, const struct run_plan *plan,
+			const char *shape_file, const struct strvec *plugins, int shard,
+			struct strvec *argv)
 {
 	/* A worker runs the same pytest arguments in its warm process (run/run_config.h). */
-	if (cfg->worker)
+	if (cfg->worker && !shard)
 		strvec_pushl(argv, plan->python, "-m", "zlbench.worker_client", cfg->worker, NULL);
 	else
 		strvec_pushl(argv, plan->python, "-m", "pytest", NULL);
 	strvec_pushl(argv, plan->target.node,
 		     "-p", "no:cacheprovider", "-s", "-v", "-rfEsx", NULL);
 	for (size_t i = 0; i < plugins->nr; i++)
-		strvec_pushl(argv, "-p", plugins->v[i], NULL);
+		if (!shard || strcmp(plugins->v[i], "zlbench.ir"))
+			strvec_pushl(argv, "-p", plugins->v[i], NULL);
 	flaggems_pytest_args(argv, &(struct flaggems_args){
 		.level = cfg->bench_level, .warmup_ms = cfg->warmup_ms, .iter_ms = cfg->rep_ms,
-		.shape_file = strcmp(plan->shape_mode, "upstream") ? shape_archive : NULL,
+		.shape_file = shape_file,
 		.dtypes = &cfg->dtypes,
 	});
+}
+
+static void build_argv(const struct run_config *cfg, const struct run_plan *plan,
+		       const char *shape_archive, const struct strvec *plugins,
+		       struct strvec *argv)
+{
+	pytest_argv(cfg, plan, strcmp(plan->shape_mode, "upstream") ? shape_archive : NULL,
+		    plugins, 0, argv);
+}
+
+/* --- the parallel sweep ------------------------------------------------- */
+
+struct shard_cmd {
+	const struct run_config *cfg;
+	const struct run_plan *plan;
+	const struct strvec *plugins;
+};
+
+/* A shard's pytest: its shapes are always a file, whatever the run's shape mode. */
+static void shard_argv(void *ctx, const char *shape_file, struct strvec *argv)
+{
+	const struct shard_cmd *sc = ctx;
+
+	pytest_argv(sc->cfg, sc->plan, shape_file, sc->plugins, 1, argv);
+}
+
+/*
+ * A replay uses the configs its source chose: how they were chosen (the
+ * source's sweep) is its caliber too, so that a B replaying a sharded A
+ * pairs with A and not with a serially swept run. A source that does not
+ * say swept serially.
+ */
+static void inherit_sweep_caliber(const char *replay_from, json_t *cal)
+{
+	char *p = path_join(replay_from, "run_identity.json");
+	json_t *src = NULL, *scal, *g, *c;
+
+	if (!json_read_file(p, &src) && json_is_object(scal = json_object_get(src, "caliber"))) {
+		g = json_object_get(scal, "parallel_warmup_gpus");
+		c = json_object_get(scal, "sweep_conflicts");
+		run_caliber_set_sweep(cal, json_is_integer(g) ? (int)json_integer_value(g) : 1,
+				      json_is_integer(c) ? (long)json_integer_value(c) : 0);
+	}
+	json_decref(src);
+	free(p);
+}
+
+/*
+ * The parallel sweep before the measurement (run/sweep_shards.h): when its
+ * records were merged, the measured child replays them from the run's own
+ * directory. The identity gets what happened (provenance parallel_sweep)
+ * and its caliber (parallel_warmup_gpus, sweep_conflicts).
+ */
+static int sweep_first(struct tee *t, const struct run_config *cfg, const struct run_plan *plan,
+		       char *const *envp, const char *run_dir, const struct strvec *plugins,
+		       struct strvec *env, json_t *id, struct sweep_result *res)
+{
+	struct strvec inherited = STRVEC_INIT;
+	struct shard_cmd sc = { cfg, plan, plugins };
+	struct sweep_input in = {
+		.gpus = cfg->parallel_warmup_gpus, .run_dir = run_dir,
+		.bench_level = cfg->bench_level, .replay_from = plan->replay_from,
+		.worker = cfg->worker, .backend = plan->backend, .devices = &plan->devices,
+		.inherited = &inherited, .env = env, .target = &plan->target,
+		.shapes = strcmp(plan->shape_mode, "upstream") ? &plan->shapes : NULL,
+		.grace_ms = cfg->interrupt_grace_ms, .tee = t, .shard_argv = shard_argv,
+		.ctx = &sc,
+	};
+	int r;
+
+	strvec_pushv(&inherited, (const char *const *)envp);
+	r = sweep_shards_run(&in, res);
+	strvec_clear(&inherited);
+	if (r)
+		return -1;
+	if (plan->replay_from)
+		inherit_sweep_caliber(plan->replay_from, identity_section(id, "caliber"));
+	if (res->state == SWEEP_OFF)
+		return plan->replay_from ? identity_write(run_dir, id) : 0;
+	if (res->state == SWEEP_MERGED) {
+		env_set(env, "ZLB_AUTOTUNE_MODE", "replay");
+		env_set(env, "ZLB_REPLAY_FROM", run_dir);
+	}
+	json_object_set(identity_section(id, "provenance"), "parallel_sweep", res->about);
+	if (!plan->replay_from)
+		run_caliber_set_sweep(identity_section(id, "caliber"), res->shards, res->conflicts);
+	return identity_write(run_dir, id);
 }
 
 /* --- identity ----------------------------------------------------------- */
@@ -733,6 +826,7 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	struct child c = { 0 };
 	struct run_tally ta;
 	struct run_files f = { 0 };
+	struct sweep_result sweep = { 0 };
 	char *log_path = NULL, *tuner = NULL;
 	struct strbuf why = STRBUF_INIT;
 	json_t *id = NULL;
@@ -744,13 +838,6 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	out->pytest_rc = -1;
 	out->exit_code = ZLB_EXIT_IO;
 
-	if (cfg->parallel_warmup_gpus >= 2) {
-		out->exit_code = ZLB_EXIT_USAGE;
-		return error("PARALLEL_WARMUP_GPUS=%d: sharding the autotune sweep over "
-			     "GPUs is not available in this zlb yet; unset it (or set it "
-			     "below 2) for the serial sweep; nothing was started",
-			     cfg->parallel_warmup_gpus);
-	}
 	if (interrupts_install())
 		return -1;
 	if (cfg->run_dir ? rundir_claim_exact(cfg->run_dir, &out->run_dir) :
@@ -800,10 +887,13 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	say_command(&tee, plan->target.dir, &child_argv);
 
 	/*
-	 * Whatever pytest starts stays below zlb, also a process that leaves
-	 * its group or session (setsid, a daemon), so the run can end it.
+	 * Whatever pytest (or a shard of the sweep) starts stays below zlb,
+	 * also a process that leaves its group or session (setsid, a daemon),
+	 * so the run can end it.
 	 */
 	if (proc_become_subreaper())
+		goto done;
+	if (sweep_first(&tee, cfg, plan, envp, out->run_dir, &plugins, &env, id, &sweep))
 		goto done;
 	r = run_pytest(&c, &child_argv, &env, plan->target.dir, &tee, cfg->interrupt_grace_ms, out);
 	left = proc_kill_tree(getpid(), NULL);
@@ -865,6 +955,7 @@ done:
 	run_files_release(&f);
 	free(tuner);
 	strbuf_release(&why);
+	sweep_result_release(&sweep);
 	return ret;
 }
 

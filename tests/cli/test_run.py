@@ -436,12 +436,16 @@ def test_shape_key_for_the_wrong_class(zlb, shapes):
     assert "DEFAULT_SHAPES" in r.err
 
 
-def test_features_not_built_yet_are_refused_not_faked(zlb, tmp_path):
-    r = zlb.run("softmax", env={"PARALLEL_WARMUP_GPUS": "4"})
-    assert r.rc == 2 and "PARALLEL_WARMUP_GPUS=4" in r.err, r
-    assert not zlb.runs.exists()
+def test_parallel_warmup_below_two_is_the_serial_sweep(zlb, tmp_path):
+    # 1 (and the default 0) mean serial: no sweep said, caliber 1.
     r = zlb.run("softmax", "--dtypes", "float16", env={"PARALLEL_WARMUP_GPUS": "1"})
     assert r.rc == 0, r
+    assert "zlb: sweep:" not in r.out, r
+    ident = r.identity()
+    assert ident["caliber"]["parallel_warmup_gpus"] == 1
+    assert "parallel_sweep" not in ident["provenance"]
+    r = zlb.run("softmax", env={"PARALLEL_WARMUP_GPUS": "two"})
+    assert r.rc == 2 and "PARALLEL_WARMUP_GPUS" in r.err, r
 
 
 def test_replay_needs_a_recording_of_the_same_terms(zlb, tmp_path):

@@ -497,7 +497,9 @@ def _tune_log(tuner, key, config, benchmarked):
             "kernel": tuner.base_fn.__name__,
             "key": [k if isinstance(k, (bool, int, float, str)) else repr(k) for k in key]
             if key is not None else None,
-            "config": config.all_kwargs(), "benchmarked": bool(benchmarked)}
+            "config": config.all_kwargs(), "benchmarked": bool(benchmarked),
+            "visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "sweep_only": os.environ.get("ZLB_SWEEP_ONLY")}
     with open(path, "a") as f:
         f.write(json.dumps(line) + "\n")
 
