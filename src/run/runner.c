@@ -175,6 +175,22 @@ static void inherit_sweep_caliber(const char *replay_from, json_t *cal)
 }
 
 /*
+ * The header's caliber line is written before the sweep, with the serial
+ * sweep's values: what the sweep (or a replayed source's) made of them is
+ * said, so that the terminal never shows a caliber the identity does not.
+ */
+static void say_sweep_caliber(struct tee *t, json_t *cal)
+{
+	json_int_t gpus = json_integer_value(json_object_get(cal, "parallel_warmup_gpus"));
+	json_int_t conflicts = json_integer_value(json_object_get(cal, "sweep_conflicts"));
+
+	if (gpus > 1 || conflicts)
+		tee_say(t, TEE_PLAIN, "  caliber:  parallel_warmup_gpus=%lld sweep_conflicts=%lld "
+			"(set by the sweep; the line above was written before it)",
+			(long long)gpus, (long long)conflicts);
+}
+
+/*
  * The parallel sweep before the measurement (run/sweep_shards.h): when its
  * records were merged, the measured child replays them from the run's own
  * directory. The identity gets what happened (provenance parallel_sweep)
@@ -213,6 +229,7 @@ static int sweep_first(struct tee *t, const struct run_config *cfg, const struct
 	json_object_set(identity_section(id, "provenance"), "parallel_sweep", res->about);
 	if (!plan->replay_from)
 		run_caliber_set_sweep(identity_section(id, "caliber"), res->shards, res->conflicts);
+	say_sweep_caliber(t, identity_section(id, "caliber"));
 	return identity_write(run_dir, id);
 }
 

@@ -73,6 +73,9 @@ def test_shards_choose_what_the_serial_sweep_chooses(zlb, shapes, tmp_path, n):
     ident = json.loads((d / "run_identity.json").read_text())
     assert ident["caliber"]["parallel_warmup_gpus"] == n
     assert ident["caliber"]["sweep_conflicts"] == 0
+    # The header's caliber line came before the sweep: the terminal is told what it became.
+    assert "parallel_warmup_gpus=1 sweep_conflicts=0" in r.out
+    assert ("caliber:  parallel_warmup_gpus=%d sweep_conflicts=0 (set by the sweep" % n) in r.out
     sw = ident["provenance"]["parallel_sweep"]
     assert sw["state"] == "merged" and sw["shape_key"] == "tuned_scale"
     assert [s["visible_as"] for s in sw["shards"]] == [str(k) for k in range(n)]
@@ -117,6 +120,7 @@ def test_a_dying_shard_discards_the_whole_sweep(zlb, shapes, tmp_path):
     assert sw["state"] == "fallback" and "discarded" in sw["why"]
     ident = r.identity()
     assert ident["caliber"]["parallel_warmup_gpus"] == 1
+    assert "(set by the sweep" not in r.out          # the header's 1 stands
     # Logs kept, shard work removed.
     kept = sorted(p.name for p in (r.run_dir / "sweep_shards").iterdir())
     assert kept == ["shard0.log", "shard1.log"], kept
