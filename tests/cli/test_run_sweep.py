@@ -9,11 +9,14 @@ that card), FAKE_BROKEN_CARD (SIGSEGV on that card), FAKE_TUNE_SLEEP.
 """
 import json
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
 
 import pytest
+
+from conftest import FAKE_MAIN
 
 # Five shapes, five keys (N = numel): 4096, 4096, 16384, 32768, 64.
 FIVE = "tuned_scale:\n  shapes:\n    - [64, 64]\n    - [16, 256]\n" \
@@ -277,3 +280,25 @@ def test_blas_shapes_are_found_under_their_class_key(zlb):
     # Each shard got its own part of the class entry, and nothing else.
     assert sum(s["shapes"] for s in sw["shards"]) >= 2
     assert all(s["shapes"] >= 1 for s in sw["shards"])
+
+
+def test_a_total_miss_names_every_key_looked_for_and_sweeps_serially(zlb, tmp_path):
+    # Upstream mode on a checkout whose core_shapes.yaml holds no key of the chain:
+    # the sweep cannot know the shapes FlagGems will use, says what it looked for,
+    # and leaves the sweep to the serial run (which takes FlagGems' own defaults).
+    fg = tmp_path / "flaggems"
+    shutil.copytree(FAKE_MAIN, fg, ignore=shutil.ignore_patterns("__pycache__"))
+    (fg / "benchmark" / "core_shapes.yaml").write_text("add:\n  shapes:\n    - [64, 64]\n")
+    r = zlb.run("tuned_scale", "--shape-mode", "upstream", "--dtypes", "float16",
+                "--parallel-warmup-gpus", "2",
+                env={"FAKE_CUDA_DEVICES": "2", "FLAGGEMS_DIR": str(fg)})
+    assert r.rc == 0, r
+    assert "no usable shape entry in" in r.out, r
+    assert ("looked for 'tuned_scale', 'GenericBenchmark2DOnly', 'GenericBenchmark', "
+            "'Benchmark'") in r.out, r
+    assert "falling back to the serial sweep" in r.out, r
+    sw = r.identity()["provenance"]["parallel_sweep"]
+    assert sw["state"] == "fallback" and "'GenericBenchmark'" in sw["why"], sw
+    assert r.identity()["caliber"]["parallel_warmup_gpus"] == 1
+    assert not (r.run_dir / "sweep_shards").exists() or \
+        not list((r.run_dir / "sweep_shards").iterdir())      # no shard was started
