@@ -93,10 +93,13 @@ NodeName=$h Name=gpu File=$dev/nvidia[0-1]
 EOF
 /usr/sbin/slurmctld -i
 /usr/sbin/slurmd
+# The pids first: a node that never becomes idle must not leave its daemons
+# running (stop reads them).
+for _ in $(seq 50); do [ -s /run/slurmctld.pid ] && [ -s /run/slurmd.pid ] && break; sleep 0.1; done
+pids="$pids $(cat /run/slurmctld.pid /run/slurmd.pid 2>/dev/null)"
+echo "$pids" >"$dir/pids"
 for _ in $(seq 300); do sinfo -h -o %T 2>/dev/null | grep -qx idle && break; sleep 0.1; done
 sinfo -h -o %T | grep -qx idle || { echo "slurm_ci.sh: the node never became idle" >&2;
-	tail -5 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log >&2; exit 1; }
-pids="$pids $(cat /run/slurmctld.pid /run/slurmd.pid)"
-echo "$pids" >"$dir/pids"
+	tail -5 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log >&2; stop; exit 1; }
 printf 'ZLB_REAL_SLURM=1\nZLB_SLURM_PARTITION=ci\nZLB_SLURM_GPUS=2\n' >"$dir/env"
 echo "slurm_ci.sh: single-node Slurm up (node $h, 2 fake GPUs, partition ci)"
