@@ -139,3 +139,19 @@ def test_status_names_a_running_operators_device(world):  # noqa: F811
     got = lanes(r.out)
     assert got[dev][1] == {"RUNNING": 1}, r.out
     assert_nothing_left(world)
+
+
+def test_report_of_a_two_gpu_batch_names_each_card(world):  # noqa: F811
+    from test_report import Tables
+    st = two_gpu_batch(world)
+    out = world.bdir.parent / "report.html"
+    r = world.cmd("report", str(world.bdir), "-o", str(out))
+    assert r.rc == 0, r
+    t = Tables(out.read_text())
+    head, *rows = t.tables["operators"]
+    # the fake uuids differ in their last byte: each card keeps its whole uuid
+    assert {row[0]: row[head.index("GPU")] for row in rows} == {
+        f"main/{op}": f"{FAKE_GPU} {fake_uuid(st[op]['device'])}" for op in TWO_GPU_OPS}
+    per_device = {d: sum(row["device"] == d for row in st.values()) for d in ("0", "1")}
+    assert sorted(row[1:] for row in t.tables["devices"][1:]) == sorted(
+        [FAKE_GPU, fake_uuid(d), str(n)] for d, n in per_device.items())
