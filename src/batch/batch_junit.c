@@ -7,6 +7,24 @@
 #include "lib/csvfile.h"
 #include "lib/paths.h"
 
+/*
+ * Where the operator ran, so a CI system shows a failure's card: the
+ * columns ops_status.csv has for it (version 3), those it left empty (not
+ * run, a table of an older version) left out.
+ */
+static void add_where(struct junit_case *c, const struct csv_table *t, size_t row)
+{
+	static const char *const cols[] = { "backend", "device", "gpu", "gpu_uuid", NULL };
+
+	for (size_t k = 0; cols[k]; k++) {
+		const char *v = csv_get(t, row, cols[k]);
+
+		/* an operator never given to a lane: device -1 says nothing */
+		if (*v && !(!strcmp(cols[k], "device") && !strcmp(v, "-1")))
+			junit_property(c, cols[k], v);
+	}
+}
+
 int batch_junit_read(const char *batch_dir, struct junit_suite *suite)
 {
 	char *path = path_join(batch_dir, OPS_STATUS_CSV);
@@ -45,6 +63,7 @@ int batch_junit_read(const char *batch_dir, struct junit_suite *suite)
 		c = junit_add(suite, cls, csv_get(&t, i, "spec"), outcome, msg, details);
 		if (*csv_get(&t, i, "seconds"))
 			c->seconds = strtod(csv_get(&t, i, "seconds"), NULL);
+		add_where(c, &t, i);
 		free(cls);
 		free(msg);
 		free(details);

@@ -7,7 +7,9 @@
  * task cancelled) failed (status,
  * remarks, exit code, run directory), SKIP skipped (its remarks), an
  * operator that did not run (PENDING, RUNNING: an interrupted or stopped
- * batch) skipped as "not run".
+ * batch) skipped as "not run". Each case's <properties> say where it
+ * ran: backend, device (the lane's index), gpu and gpu_uuid, those the
+ * table holds.
  */
 #ifndef ZLB_BATCH_JUNIT_H
 #define ZLB_BATCH_JUNIT_H

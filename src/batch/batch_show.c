@@ -8,10 +8,13 @@
 #include <string.h>
 
 #include "batch/batch.h"
+#include "batch/batch_lanes.h"
 #include "batch/batch_status.h"
 #include "executors/executor.h"
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
+#include "lib/strbuf.h"
+#include "lib/uuid_abbrev.h"
 #include "rundir/exit_codes.h"
 
 struct view {
@@ -81,6 +84,71 @@ static void overlay_tasks(const char *dir, const char *job, size_t ntasks, struc
 	free(found);
 }
 
+/*
+ * A batch over several devices: per lane, the card it ran on (name and
+ * uuid, shortened as far as the batch's cards stay apart) and the counts
+ * of its operators, so a card that fails everything stands out.
+ */
+static void say_lanes(const struct view *v, struct reporter *rep)
+{
+	static const enum op_status order[] = { OP_PASS, OP_SKIP, OP_FAIL, OP_TIMEOUT,
+		OP_CANCELLED, OP_RUNNING, OP_PENDING };
+	struct lane_group *g;
+	size_t n = batch_lane_groups(v->rows, v->nr, &g), len;
+	const char **uuids = xcalloc(n + 1, sizeof(*uuids));
+	struct strbuf sb = STRBUF_INIT;
+
+	if (batch_lane_devices(g, n) < 2)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		uuids[i] = g[i].gpu_uuid;
+	len = uuid_abbrev_len(uuids, n, UUID_ABBREV_MIN);
+	for (size_t i = 0; i < n; i++) {
+		const char *sep = "";
+
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "  device %d: ", g[i].device);
+		if (g[i].gpu || g[i].gpu_uuid) {
+			strbuf_addstr(&sb, g[i].gpu ? g[i].gpu : "GPU");
+			if (g[i].gpu_uuid)
+				strbuf_addf(&sb, " %.*s", (int)len, g[i].gpu_uuid);
+		} else {
+			strbuf_addstr(&sb, "GPU not recorded yet");
+		}
+		strbuf_addf(&sb, ": %zu operator(s): ", g[i].ops);
+		for (size_t k = 0; k < sizeof(order) / sizeof(*order); k++)
+			if (g[i].counts[order[k]]) {
+				strbuf_addf(&sb, "%s%zu %s", sep, g[i].counts[order[k]],
+					    op_status_name(order[k]));
+				sep = ", ";
+			}
+		report(rep, REPORT_OUT, "%s", sb.buf);
+	}
+out:
+	strbuf_release(&sb);
+	free(uuids);
+	free(g);
+}
+
+/*
+ * "b_slow on device 1 in 4242_0": where a running operator is at work. Its
+ * row's gpu is an earlier attempt's, which may have been another lane's,
+ * so the card is said by the lanes above, not here.
+ */
+static void say_running(const struct op_spec *spec, const struct op_row *r,
+			struct reporter *rep)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf(&sb, "    running: %s", spec->spec);
+	if (r->device >= 0)
+		strbuf_addf(&sb, " on device %d", r->device);
+	if (r->job)
+		strbuf_addf(&sb, " in %s", r->job);
+	report(rep, REPORT_OUT, "%s", sb.buf);
+	strbuf_release(&sb);
+}
+
 static void say_tasks(const json_t *bj, const char *job, size_t ntasks, struct reporter *rep)
 {
 	const char *name = json_str(json_object_get(bj, "options"), "executor");
@@ -147,10 +215,10 @@ int batch_show_status(const char *dir, struct reporter *rep)
 	       "%zu CANCELLED, %zu RUNNING, %zu PENDING", v.nr, counts[OP_PASS], counts[OP_SKIP],
 	       counts[OP_FAIL], counts[OP_TIMEOUT], counts[OP_CANCELLED], counts[OP_RUNNING],
 	       counts[OP_PENDING]);
+	say_lanes(&v, rep);
 	for (size_t i = 0; i < v.nr; i++)
 		if (v.rows[i].status == OP_RUNNING)
-			report(rep, REPORT_OUT, "    running: %s%s%s", v.specs[i].spec,
-			       v.rows[i].job ? " in " : "", v.rows[i].job ? v.rows[i].job : "");
+			say_running(&v.specs[i], &v.rows[i], rep);
 	if (job)
 		say_tasks(bj, job, ntasks, rep);
 	else if (json_array_size(rounds))

@@ -19,6 +19,11 @@ void junit_release(struct junit_suite *s)
 		free(s->cases[i].name);
 		free(s->cases[i].message);
 		free(s->cases[i].details);
+		for (size_t k = 0; k < s->cases[i].nr_props; k++) {
+			free(s->cases[i].props[k].name);
+			free(s->cases[i].props[k].value);
+		}
+		free(s->cases[i].props);
 	}
 	free(s->cases);
 	free(s->name);
@@ -46,7 +51,18 @@ struct junit_case *junit_add(struct junit_suite *s, const char *classname, const
 	c->outcome = outcome;
 	c->message = dup_or_null(message);
 	c->details = dup_or_null(details);
+	c->props = NULL;
+	c->nr_props = 0;
 	return c;
+}
+
+void junit_property(struct junit_case *c, const char *name, const char *value)
+{
+	/* a few per case: grown one at a time */
+	c->props = xrealloc(c->props, (c->nr_props + 1) * sizeof(*c->props));
+	c->props[c->nr_props].name = xstrdup(name);
+	c->props[c->nr_props].value = xstrdup(value);
+	c->nr_props++;
 }
 
 /* The length of the valid UTF-8 sequence at p (1 to 4), or 0 when it is not one. */
@@ -156,11 +172,26 @@ void junit_render(const struct junit_suite *s, struct strbuf *out)
 			snprintf(num, sizeof(num), "%.3f", c->seconds);
 			attr(out, "time", num);
 		}
-		if (c->outcome == JUNIT_PASSED) {
+		if (c->outcome == JUNIT_PASSED && !c->nr_props) {
 			strbuf_addstr(out, "/>\n");
 			continue;
 		}
-		strbuf_addstr(out, ">\n      <");
+		strbuf_addstr(out, ">\n");
+		if (c->nr_props) {
+			strbuf_addstr(out, "      <properties>\n");
+			for (size_t k = 0; k < c->nr_props; k++) {
+				strbuf_addstr(out, "        <property");
+				attr(out, "name", c->props[k].name);
+				attr(out, "value", c->props[k].value);
+				strbuf_addstr(out, "/>\n");
+			}
+			strbuf_addstr(out, "      </properties>\n");
+		}
+		if (c->outcome == JUNIT_PASSED) {
+			strbuf_addstr(out, "    </testcase>\n");
+			continue;
+		}
+		strbuf_addstr(out, "      <");
 		strbuf_addstr(out, c->outcome == JUNIT_FAILED ? "failure" : "skipped");
 		if (c->message)
 			attr(out, "message", c->message);

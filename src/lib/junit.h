@@ -17,12 +17,19 @@
 
 enum junit_outcome { JUNIT_PASSED, JUNIT_FAILED, JUNIT_SKIPPED };
 
+/* A name=value fact about a test case (<properties>: where it ran, ...). */
+struct junit_property {
+	char *name, *value;
+};
+
 struct junit_case {
 	char *classname, *name;
 	double seconds;			/* < 0: not known (no time attribute) */
 	enum junit_outcome outcome;
 	char *message;			/* failed, skipped: the one-line reason, or NULL */
 	char *details;			/* failed: a longer text for the body, or NULL */
+	struct junit_property *props;	/* rendered as the case's <properties>, in order */
+	size_t nr_props;
 };
 
 struct junit_suite {
@@ -40,6 +47,13 @@ void junit_release(struct junit_suite *s);
  */
 struct junit_case *junit_add(struct junit_suite *s, const char *classname, const char *name,
 			     enum junit_outcome outcome, const char *message, const char *details);
+
+/*
+ * Add name=value to c's <properties> (copies). The element pytest and the
+ * CI systems that read its reports (GitLab, Jenkins' JUnit plugin) know,
+ * the first child of a <testcase>.
+ */
+void junit_property(struct junit_case *c, const char *name, const char *value);
 
 /* The document: the XML declaration, then the suite with its counts. */
 void junit_render(const struct junit_suite *s, struct strbuf *out);

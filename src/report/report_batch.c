@@ -340,10 +340,10 @@ static void not_graph(const struct summary *s, struct strbuf *sb)
 
 static void operators(const struct summary *s, struct strbuf *sb)
 {
-	static const char *const heads[] = { "operator", "status", "#rows", "#ranked",
+	static const char *const heads[] = { "operator", "status", "GPU", "#rows", "#ranked",
 		"#geomean speedup", "remarks", NULL };
 	struct report_batch_op *ops;
-	size_t n = report_batch_ranked_ops(s, &ops);
+	size_t n = report_batch_ranked_ops(s, &ops), uuid_len = report_batch_uuid_len(s);
 
 	html_h2(sb, "operators", "Every operator");
 	strbuf_addstr(sb, "<div class=\"scroll\">\n");
@@ -360,6 +360,9 @@ static void operators(const struct summary *s, struct strbuf *sb)
 		op_name(&t, o);
 		html_td(sb, t.buf);
 		html_td(sb, *o->status ? o->status : "(none)");
+		strbuf_reset(&t);
+		report_batch_gpu_label(&t, o->device, o->device_uuid, uuid_len);
+		html_td(sb, t.buf);
 		html_td_num(sb, "%zu", o->nr_rows);
 		html_td_num(sb, "%zu", x ? x->rows : 0);
 		strbuf_reset(&t);
@@ -434,18 +437,24 @@ void report_batch_render(const struct summary *s, const struct report_opts *o,
 	static const char *const nav[] = { "status=Status", "speedup=Speedups",
 		"extremes=Slowest and fastest", "notgraph=Not graph-timed",
 		"operators=Operators", "caliber=Caliber", NULL };
+	static const char *const nav_devices[] = { "status=Status", "speedup=Speedups",
+		"extremes=Slowest and fastest", "notgraph=Not graph-timed",
+		"operators=Operators", "devices=Devices", "caliber=Caliber", NULL };
+	int several = report_batch_gpus(s) > 1;
 	struct strbuf sub = STRBUF_INIT;
 
 	strbuf_addf(&sub, "Batch %s", s->batch);
 	if (!s->has_ops_status)
 		strbuf_addstr(&sub, " (no ops_status.csv: operators found on disk)");
-	report_page_head(html, "Batch report", sub.buf, nav);
+	report_page_head(html, "Batch report", sub.buf, several ? nav_devices : nav);
 	cards(s, html);
 	statuses(s, html);
 	distribution(s, html);
 	extremes(s, html);
 	not_graph(s, html);
 	operators(s, html);
+	if (several)
+		report_batch_devices(s, html);
 	calibers(s, html);
 	html_end(html, o->generated_at);
 	strbuf_release(&sub);

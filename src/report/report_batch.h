@@ -1,7 +1,8 @@
 /*
  * The batch page of a report: what zlb summary reads (batch/summary.h),
  * drawn: statuses, the distribution of speedups, the slowest and fastest
- * operators, the rows that were not graph-timed, every operator.
+ * operators, the rows that were not graph-timed, every operator (and the
+ * card it ran on), the cards when there were several.
  */
 #ifndef ZLB_REPORT_BATCH_H
 #define ZLB_REPORT_BATCH_H
@@ -35,6 +36,25 @@ size_t report_batch_ranked_ops(const struct summary *s, struct report_batch_op *
  * allocated. Returns nbins, 0 when no row is ranked.
  */
 size_t report_batch_histogram(const struct summary *s, double **edges, size_t **counts);
+
+/*
+ * How many distinct cards (summary_devices()) the batch's operators name;
+ * operators that recorded none are not a card.
+ */
+size_t report_batch_gpus(const struct summary *s);
+/*
+ * How much of a uuid tells the batch's cards apart (uuid_abbrev.h), 0 when
+ * the batch ran on at most one card (report_batch_gpus(): its name is enough).
+ */
+size_t report_batch_uuid_len(const struct summary *s);
+/* "H200 GPU-1a2b3c4d": a card's name ("(unknown)" when none) and uuid_len of its uuid. */
+void report_batch_gpu_label(struct strbuf *sb, const char *gpu, const char *uuid,
+			    size_t uuid_len);
+/*
+ * The devices section: a chart of operators per card (summary_devices())
+ * with its table beside it; nothing unless report_batch_gpus() > 1.
+ */
+void report_batch_devices(const struct summary *s, struct strbuf *sb);
 
 /* The page of a loaded summary. */
 void report_batch_render(const struct summary *s, const struct report_opts *o,

@@ -177,7 +177,9 @@ def test_batch_statuses_speedups_and_every_operator(zlb, tmp_path):
     r, out = report(zlb, batch)
     assert r.rc == 0, r
     page = Page(out.read_text())
-    assert len(page.all("svg", "hbars")) == 2          # statuses; slowest and fastest
+    # statuses; slowest and fastest; devices: the two example runs were recorded on two
+    # H200s (their provenance's gpu_uuid), so the batch spans two cards
+    assert len(page.all("svg", "hbars")) == 3
     assert len(page.all("svg", "histogram")) == 1
     text = page.plain
     for op in ("main/layer_norm", "main/mm", "main/broken"):
@@ -185,7 +187,105 @@ def test_batch_statuses_speedups_and_every_operator(zlb, tmp_path):
     assert "FAIL" in text and "PASS" in text
     # one bar per operator with ranked rows (broken has none)
     rows = [a for a in page.all("g", "row")]
-    assert len(rows) == 2 + 2   # 2 statuses + 2 ranked operators
+    # 2 statuses + 2 ranked operators + 3 devices (the two cards, broken's unknown one)
+    assert len(rows) == 2 + 2 + 3
+    devices = Tables(out.read_text()).tables["devices"]
+    assert sorted(row[1:] for row in devices[1:]) == [
+        ["(unknown)", "", "1"],
+        ["NVIDIA H200", "GPU-0885e24e-3942-230c-3b7a-b82274351832", "1"],
+        ["NVIDIA H200", "GPU-a576e5a1-53da-9c25-f562-335906b1ea6f", "1"]]
+
+
+class Tables(HTMLParser):
+    """Each <table class=...>'s rows as lists of cell texts: {cls: [[cell, ...], ...]}."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.tables, self.cls, self.row, self.cell = {}, None, None, None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.cls = dict(attrs).get("class", "")
+            self.tables[self.cls] = []
+        elif tag == "tr" and self.cls is not None:
+            self.row = []
+        elif tag in ("td", "th") and self.row is not None:
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.row.append(self.cell)
+            self.cell = None
+        elif tag == "tr" and self.row is not None:
+            self.tables[self.cls].append(self.row)
+            self.row = None
+        elif tag == "table":
+            self.cls = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+EVIL_GPU = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
+UUID_A = "GPU-0a0a0a0a-1111-2222-3333-444444444444"
+UUID_B = "GPU-0b0b0b0b-1111-2222-3333-444444444444"
+
+
+def make_gpu_batch(root, ops):
+    """A batch of version 3 whose runs recorded no card: ops_status.csv's gpu columns say it."""
+    import csv
+    root.mkdir(parents=True)
+    with open(root / "ops_status.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["repo", "op", "spec", "status", "seconds", "attempts", "rows", "remarks",
+                    "backend", "device", "gpu", "gpu_uuid", "timer", "exit_code", "run_dir",
+                    "job"])
+        for op, device, gpu, uuid in ops:
+            write_run(root / "main" / op, [{"op": op, "dtype": "torch.float16",
+                                            "shape_detail": "[4]", "latency_base_ms": 1.0,
+                                            "latency_ms": 0.5, "speedup": 2.0}])
+            w.writerow(["main", op, op, "PASS", "1.0", "1", "1", "", "cuda", device, gpu,
+                        uuid, "graph", "0", f"main/{op}", ""])
+    return root
+
+
+def test_batch_over_two_gpus_names_each_operators_card(zlb, tmp_path):
+    batch = make_gpu_batch(tmp_path / "batch", [
+        ("add", "0", "H200", UUID_A), ("mul", "1", EVIL_GPU, UUID_B),
+        ("sub", "0", "H200", UUID_A)])
+    r, out = report(zlb, batch)
+    assert r.rc == 0, r
+    html = out.read_text()
+    assert "<script" not in html and "<img" not in html     # the card's name is data
+    t = Tables(html)
+    head, *rows = t.tables["operators"]
+    gpu = head.index("GPU")
+    # several cards: each named with as much uuid as tells them apart
+    assert {row[0]: row[gpu] for row in rows} == {
+        "main/add": "H200 GPU-0a0a0a0a", "main/mul": f"{EVIL_GPU} GPU-0b0b0b0b",
+        "main/sub": "H200 GPU-0a0a0a0a"}
+    head, *rows = t.tables["devices"]
+    assert head == ["backend", "GPU", "uuid", "operators"]
+    assert sorted(rows) == sorted([["cuda", "H200", UUID_A, "2"],
+                                   ["cuda", EVIL_GPU, UUID_B, "1"]])
+    page = Page(html)
+    assert "#devices" in page.links
+    # a chart beside the table: one bar per card (and the statuses' one)
+    assert len(page.all("svg", "hbars")) == 3
+
+
+def test_batch_on_one_gpu_has_no_devices_section(zlb, tmp_path):
+    batch = make_gpu_batch(tmp_path / "batch", [("add", "0", "H200", UUID_A),
+                                                 ("mul", "0", "H200", UUID_A)])
+    r, out = report(zlb, batch)
+    assert r.rc == 0, r
+    t = Tables(out.read_text())
+    head, *rows = t.tables["operators"]
+    assert [row[head.index("GPU")] for row in rows] == ["H200", "H200"]   # no uuid needed
+    assert "devices" not in t.tables
+    assert "#devices" not in Page(out.read_text()).links
 
 
 def test_batch_run_dir_outside_is_refused(zlb, tmp_path):

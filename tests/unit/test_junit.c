@@ -63,11 +63,43 @@ static void document(void **state)
 	junit_release(&s);
 }
 
+/* <properties>: where a case ran, first in the case, escaped like every name */
+static void properties(void **state)
+{
+	struct junit_suite s;
+	struct strbuf sb = STRBUF_INIT;
+	struct junit_case *c;
+
+	(void)state;
+	junit_init(&s, "zlb batch");
+	c = junit_add(&s, "zlb.batch.main", "softmax", JUNIT_PASSED, NULL, NULL);
+	junit_property(c, "device", "1");
+	junit_property(c, "gpu", "Fake <H200> & \"co\"");
+	c = junit_add(&s, "zlb.batch.main", "mm", JUNIT_FAILED, "FAIL", "status FAIL\n");
+	junit_property(c, "gpu_uuid", "GPU-1");
+	junit_add(&s, "zlb.batch.main", "add", JUNIT_PASSED, NULL, NULL);
+	junit_render(&s, &sb);
+	/* a passed case with properties is no longer empty */
+	assert_non_null(strstr(sb.buf, "name=\"softmax\">\n      <properties>\n"
+				       "        <property name=\"device\" value=\"1\"/>\n"
+				       "        <property name=\"gpu\" value=\"Fake &lt;H200&gt; "
+				       "&amp; &quot;co&quot;\"/>\n      </properties>\n    </testcase>\n"));
+	/* before the failure, as the schema orders them */
+	assert_non_null(strstr(sb.buf, "name=\"mm\">\n      <properties>\n"
+				       "        <property name=\"gpu_uuid\" value=\"GPU-1\"/>\n"
+				       "      </properties>\n      <failure message=\"FAIL\">"));
+	/* one without stays self-closed */
+	assert_non_null(strstr(sb.buf, "name=\"add\"/>\n"));
+	strbuf_release(&sb);
+	junit_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(escaping),
 		cmocka_unit_test(document),
+		cmocka_unit_test(properties),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
