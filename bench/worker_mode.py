@@ -18,7 +18,8 @@ Caches, so that no mode is measured on another's leftovers:
     starts from an empty one and tunes; every later mode starts from a copy
     of what the first left (--tuner-from). With the default order the worker
     pays every LibTuner tuning and the others find it done, so the figures
-    are conservative for the worker.
+    are conservative for the worker. --tuner-from none starts every mode
+    from an empty one: each pays its own tuning, as a first screen does.
   * Triton's compile cache: zlb gives every run its own (caliber
     compile_cache=own); the harness gets an empty one of its own too, so every
     mode compiles every kernel once.
