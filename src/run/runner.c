@@ -1,4 +1,5 @@
 #include "run/runner.h"
+#include "run/runner_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,273 +42,6 @@ static double mono_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* --- the child ---------------------------------------------------------- */
-
-/* key=the texts, one a line (the plugins split them back): a backend table's list. */
-static void env_set_lines(struct strvec *env, const char *key, const char *const *texts)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	for (const char *const *t = texts; t && *t; t++)
-		strbuf_addf(&sb, "%s%s", sb.len ? "\n" : "", *t);
-	env_set(env, key, sb.buf);
-	strbuf_release(&sb);
-}
-
-/* Where the child's own files go: its Triton cache, and a replay's graph plan (or NULL). */
-struct child_files {
-	const char *compile_cache;
-	const char *graph_plan;
-};
-
-static void build_env(const struct run_config *cfg, const struct run_plan *plan,
-		      char *const *envp, const char *run_dir, const char *shape_archive,
-		      const char *isolated_cache, const struct child_files *files,
-		      struct strvec *env)
-{
-	run_plan_child_env(plan, envp, env);
-	backend_apply_visibility(plan->backend, env, plan->physical_device);
-	flaggems_child_env(env, plan->backend->flaggems_vendor, cfg->use_flagtune, isolated_cache);
-	env_set(env, "PYTHONUNBUFFERED", "1");
-	env_set(env, "ZLB_RUN_DIR", run_dir);
-	env_set(env, "ZLB_OP", plan->target.op);
-	env_set(env, "ZLB_SHAPE_MODE", plan->shape_mode);
-	if (strcmp(plan->shape_mode, "upstream"))
-		env_set(env, "ZLB_SHAPE_FILE", shape_archive);
-	else
-		env_unset(env, "ZLB_SHAPE_FILE");
-	env_set(env, "ZLB_TIMER", plan->timer);
-	run_config_engine_env(cfg, env);
-	env_set(env, "ZLB_IR", cfg->ir ? "1" : "0");
-	env_set(env, "ZLB_BACKEND", plan->backend->name);
-	env_set(env, "ZLB_AUTOTUNE_MODE", plan->replay_from ? "replay" : "record");
-	if (plan->replay_from)
-		env_set(env, "ZLB_REPLAY_FROM", plan->replay_from);
-	else
-		env_unset(env, "ZLB_REPLAY_FROM");
-	if (plan->timer_lib)
-		env_set(env, "ZLB_TIMER_LIB", plan->timer_lib);
-	env_set_lines(env, "ZLB_CAPTURE_FATAL", plan->backend->capture_fatal_texts);
-	env_set_lines(env, "ZLB_CAPTURE_POISON", plan->backend->capture_poison_texts);
-	env_set_lines(env, "ZLB_CAPTURE_DENY", plan->backend->capture_deny);
-	env_set(env, "ZLB_TORCH_MODULE", plan->backend->torch_module);
-	if (plan->backend->graph_replay)
-		env_set(env, "ZLB_GRAPH_REPLAY", plan->backend->graph_replay);
-	else
-		env_unset(env, "ZLB_GRAPH_REPLAY");
-	if (plan->target.package)
-		env_set(env, "ZLB_PACKAGE", plan->target.package);
-	env_set(env, "TRITON_CACHE_DIR", files->compile_cache);
-	if (files->graph_plan)
-		env_set(env, "ZLB_GRAPH_PLAN", files->graph_plan);
-	else
-		env_unset(env, "ZLB_GRAPH_PLAN");
-}
-
-/*
- * pytest's command line. shard: a shard of the parallel sweep (pytest in a
- * process of its own whatever --worker says, no IR capture, its own shapes).
- */
-static void pytest_argv(const struct run_config *cfg, const struct run_plan *plan,
-			const char *shape_file, const struct strvec *plugins, int shard,
-			struct strvec *argv)
-{
-	/* A worker runs the same pytest arguments in its warm process (run/run_config.h). */
-	if (cfg->worker && !shard)
-		strvec_pushl(argv, plan->python, "-m", "zlbench.worker_client", cfg->worker, NULL);
-	else
-		strvec_pushl(argv, plan->python, "-m", "pytest", NULL);
-	strvec_pushl(argv, plan->target.node,
-		     "-p", "no:cacheprovider", "-s", "-v", "-rfEsx", NULL);
-	for (size_t i = 0; i < plugins->nr; i++)
-		if (!shard || strcmp(plugins->v[i], "zlbench.ir"))
-			strvec_pushl(argv, "-p", plugins->v[i], NULL);
-	flaggems_pytest_args(argv, &(struct flaggems_args){
-		.level = cfg->bench_level, .warmup_ms = cfg->warmup_ms, .iter_ms = cfg->rep_ms,
-		.shape_file = shape_file,
-		.dtypes = &cfg->dtypes,
-	});
-}
-
-static void build_argv(const struct run_config *cfg, const struct run_plan *plan,
-		       const char *shape_archive, const struct strvec *plugins,
-		       struct strvec *argv)
-{
-	pytest_argv(cfg, plan, strcmp(plan->shape_mode, "upstream") ? shape_archive : NULL,
-		    plugins, 0, argv);
-}
-
-/* --- the parallel sweep ------------------------------------------------- */
-
-struct shard_cmd {
-	const struct run_config *cfg;
-	const struct run_plan *plan;
-	const struct strvec *plugins;
-};
-
-/* A shard's pytest: its shapes are always a file, whatever the run's shape mode. */
-static void shard_argv(void *ctx, const char *shape_file, struct strvec *argv)
-{
-	const struct shard_cmd *sc = ctx;
-
-	pytest_argv(sc->cfg, sc->plan, shape_file, sc->plugins, 1, argv);
-}
-
-/*
- * A replay uses the configs its source chose: how they were chosen (the
- * source's sweep) is its caliber too, so that a B replaying a sharded A
- * pairs with A and not with a serially swept run. A source that does not
- * say swept serially.
- */
-static void inherit_sweep_caliber(const char *replay_from, json_t *cal)
-{
-	char *p = path_join(replay_from, "run_identity.json");
-	json_t *src = NULL, *scal, *g, *c;
-
-	if (!json_read_file(p, &src) && json_is_object(scal = json_object_get(src, "caliber"))) {
-		g = json_object_get(scal, "parallel_warmup_gpus");
-		c = json_object_get(scal, "sweep_conflicts");
-		run_caliber_set_sweep(cal, json_is_integer(g) ? (int)json_integer_value(g) : 1,
-				      json_is_integer(c) ? (long)json_integer_value(c) : 0);
-	}
-	json_decref(src);
-	free(p);
-}
-
-/*
- * The header's caliber line is written before the sweep, with the serial
- * sweep's values: what the sweep (or a replayed source's) made of them is
- * said, so that the terminal never shows a caliber the identity does not.
- */
-static void say_sweep_caliber(struct tee *t, json_t *cal)
-{
-	json_int_t gpus = json_integer_value(json_object_get(cal, "parallel_warmup_gpus"));
-	json_int_t conflicts = json_integer_value(json_object_get(cal, "sweep_conflicts"));
-
-	if (gpus > 1 || conflicts)
-		tee_say(t, TEE_PLAIN, "  caliber:  parallel_warmup_gpus=%lld sweep_conflicts=%lld "
-			"(set by the sweep; the line above was written before it)",
-			(long long)gpus, (long long)conflicts);
-}
-
-/*
- * The parallel sweep before the measurement (run/sweep_shards.h): when its
- * records were merged, the measured child replays them from the run's own
- * directory. The identity gets what happened (provenance parallel_sweep)
- * and its caliber (parallel_warmup_gpus, sweep_conflicts).
- */
-static int sweep_first(struct tee *t, const struct run_config *cfg, const struct run_plan *plan,
-		       char *const *envp, const char *run_dir, const struct strvec *plugins,
-		       struct strvec *env, json_t *id, struct sweep_result *res)
-{
-	struct strvec inherited = STRVEC_INIT;
-	struct shard_cmd sc = { cfg, plan, plugins };
-	struct sweep_input in = {
-		.gpus = cfg->parallel_warmup_gpus, .run_dir = run_dir,
-		.bench_level = cfg->bench_level, .replay_from = plan->replay_from,
-		.worker = cfg->worker, .backend = plan->backend, .devices = &plan->devices,
-		.inherited = &inherited, .env = env, .target = &plan->target,
-		.shapes = strcmp(plan->shape_mode, "upstream") ? &plan->shapes : NULL,
-		.grace_ms = cfg->interrupt_grace_ms, .tee = t, .shard_argv = shard_argv,
-		.ctx = &sc,
-	};
-	int r;
-
-	strvec_pushv(&inherited, (const char *const *)envp);
-	r = sweep_shards_run(&in, res);
-	strvec_clear(&inherited);
-	if (r)
-		return -1;
-	if (plan->replay_from)
-		inherit_sweep_caliber(plan->replay_from, identity_section(id, "caliber"));
-	if (res->state == SWEEP_OFF)
-		return plan->replay_from ? identity_write(run_dir, id) : 0;
-	if (res->state == SWEEP_MERGED) {
-		env_set(env, "ZLB_AUTOTUNE_MODE", "replay");
-		env_set(env, "ZLB_REPLAY_FROM", run_dir);
-	}
-	json_object_set(identity_section(id, "provenance"), "parallel_sweep", res->about);
-	if (!plan->replay_from)
-		run_caliber_set_sweep(identity_section(id, "caliber"), res->shards, res->conflicts);
-	say_sweep_caliber(t, identity_section(id, "caliber"));
-	return identity_write(run_dir, id);
-}
-
-/* --- identity ----------------------------------------------------------- */
-
-static json_t *initial_identity(const struct run_config *cfg, const struct run_plan *plan,
-				const char *run_dir, const char *tuner_cache,
-				const struct strvec *plugins, const struct strvec *child_argv,
-				int argc, char **argv)
-{
-	json_t *id = identity_new(plan->target.op, run_dir);
-	json_t *prov = identity_section(id, "provenance");
-	const struct device_info *dev = &plan->devices.v[cfg->device];
-	const struct run_facts facts = {
-		.backend = plan->backend->name, .device = dev->name, .timer = plan->timer,
-		.shape_mode = plan->shape_mode, .tuner_cache = tuner_cache,
-	};
-	char host[256] = "";
-	char *commit = git_head_commit(plan->target.dir);
-	struct strvec cmd = STRVEC_INIT;
-
-	json_object_set_new(id, "caliber", run_caliber(cfg, &facts));
-
-	gethostname(host, sizeof(host) - 1);
-	strvec_pushv(&cmd, (const char *const *)argv);
-	(void)argc;
-	json_object_set_new(prov, "zlb_version", json_string(ZLB_VERSION));
-	json_object_set_new(prov, "command_line", json_strvec(&cmd));
-	json_object_set_new(prov, "host", json_string(host));
-	json_object_set_new(prov, "cluster_job", cfg->cluster_job ? json_string(cfg->cluster_job)
-								 : json_null());
-	json_object_set_new(prov, "started_at", identity_now());
-	json_object_set_new(prov, "op_file", json_string(plan->target.op_file));
-	json_object_set_new(prov, "op_name", plan->target.op_name ? json_string(plan->target.op_name)
-								: json_null());
-	json_object_set_new(prov, "test_node", json_string(plan->target.node));
-	json_object_set_new(prov, "flaggems_dir", json_string(plan->target.dir));
-	json_object_set_new(prov, "flaggems_package", plan->target.package ?
-			    json_string(plan->target.package) : json_null());
-	json_object_set_new(prov, "flaggems_commit", commit ? json_string(commit) : json_null());
-	json_object_set_new(prov, "python", json_string(plan->python));
-	json_object_set_new(prov, "python_version", json_string(plan->python_version));
-	json_object_set_new(prov, "pytest_version", json_string(plan->pytest_version));
-	/* "batch": the probe was the batch's, handed down (preflight.h). */
-	json_object_set_new(prov, "python_check", json_string(plan->python_check));
-	json_object_set_new(prov, "device_index", json_integer(cfg->device));
-	json_object_set_new(prov, "device_visible_as", json_string(plan->physical_device));
-	/* Which GPU, whatever its index: zlb compare tells A/B pairs that met different ones. */
-	json_object_set_new(prov, "device_uuid", dev->uuid ? json_string(dev->uuid) : json_null());
-	json_object_set_new(prov, "gpu_name", json_string(dev->name ? dev->name : "unknown"));
-	json_object_set_new(prov, "gpu_uuid", dev->uuid ? json_string(dev->uuid) : json_null());
-	json_object_set_new(prov, "gpu_total_mem", json_integer((json_int_t)dev->total_mem));
-	json_object_set_new(prov, "driver_version", plan->devices.driver_version ?
-			    json_string(plan->devices.driver_version) : json_null());
-	json_object_set_new(prov, "replay_from", plan->replay_from ? json_string(plan->replay_from)
-								 : json_null());
-	json_object_set_new(prov, "shape_source", json_string(
-		!strcmp(plan->shape_mode, "file") ? plan->shapes.path :
-		!strcmp(plan->shape_mode, "inline") ? "built-in" : "upstream core_shapes.yaml"));
-	json_object_set_new(prov, "plugins", json_strvec(plugins));
-	json_object_set_new(prov, "timer_lib", plan->timer_lib ? json_string(plan->timer_lib)
-							     : json_null());
-	/* How graph replays are timed (the backend's): libzlbtimer, or torch's events. */
-	json_object_set_new(prov, "graph_replay", !strcmp(plan->timer, "graph") &&
-			    plan->backend->graph_replay ? json_string(plan->backend->graph_replay)
-							: json_null());
-	json_object_set_new(prov, "torch_module", json_string(plan->backend->torch_module));
-	json_object_set_new(prov, "flaggems_vendor", json_string(plan->flaggems_vendor ?
-			    plan->flaggems_vendor : plan->backend->flaggems_vendor));
-	/* "backend": zlb set it; else the user's variable, kept. */
-	json_object_set_new(prov, "flaggems_vendor_from", json_string(
-			    plan->flaggems_vendor_var ? plan->flaggems_vendor_var : "backend"));
-	json_object_set_new(prov, "pytest_command", json_strvec(child_argv));
-	strvec_clear(&cmd);
-	free(commit);
-	return id;
-}
-
 /* --- exit status -------------------------------------------------------- */
 
 static int map_exit(const struct child *c, int interrupted)
@@ -323,15 +57,6 @@ static int map_exit(const struct child *c, int interrupted)
 	case 1: return ZLB_EXIT_TESTS_FAILED;
 	case 5: return ZLB_EXIT_NO_TESTS;
 	default: return ZLB_EXIT_PYTEST_ERROR;  /* 2 interrupted, 3 internal, 4 usage */
-	}
-}
-
-static const char *status_word(int exit_code)
-{
-	switch (exit_code) {
-	case ZLB_EXIT_OK: return "completed";
-	case ZLB_EXIT_INTERRUPTED: return "interrupted";
-	default: return exit_code >= 128 ? "crashed" : "failed";
 	}
 }
 
@@ -584,77 +309,13 @@ static void print_summary(struct tee *t, const struct run_outcome *o,
 		tee_say(t, TEE_PLAIN, "zlb: pytest's own output (tracebacks, ...) is in %s/run.log; "
 			"-v shows it as it comes", o->run_dir);
 	tee_result(t, o->exit_code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
-	    "zlb: %s, exit %d; run directory %s", status_word(o->exit_code),
+	    "zlb: %s, exit %d; run directory %s", runner_status_word(o->exit_code),
 	    o->exit_code, o->run_dir);
 	strbuf_release(&sb);
 	strbuf_release(&end);
 }
 
-/*
- * The compiler under test, by content: version strings of FlagTree builds
- * can be equal while their compiled libtriton differs.
- */
-static json_t *triton_build(const json_t *runtime)
-{
-	const char *dir = json_str(runtime, "triton_path");
-	uint64_t hash, size;
-	char *lib;
-	json_t *res;
 
-	if (!dir)
-		return json_null();
-	lib = xstrfmt("%s/_C/libtriton.so", dir);
-	if (file_xxh3(lib, &hash, &size)) {
-		free(lib);
-		return json_null();
-	}
-	res = json_object();
-	json_object_set_new(res, "file", json_string(lib));
-	json_object_set_new(res, "xxh3", json_sprintf("%016llx", (unsigned long long)hash));
-	json_object_set_new(res, "bytes", json_integer((json_int_t)size));
-	free(lib);
-	return res;
-}
-
-static void finalize_identity(json_t *id, const struct run_outcome *o,
-			      const struct run_tally *ta, const struct child *c,
-			      const char *planned_timer)
-{
-	json_t *cal = identity_section(id, "caliber");
-	json_t *prov = identity_section(id, "provenance");
-	json_t *out = identity_section(id, "outcome");
-	struct strbuf end = STRBUF_INIT;
-
-	/* The timer actually used: a row that fell back changes the caliber. */
-	json_object_set_new(cal, "timer", json_string(run_tally_timer(ta, planned_timer)));
-
-	json_object_set_new(prov, "finished_at", identity_now());
-	json_object_set_new(prov, "runtime", json_deep_copy(ta->runtime));
-	json_object_set_new(prov, "triton_build", triton_build(ta->runtime));
-
-	child_describe_end(c, &end);
-	json_object_set_new(id, "status", json_string(status_word(o->exit_code)));
-	json_object_set_new(out, "exit_code", json_integer(o->exit_code));
-	json_object_set_new(out, "pytest_exit", json_integer(o->pytest_rc));
-	json_object_set_new(out, "pytest_end", json_string(end.buf));
-	/* Wall time of the pytest process (spawn to reap), seconds. */
-	json_object_set_new(out, "pytest_wall_s", o->pytest_rc < 0 ? json_null()
-			    : json_real(o->pytest_wall_s));
-	json_object_set_new(out, "interrupted", json_boolean(o->interrupted));
-	json_object_set_new(out, "timer_planned", json_string(planned_timer));
-	json_object_set_new(out, "rows", json_integer(ta->rows));
-	json_object_set_new(out, "rows_graph", json_integer(ta->rows_graph));
-	json_object_set_new(out, "rows_direct", json_integer(ta->rows_direct));
-	json_object_set_new(out, "rows_failed", json_integer(ta->rows_failed));
-	json_object_set_new(out, "rows_copy_engine", json_integer(ta->rows_copy_engine));
-	json_object_set_new(out, "tests", json_pack("{s:I,s:I,s:I}",
-		"passed", (json_int_t)ta->passed, "failed", (json_int_t)ta->failed,
-		"skipped", (json_int_t)ta->skipped));
-	json_object_set_new(out, "markers", json_deep_copy(ta->markers));
-	json_object_set_new(out, "tuning_fallbacks", json_integer(ta->tuning_fallbacks));
-	json_object_set_new(out, "autotune", json_deep_copy(ta->autotune));
-	strbuf_release(&end);
-}
 
 /*
  * The device as the run starts (provenance device_start, and whether another
@@ -832,24 +493,115 @@ static void run_files_release(struct run_files *f)
 	free(f->graph_plan);
 }
 
+/* The run's directory, claimed, with room kept for the identity's last write (rundir.h). */
+static int claim_run_dir(const struct run_config *cfg, const struct run_plan *plan,
+			 struct run_outcome *out)
+{
+	if (cfg->run_dir ? rundir_claim_exact(cfg->run_dir, &out->run_dir) :
+	    rundir_claim(cfg->runs_dir, plan->target.op, time(NULL), &out->run_dir))
+		return -1;
+	if (rundir_reserve(out->run_dir)) {
+		rmdir(out->run_dir);	/* still empty: nothing of the run is lost */
+		return -1;
+	}
+	return 0;
+}
+
+/* What the measured child gets (its files, environment and command line), in the identity. */
+static json_t *prepare_child(const struct run_config *cfg, const struct run_plan *plan,
+			     char *const *envp, int argc, char **argv, const char *run_dir,
+			     struct run_files *f, struct strvec *plugins, struct strvec *env,
+			     struct strvec *child_argv, char **tuner)
+{
+	struct plugin_plan_input plugin_in = { plan->backend, plan->shape_mode, &cfg->extra_plugins,
+					  cfg->ir, cfg->mm_cluster_fix };
+	struct child_files files;
+	json_t *id, *prov;
+
+	if (prepare_files(cfg, plan, run_dir, f))
+		return NULL;
+	plan_plugins(&plugin_in, plugins);
+	files = (struct child_files){ f->compile_cache, f->graph_plan };
+	runner_child_env(cfg, plan, envp, run_dir, f->shape_archive, f->isolated, &files, env);
+	runner_child_argv(cfg, plan, f->shape_archive, plugins, child_argv);
+	*tuner = flaggems_tuner_cache(env, f->isolated);
+	id = runner_initial_identity(cfg, plan, run_dir, *tuner, plugins, child_argv, argc, argv);
+	prov = identity_section(id, "provenance");
+	json_object_set_new(prov, "compile_cache_dir", json_string(f->compile_cache));
+	json_object_set_new(prov, "compile_cache_kept", json_boolean(cfg->keep_compile_cache));
+	json_object_set_new(prov, "graph_plan", f->graph_plan ? json_integer((json_int_t)f->planned)
+							     : json_null());
+	if (identity_write(run_dir, id)) {
+		json_decref(id);
+		return NULL;
+	}
+	return id;
+}
+
+/*
+ * After pytest: what the run's files say, the device's end, the IR laid
+ * out, the identity's last write, then the summary. 0, or -1 when the
+ * identity could not be written (out->exit_code 7).
+ */
+static int finish_run(struct tee *tee, const struct run_config *cfg, const struct run_plan *plan,
+		      json_t *id, const struct child *c, struct run_files *f, pid_t worker,
+		      struct run_outcome *out)
+{
+	struct strbuf why = STRBUF_INIT;
+	struct run_tally ta;
+	struct device_state st;
+	/* Before anything is freed: did the run fill its file system? */
+	int filled = disk_filled(out->run_dir, tee, &why), ret = 0;
+
+	/* Room for the last writes: the run's own caches go first, then the reserve. */
+	drop_caches(cfg, f);
+	rundir_release_reserve(out->run_dir);
+
+	if (run_tally_read(out->run_dir, &ta) || ta.bad_lines)
+		tee_say(tee, TERM_YELLOW, "zlb: warning: %zu unreadable line%s in "
+			"results.jsonl/events.jsonl", ta.bad_lines, PLURAL(ta.bad_lines));
+	take_tally(out, &ta);
+	json_object_set_new(identity_section(id, "provenance"), "device_end",
+			    device_snapshot(plan, cfg->device, worker, &st));
+	if (cfg->ir)
+		lay_out_ir(tee, out->run_dir, identity_section(id, "outcome"));
+	if (filled) {
+		/* Whatever pytest made of it, the run is not whole: zlb's files (exit 7). */
+		out->exit_code = ZLB_EXIT_IO;
+		tee_say(tee, TERM_RED, "zlb: the file system of the run filled up while it ran "
+			"(%s): what was written before is kept, but the run is not whole; free "
+			"space and run it again", why.buf);
+		json_object_set_new(identity_section(id, "outcome"), "io_error",
+				    json_string(why.buf));
+	}
+	runner_finalize_identity(id, out, &ta, c, plan->timer);
+	/* The identity first: the summary's last line says what the run's files say. */
+	if (identity_write(out->run_dir, id)) {
+		out->exit_code = ZLB_EXIT_IO;
+		tee_say(tee, TERM_RED, "zlb: %s; run_identity.json still says 'running'",
+			last_error());
+		ret = error("the run's identity could not be written (above)");
+	}
+	print_summary(tee, out, &ta, c);
+	run_tally_release(&ta);
+	strbuf_release(&why);
+	return ret;
+}
+
 int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	       char *const *envp, int argc, char **argv, int out_fd,
 	       struct run_outcome *out)
 {
 	struct tee tee = { .log_fd = -1, .term_fd = out_fd };
 	struct strvec env = STRVEC_INIT, child_argv = STRVEC_INIT, plugins = STRVEC_INIT;
-	struct plugin_plan_input plugin_in = { plan->backend, plan->shape_mode, &cfg->extra_plugins,
-					  cfg->ir, cfg->mm_cluster_fix };
 	struct child c = { 0 };
-	struct run_tally ta;
 	struct run_files f = { 0 };
 	struct sweep_result sweep = { 0 };
 	char *log_path = NULL, *tuner = NULL;
-	struct strbuf why = STRBUF_INIT;
 	json_t *id = NULL;
 	pid_t worker = 0;
 	size_t left;
-	int ret = -1, r, filled;
+	int ret = -1, r;
 
 	memset(out, 0, sizeof(*out));
 	out->pytest_rc = -1;
@@ -857,34 +609,11 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 
 	if (interrupts_install())
 		return -1;
-	if (cfg->run_dir ? rundir_claim_exact(cfg->run_dir, &out->run_dir) :
-	    rundir_claim(cfg->runs_dir, plan->target.op, time(NULL), &out->run_dir))
+	if (claim_run_dir(cfg, plan, out))
 		goto done;
-	/* Room for the identity's last write, whatever the run fills (rundir.h). */
-	if (rundir_reserve(out->run_dir)) {
-		rmdir(out->run_dir);	/* still empty: nothing of the run is lost */
-		goto done;
-	}
-
-	if (prepare_files(cfg, plan, out->run_dir, &f))
-		goto done;
-	plan_plugins(&plugin_in, &plugins);
-	{
-		struct child_files files = { f.compile_cache, f.graph_plan };
-		build_env(cfg, plan, envp, out->run_dir, f.shape_archive, f.isolated, &files, &env);
-	}
-	build_argv(cfg, plan, f.shape_archive, &plugins, &child_argv);
-	tuner = flaggems_tuner_cache(&env, f.isolated);
-	id = initial_identity(cfg, plan, out->run_dir, tuner, &plugins, &child_argv, argc, argv);
-	{
-		json_t *prov = identity_section(id, "provenance");
-		json_object_set_new(prov, "compile_cache_dir", json_string(f.compile_cache));
-		json_object_set_new(prov, "compile_cache_kept",
-				    json_boolean(cfg->keep_compile_cache));
-		json_object_set_new(prov, "graph_plan", f.graph_plan ? json_integer((json_int_t)f.planned)
-								   : json_null());
-	}
-	if (identity_write(out->run_dir, id))
+	id = prepare_child(cfg, plan, envp, argc, argv, out->run_dir, &f, &plugins, &env,
+			   &child_argv, &tuner);
+	if (!id)
 		goto done;
 
 	log_path = path_join(out->run_dir, "run.log");
@@ -910,54 +639,15 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 	 */
 	if (proc_become_subreaper())
 		goto done;
-	if (sweep_first(&tee, cfg, plan, envp, out->run_dir, &plugins, &env, id, &sweep))
+	if (runner_sweep_first(&tee, cfg, plan, envp, out->run_dir, &plugins, &env, id, &sweep))
 		goto done;
 	r = run_pytest(&c, &child_argv, &env, plan->target.dir, &tee, cfg->interrupt_grace_ms, out);
 	left = proc_kill_tree(getpid(), NULL);
 	if (left)
 		tee_say(&tee, TERM_YELLOW, "zlb: ended %zu process(es) the test left running "
 			"(outside pytest's process group); nothing a run starts outlives it", left);
-	if (r)
-		goto done;
-
-	/* Before anything is freed: did the run fill its file system? */
-	filled = disk_filled(out->run_dir, &tee, &why);
-	/* Room for the last writes: the run's own caches go first, then the reserve. */
-	drop_caches(cfg, &f);
-	rundir_release_reserve(out->run_dir);
-
-	if (run_tally_read(out->run_dir, &ta) || ta.bad_lines)
-		tee_say(&tee, TERM_YELLOW, "zlb: warning: %zu unreadable line%s in "
-			"results.jsonl/events.jsonl", ta.bad_lines, PLURAL(ta.bad_lines));
-	take_tally(out, &ta);
-	{
-		struct device_state st;
-		json_object_set_new(identity_section(id, "provenance"), "device_end",
-				    device_snapshot(plan, cfg->device, worker, &st));
-	}
-	if (cfg->ir)
-		lay_out_ir(&tee, out->run_dir, identity_section(id, "outcome"));
-	if (filled) {
-		/* Whatever pytest made of it, the run is not whole: zlb's files (exit 7). */
-		out->exit_code = ZLB_EXIT_IO;
-		tee_say(&tee, TERM_RED, "zlb: the file system of the run filled up while it ran "
-			"(%s): what was written before is kept, but the run is not whole; free "
-			"space and run it again", why.buf);
-		json_object_set_new(identity_section(id, "outcome"), "io_error",
-				    json_string(why.buf));
-	}
-	finalize_identity(id, out, &ta, &c, plan->timer);
-	/* The identity first: the summary's last line says what the run's files say. */
-	if (identity_write(out->run_dir, id)) {
-		out->exit_code = ZLB_EXIT_IO;
-		tee_say(&tee, TERM_RED, "zlb: %s; run_identity.json still says 'running'",
-			last_error());
-		error("the run's identity could not be written (above)");
-	} else {
-		ret = 0;
-	}
-	print_summary(&tee, out, &ta, &c);
-	run_tally_release(&ta);
+	if (!r)
+		ret = finish_run(&tee, cfg, plan, id, &c, &f, worker, out);
 done:
 	drop_caches(cfg, &f);
 	if (out->run_dir)
@@ -971,7 +661,6 @@ done:
 	free(log_path);
 	run_files_release(&f);
 	free(tuner);
-	strbuf_release(&why);
 	sweep_result_release(&sweep);
 	return ret;
 }
