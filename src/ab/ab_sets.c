@@ -179,26 +179,136 @@ static json_t *set_status(const char *set_dir)
 	return st;
 }
 
+/* What every set's A/B shares: where the sets go, the log and what they add up to. */
+struct sets_run {
+	const struct ab_plan *p;
+	const char *dir;
+	struct log_reporter *lr;
+	struct strvec names, table;
+	struct strbuf csv;
+	json_t *arr;
+};
+
+/* One whole A/B for shape set i, its entry appended to the sets' array; returns its exit code. */
+static int run_one_set(struct sets_run *s, size_t i)
+{
+	const struct ab_plan *p = s->p;
+	const struct strvec *sets = &p->spec->shape_sets;
+	struct ab_plan sp = *p;
+	struct strvec args = STRVEC_INIT;
+	char *sn = set_name(sets->v[i], &s->names), *set_dir = path_join(s->dir, sn);
+	json_t *entry = json_object();
+	int rc;
+
+	strvec_push(&s->names, sn);
+	strvec_pushv(&args, (const char *const *)p->run_args->v);
+	strvec_pushl(&args, "--shapes", sets->v[i], NULL);
+	sp.run_args = &args;
+	sp.runs_dir = s->dir;
+	sp.dir_name = sn;
+	sp.shape_set = sets->v[i];
+	sp.rep = &s->lr->r;
+	report(&s->lr->r, REPORT_OUT, "%s", "");
+	report_colored(&s->lr->r, REPORT_OUT, p->color, TERM_BOLD, "##### set %zu/%zu %s "
+		       "(%s) -> %s", i + 1, sets->nr, sn, sets->v[i], set_dir);
+	rc = ab_execute(&sp);
+	report_colored(&s->lr->r, REPORT_OUT, p->color, rc ? TERM_RED : TERM_GREEN,
+		       "##### set %s: exit %d", sn, rc);
+	json_object_set_new(entry, "name", json_string(sn));
+	json_object_set_new(entry, "shape_file", json_string(sets->v[i]));
+	json_object_set_new(entry, "dir", json_string(set_dir));
+	json_object_set_new(entry, "exit_code", json_integer(rc));
+	json_object_set_new(entry, "status", set_status(set_dir));
+	json_object_set_new(entry, "paired", json_integer(0));
+	json_object_set_new(entry, "gems", json_null());
+	take_rows(sn, set_dir, entry, &s->table, &s->csv);
+	json_array_append_new(s->arr, entry);
+	strvec_clear(&args);
+	free(set_dir);
+	free(sn);
+	return rc;
+}
+
+/*
+ * The table of every set's paired rows, then the same rows as
+ * compare_sets.csv; -1 when that file cannot be written.
+ */
+static int report_all_sets(struct sets_run *s)
+{
+	static const char *const head[] = { "set", "dtype", "shape_detail", "a_gems_ms",
+					    "b_gems_ms", "ratio", "ci95", "verdict", "ab_dir" };
+	struct strbuf out = STRBUF_INIT;
+	char *path;
+	int ret = 0;
+
+	report(&s->lr->r, REPORT_OUT, "%s", "");
+	report_colored(&s->lr->r, REPORT_OUT, s->p->color, TERM_BOLD, "##### all sets: gems "
+		       "B/A, paired rows of every set (%zu)", s->table.nr);
+	report(&s->lr->r, REPORT_OUT, "%-24s %-16s %10s %10s %8s %18s %-8s %s", "set", "dtype",
+	       "A ms", "B ms", "B/A", "95% CI", "verdict", "shape");
+	for (size_t i = 0; i < s->table.nr; i++)
+		report(&s->lr->r, REPORT_OUT, "%s", s->table.v[i]);
+	csv_add_row(&out, head, 9);
+	strbuf_add(&out, s->csv.buf, s->csv.len);
+	path = path_join(s->dir, AB_SETS_CSV);
+	if (write_file_atomic(path, out.buf, out.len)) {
+		report(s->p->rep, REPORT_WARN, "zlb ab: %s", last_error());
+		ret = -1;
+	}
+	free(path);
+	strbuf_release(&out);
+	return ret;
+}
+
+/* ab_sets.json's head, written before any set runs so the sets' array fills in place. */
+static json_t *sets_json_start(const char *op, const char *dir, json_t *arr)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "schema_version", json_integer(AB_SETS_SCHEMA_VERSION));
+	json_object_set_new(j, "kind", json_string("zlb-ab-sets"));
+	json_object_set_new(j, "op", json_string(op));
+	json_object_set_new(j, "dir", json_string(dir));
+	json_object_set_new(j, "started_at", identity_now());
+	json_object_set(j, "sets", arr);
+	return j;
+}
+
+/* ab_sets.json's end and the file itself; -1 when it cannot be written. */
+static int sets_json_finish(const struct ab_plan *p, const char *dir, json_t *j,
+			    int interrupted, int code)
+{
+	char *path = path_join(dir, AB_SETS_FILE);
+	int ret = 0;
+
+	json_object_set_new(j, "status", json_string(interrupted ? "interrupted" : "completed"));
+	json_object_set_new(j, "exit_code", json_integer(code));
+	json_object_set_new(j, "finished_at", identity_now());
+	if (json_write_file(path, j)) {
+		report(p->rep, REPORT_WARN, "zlb ab: %s", last_error());
+		ret = -1;
+	}
+	free(path);
+	return ret;
+}
+
 int ab_execute_sets(const struct ab_plan *p)
 {
 	const struct strvec *sets = &p->spec->shape_sets;
 	struct log_reporter lr = { { log_say }, p->rep, -1 };
-	struct strvec names = STRVEC_INIT, table = STRVEC_INIT;
-	struct strbuf csv = STRBUF_INIT;
-	char *name = xstrfmt("ab_%s_sets", p->op), *dir = NULL, *log = NULL, *path;
-	json_t *j = json_object(), *arr = json_array();
+	struct sets_run s = { p, NULL, &lr, STRVEC_INIT, STRVEC_INIT, STRBUF_INIT, NULL };
+	char *name = xstrfmt("ab_%s_sets", p->op), *dir = NULL, *log = NULL;
+	json_t *j;
 	int code = ZLB_EXIT_OK, interrupted = 0;
-	static const char *const head[] = { "set", "dtype", "shape_detail", "a_gems_ms",
-					    "b_gems_ms", "ratio", "ci95", "verdict", "ab_dir" };
 
 	if (rundir_claim(p->runs_dir, name, time(NULL), &dir)) {
 		report(p->rep, REPORT_WARN, "zlb ab: %s", last_error());
 		free(name);
-		json_decref(j);
-		json_decref(arr);
 		return ZLB_EXIT_IO;
 	}
 	free(name);
+	s.dir = dir;
+	s.arr = json_array();
 	log = path_join(dir, AB_SETS_LOG);
 	lr.fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (lr.fd < 0)
@@ -207,94 +317,33 @@ int ab_execute_sets(const struct ab_plan *p)
 	report_colored(&lr.r, REPORT_OUT, p->color, TERM_BOLD, "zlb ab: %s over %zu shape "
 		       "set%s, one A/B each -> %s", p->op, sets->nr, sets->nr == 1 ? "" : "s",
 		       dir);
-	json_object_set_new(j, "schema_version", json_integer(AB_SETS_SCHEMA_VERSION));
-	json_object_set_new(j, "kind", json_string("zlb-ab-sets"));
-	json_object_set_new(j, "op", json_string(p->op));
-	json_object_set_new(j, "dir", json_string(dir));
-	json_object_set_new(j, "started_at", identity_now());
-	json_object_set(j, "sets", arr);
+	j = sets_json_start(p->op, dir, s.arr);
 
 	for (size_t i = 0; i < sets->nr && !interrupted; i++) {
-		struct ab_plan sp = *p;
-		struct strvec args = STRVEC_INIT;
-		char *sn = set_name(sets->v[i], &names), *set_dir = path_join(dir, sn);
-		json_t *entry = json_object();
-		int rc;
+		int rc = run_one_set(&s, i);
 
-		strvec_push(&names, sn);
-		strvec_pushv(&args, (const char *const *)p->run_args->v);
-		strvec_pushl(&args, "--shapes", sets->v[i], NULL);
-		sp.run_args = &args;
-		sp.runs_dir = dir;
-		sp.dir_name = sn;
-		sp.shape_set = sets->v[i];
-		sp.rep = &lr.r;
-		report(&lr.r, REPORT_OUT, "%s", "");
-		report_colored(&lr.r, REPORT_OUT, p->color, TERM_BOLD, "##### set %zu/%zu %s "
-			       "(%s) -> %s", i + 1, sets->nr, sn, sets->v[i], set_dir);
-		rc = ab_execute(&sp);
-		report_colored(&lr.r, REPORT_OUT, p->color, rc ? TERM_RED : TERM_GREEN,
-			       "##### set %s: exit %d", sn, rc);
-		json_object_set_new(entry, "name", json_string(sn));
-		json_object_set_new(entry, "shape_file", json_string(sets->v[i]));
-		json_object_set_new(entry, "dir", json_string(set_dir));
-		json_object_set_new(entry, "exit_code", json_integer(rc));
-		json_object_set_new(entry, "status", set_status(set_dir));
-		json_object_set_new(entry, "paired", json_integer(0));
-		json_object_set_new(entry, "gems", json_null());
-		take_rows(sn, set_dir, entry, &table, &csv);
-		json_array_append_new(arr, entry);
 		if (rc == ZLB_EXIT_INTERRUPTED || interrupt_pending())
 			interrupted = 1;
 		if (rc && !code)
 			code = rc;
-		strvec_clear(&args);
-		free(set_dir);
-		free(sn);
 	}
 	if (interrupted)
 		code = ZLB_EXIT_INTERRUPTED;
 
-	report(&lr.r, REPORT_OUT, "%s", "");
-	report_colored(&lr.r, REPORT_OUT, p->color, TERM_BOLD, "##### all sets: gems B/A, "
-		       "paired rows of every set (%zu)", table.nr);
-	report(&lr.r, REPORT_OUT, "%-24s %-16s %10s %10s %8s %18s %-8s %s", "set", "dtype",
-	       "A ms", "B ms", "B/A", "95% CI", "verdict", "shape");
-	for (size_t i = 0; i < table.nr; i++)
-		report(&lr.r, REPORT_OUT, "%s", table.v[i]);
-	{
-		struct strbuf out = STRBUF_INIT;
-		csv_add_row(&out, head, 9);
-		strbuf_add(&out, csv.buf, csv.len);
-		path = path_join(dir, AB_SETS_CSV);
-		if (write_file_atomic(path, out.buf, out.len)) {
-			report(p->rep, REPORT_WARN, "zlb ab: %s", last_error());
-			if (!code)
-				code = ZLB_EXIT_IO;
-		}
-		free(path);
-		strbuf_release(&out);
-	}
-	json_object_set_new(j, "status", json_string(interrupted ? "interrupted" : "completed"));
-	json_object_set_new(j, "exit_code", json_integer(code));
-	json_object_set_new(j, "finished_at", identity_now());
-	path = path_join(dir, AB_SETS_FILE);
-	if (json_write_file(path, j)) {
-		report(p->rep, REPORT_WARN, "zlb ab: %s", last_error());
-		if (!code)
-			code = ZLB_EXIT_IO;
-	}
-	free(path);
+	if (report_all_sets(&s) && !code)
+		code = ZLB_EXIT_IO;
+	if (sets_json_finish(p, dir, j, interrupted, code) && !code)
+		code = ZLB_EXIT_IO;
 	report_colored(&lr.r, REPORT_OUT, p->color, code ? TERM_RED : TERM_GREEN,
 		       "zlb ab: %zu set%s, exit %d; %s/%s, %s, %s", sets->nr,
 		       sets->nr == 1 ? "" : "s", code, dir, AB_SETS_FILE, AB_SETS_CSV, AB_SETS_LOG);
 	if (lr.fd >= 0)
 		close(lr.fd);
 	json_decref(j);
-	json_decref(arr);
-	strvec_clear(&names);
-	strvec_clear(&table);
-	strbuf_release(&csv);
+	json_decref(s.arr);
+	strvec_clear(&s.names);
+	strvec_clear(&s.table);
+	strbuf_release(&s.csv);
 	free(log);
 	free(dir);
 	return code;

@@ -1,9 +1,11 @@
 /*
- * What the two files of `zlb batch` share: cmd_batch.c runs the command's
+ * What the files of `zlb batch` share: cmd_batch.c runs the command's
  * steps (operators, paths, children, devices) and hands the plan to
  * batch_execute(); cmd_batch_options.c holds the option tables and the
  * steps that read them (the command line, --resume's restore, the record
- * a later --resume continues). Private to src/cli/.
+ * a later --resume continues); cmd_batch_children.c the steps that settle
+ * where and how the children run (backend, executor, environment,
+ * interpreter, devices). Private to src/cli/.
  */
 #ifndef ZLB_CLI_CMD_BATCH_H
 #define ZLB_CLI_CMD_BATCH_H
@@ -64,5 +66,9 @@ int batch_cmd_continue_batch(struct batch_cmd *bc);
 int batch_cmd_check_run_options(struct batch_cmd *bc);
 /* What a later --resume continues (bc->record). */
 int batch_cmd_record_batch(struct batch_cmd *bc);
+/* The backend, the executor, the children's environment, and their interpreter probed once. */
+int batch_cmd_prepare_children(struct batch_cmd *bc);
+/* The cluster's own options, as the executor's arguments; and the device lanes. */
+int batch_cmd_resolve_devices(struct batch_cmd *bc);
 
 #endif

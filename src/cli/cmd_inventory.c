@@ -269,6 +269,58 @@ static int write_inventory(const char *out_dir, const struct inventory *inv,
 	return 0;
 }
 
+/*
+ * Each repo's operators into inv (starts[i] is where repo i's begin), each
+ * verified by pytest --collect-only unless verify is 0 or there is no python.
+ */
+static int scan_repos(const struct opt_values *v, const char *python, int verify,
+		      struct inventory *inv, struct inventory_repo_info *infos, size_t nrepo,
+		      size_t *starts)
+{
+	for (size_t i = 0; i < nrepo; i++) {
+		struct inventory_repo_info *info = &infos[i];
+		starts[i] = inv->nr;
+		if (inventory_scan(inv, info))
+			return preflight_failed(i ? "vllm_dir" : "flaggems_dir", last_error(),
+						"point the option at the checkout root");
+		if (!verify) {
+			info->verify = xstrdup("not tried (--no-verify)");
+		} else if (!python) {
+			info->verify = xstrfmt("python '%s' was not found (--python, ZLB_PYTHON)",
+					       opt_get(defs, v, "python"));
+		} else {
+			struct inventory_verify iv = {
+				python, environ,
+				1000 * atoi(opt_get(defs, v, "collect-timeout")),
+			};
+			fprintf(stderr, "%s: pytest --collect-only over %zu files in %s ...\n",
+				info->repo, info->benchmark_files.nr, info->checkout);
+			inventory_verify(inv, starts[i], &iv, info);
+		}
+		inventory_sort(inv, starts[i]);
+	}
+	return ZLB_EXIT_OK;
+}
+
+/* One summary per repo written; a run without vLLM says so, and whether an earlier CSV stays. */
+static void print_summaries(const char *out_dir, const struct inventory_repo_info *infos,
+			    size_t nrepo)
+{
+	for (size_t i = 0; i < nrepo; i++) {
+		char *name = inventory_csv_name(infos[i].repo);
+		char *csv = path_join(out_dir, name);
+		print_summary(&infos[i], csv);
+		free(csv);
+		free(name);
+	}
+	if (nrepo == 1) {
+		char *csv = path_join(out_dir, "inventory_vllm.csv");
+		printf("vllm: not inventoried (no --vllm-dir / FLAGGEMS_VLLM_DIR)%s%s\n",
+		       is_file(csv) ? "; kept the earlier " : "", is_file(csv) ? csv : "");
+		free(csv);
+	}
+}
+
 int cmd_inventory(int argc, char **argv)
 {
 	struct opt_values v = { 0 };
@@ -326,48 +378,14 @@ int cmd_inventory(int argc, char **argv)
 		goto out;
 	}
 
-	for (size_t i = 0; i < nrepo; i++) {
-		struct inventory_repo_info *info = &infos[i];
-		starts[i] = inv.nr;
-		if (inventory_scan(&inv, info)) {
-			rc = preflight_failed(i ? "vllm_dir" : "flaggems_dir", last_error(),
-					      "point the option at the checkout root");
-			goto out;
-		}
-		if (!verify) {
-			info->verify = xstrdup("not tried (--no-verify)");
-		} else if (!python) {
-			info->verify = xstrfmt("python '%s' was not found (--python, ZLB_PYTHON)",
-					       opt_get(defs, &v, "python"));
-		} else {
-			struct inventory_verify iv = {
-				python, environ,
-				1000 * atoi(opt_get(defs, &v, "collect-timeout")),
-			};
-			fprintf(stderr, "%s: pytest --collect-only over %zu files in %s ...\n",
-				info->repo, info->benchmark_files.nr, info->checkout);
-			inventory_verify(&inv, starts[i], &iv, info);
-		}
-		inventory_sort(&inv, starts[i]);
-	}
+	if ((rc = scan_repos(&v, python, verify, &inv, infos, nrepo, starts)))
+		goto out;
 	starts[nrepo] = inv.nr;
 
 	count_dismissed(&inv, starts, infos, nrepo, &dl, dpath);
 	if ((rc = write_inventory(out_dir, &inv, starts, infos, nrepo)))
 		goto out;
-	for (size_t i = 0; i < nrepo; i++) {
-		char *name = inventory_csv_name(infos[i].repo);
-		char *csv = path_join(out_dir, name);
-		print_summary(&infos[i], csv);
-		free(csv);
-		free(name);
-	}
-	if (nrepo == 1) {
-		char *csv = path_join(out_dir, "inventory_vllm.csv");
-		printf("vllm: not inventoried (no --vllm-dir / FLAGGEMS_VLLM_DIR)%s%s\n",
-		       is_file(csv) ? "; kept the earlier " : "", is_file(csv) ? csv : "");
-		free(csv);
-	}
+	print_summaries(out_dir, infos, nrepo);
 out:
 	for (size_t i = 0; i < 2; i++)
 		inventory_repo_info_release(&infos[i]);

@@ -49,6 +49,47 @@ static void print_report(const char *file, const struct shape_assets_report *r,
 	print_list("falls through", &r->fallthrough, 50);
 }
 
+/* The operators the shape file is for; --build-shapes takes the main checkout's only. */
+static size_t shape_targets(const struct inventory *inv, int build, struct shape_target *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < inv->nr; i++) {
+		const struct inventory_row *row = &inv->rows[i];
+		/* core_shapes.yaml is the main checkout's: build for its operators. */
+		if (build && strcmp(row->repo, "main"))
+			continue;
+		t[n++] = (struct shape_target){ row->repo, row->op, row->op_name, row->bench_class,
+						row->hardcodes };
+	}
+	return n;
+}
+
+/* The head comment of a built shape file: where it came from and how to build it again. */
+static char *build_header(const char *out, const char *kind, const char *checkout,
+			  const char *commit, size_t n, const char *ops_dir)
+{
+	int single = !strcmp(kind, "single");
+
+	return xstrfmt(
+		"%s: %s, built from %s/benchmark/core_shapes.yaml (FlagGems%s%.12s)\n"
+		"for the %zu operators of %s/inventory_main.csv: %s.\n"
+		"Keys are op_names and Benchmark class names (FlagGems looks up the op_name,\n"
+		"then each class of the benchmark's chain): the class keys keep the BLAS and\n"
+		"other families off the 1-D DEFAULT_SHAPES.\n"
+		"Rebuild (after upstream changes):\n"
+		"  zlb inventory --flaggems-dir FLAGGEMS --out %s\n"
+		"  zlb inventory --flaggems-dir FLAGGEMS --out %s --build-shapes %s --shapes-out %s\n"
+		"Check: zlb inventory --out %s --check-shapes %s",
+		path_basename(out), single ? "one representative shape per operator"
+					   : "every core shape per operator",
+		path_basename(checkout), commit ? " " : "", commit ? commit : "", n, ops_dir,
+		single ? "the middle shape of each core_shapes list, plus an op_name key for "
+			 "every operator core_shapes reaches through a class"
+		       : "each core_shapes key that names an op_name or class of the inventory",
+		ops_dir, ops_dir, kind, out, ops_dir, out);
+}
+
 int inventory_shapes(const struct opt_def *defs, const struct opt_values *v,
 		     const char *ops_dir, const char *checkout)
 {
@@ -78,15 +119,7 @@ int inventory_shapes(const struct opt_def *defs, const struct opt_values *v,
 		return ZLB_EXIT_PREFLIGHT;
 	}
 	t = xcalloc(inv.nr ? inv.nr : 1, sizeof(*t));
-	size_t n = 0;
-	for (size_t i = 0; i < inv.nr; i++) {
-		const struct inventory_row *row = &inv.rows[i];
-		/* core_shapes.yaml is the main checkout's: build for its operators. */
-		if (build && strcmp(row->repo, "main"))
-			continue;
-		t[n++] = (struct shape_target){ row->repo, row->op, row->op_name, row->bench_class,
-						row->hardcodes };
-	}
+	size_t n = shape_targets(&inv, build, t);
 	shape_assets_report_init(&rep);
 	if (build) {
 		const char *kind = opt_get(defs, v, "build-shapes");
@@ -94,23 +127,7 @@ int inventory_shapes(const struct opt_def *defs, const struct opt_values *v,
 		char *core = path_join(checkout, "benchmark/core_shapes.yaml");
 
 		commit = git_head_commit(checkout);
-		header = xstrfmt(
-			"%s: %s, built from %s/benchmark/core_shapes.yaml (FlagGems%s%.12s)\n"
-			"for the %zu operators of %s/inventory_main.csv: %s.\n"
-			"Keys are op_names and Benchmark class names (FlagGems looks up the op_name,\n"
-			"then each class of the benchmark's chain): the class keys keep the BLAS and\n"
-			"other families off the 1-D DEFAULT_SHAPES.\n"
-			"Rebuild (after upstream changes):\n"
-			"  zlb inventory --flaggems-dir FLAGGEMS --out %s\n"
-			"  zlb inventory --flaggems-dir FLAGGEMS --out %s --build-shapes %s --shapes-out %s\n"
-			"Check: zlb inventory --out %s --check-shapes %s",
-			path_basename(out), single ? "one representative shape per operator"
-						   : "every core shape per operator",
-			path_basename(checkout), commit ? " " : "", commit ? commit : "", n, ops_dir,
-			single ? "the middle shape of each core_shapes list, plus an op_name key for "
-				 "every operator core_shapes reaches through a class"
-			       : "each core_shapes key that names an op_name or class of the inventory",
-			ops_dir, ops_dir, kind, out, ops_dir, out);
+		header = build_header(out, kind, checkout, commit, n, ops_dir);
 		if (strcmp(kind, "single") && strcmp(kind, "multi")) {
 			fprintf(stderr, "zlb inventory: --build-shapes %s: give single or multi\n", kind);
 			rc = ZLB_EXIT_USAGE;

@@ -312,6 +312,62 @@ static int diff_stat(const struct ir_view *view, char *const *run, const struct 
 	return ZLB_EXIT_OK;
 }
 
+/*
+ * Runs A and B (pos's two paths, narrowed by --op), of one operator and
+ * both with IR, opened into view; the exit code when they are not.
+ */
+static int open_runs(const struct strvec *pos, const char *op, char **run, char **run_op,
+		     struct ir_view *view)
+{
+	int rc = ZLB_EXIT_OK;
+
+	for (int k = 0; k < 2 && !rc; k++)
+		rc = pick_run(k ? "B" : "A", pos->v[k], op, &run[k], &run_op[k]);
+	if (rc)
+		return rc;
+	if (strcmp(run_op[0], run_op[1])) {
+		fprintf(stderr, "zlb ir diff: the runs measured different operators: A is '%s' (%s), "
+			"B is '%s' (%s); there is no IR to pair\n",
+			run_op[0], run[0], run_op[1], run[1]);
+		return ZLB_EXIT_OP_MISMATCH;
+	}
+	for (int k = 0; k < 2 && !rc; k++) {
+		if (ir_view_open(run[k], &view[k])) {
+			fprintf(stderr, "zlb ir diff: %s\n", last_error());
+			rc = ZLB_EXIT_IO;
+		} else if (!view[k].has_ir) {
+			fprintf(stderr, "zlb ir diff: %s: %s\n", k ? "B" : "A", view[k].why);
+			rc = ZLB_EXIT_NO_DATA;
+		}
+	}
+	return rc;
+}
+
+/* The unified diff and its summary line; the exit code says whether the runs differ. */
+static int diff_unified(const struct ir_view *view, char *const *run, const struct ir_diff_opts *o,
+			const char *shape, const char *stage)
+{
+	struct ir_diff_summary s;
+	struct strbuf line = STRBUF_INIT;
+
+	printf("A: %s\nB: %s\n", run[0], run[1]);
+	if (ir_diff_trees(view[0].tree, view[1].tree, o, stdout, &s)) {
+		/* What it reads is the runs' (their index and stage files): bad data. */
+		fflush(stdout);
+		fprintf(stderr, "zlb ir diff: %s\n", last_error());
+		return ZLB_EXIT_NO_DATA;
+	}
+	if (shape && !s.identical && !s.differing && !s.only_a && !s.only_b && !s.without_stage) {
+		fflush(stdout);
+		fprintf(stderr, "zlb ir diff: neither run has a variant under shape '%s'\n", shape);
+		return ZLB_EXIT_NO_DATA;
+	}
+	ir_diff_summary_line(&s, stage, &line);
+	printf("ir diff: %s\n", line.buf);
+	strbuf_release(&line);
+	return s.differing || s.only_a || s.only_b ? ZLB_EXIT_DIFFERENT : ZLB_EXIT_OK;
+}
+
 static int ir_diff_cmd(int argc, char **argv)
 {
 	struct opt_values v = { 0 };
@@ -320,8 +376,6 @@ static int ir_diff_cmd(int argc, char **argv)
 	char *run[2] = { NULL, NULL }, *run_op[2] = { NULL, NULL };
 	struct ir_view view[2];
 	struct ir_diff_opts o = { 0 };
-	struct ir_diff_summary s;
-	struct strbuf line = STRBUF_INIT;
 	enum output_format format;
 	int want, rc = ZLB_EXIT_OK, stat, differs = 0;
 
@@ -363,27 +417,7 @@ static int ir_diff_cmd(int argc, char **argv)
 		goto out;
 	}
 
-	for (int k = 0; k < 2 && !rc; k++)
-		rc = pick_run(k ? "B" : "A", pos.v[k], op, &run[k], &run_op[k]);
-	if (rc)
-		goto out;
-	if (strcmp(run_op[0], run_op[1])) {
-		fprintf(stderr, "zlb ir diff: the runs measured different operators: A is '%s' (%s), "
-			"B is '%s' (%s); there is no IR to pair\n",
-			run_op[0], run[0], run_op[1], run[1]);
-		rc = ZLB_EXIT_OP_MISMATCH;
-		goto out;
-	}
-	for (int k = 0; k < 2 && !rc; k++) {
-		if (ir_view_open(run[k], &view[k])) {
-			fprintf(stderr, "zlb ir diff: %s\n", last_error());
-			rc = ZLB_EXIT_IO;
-		} else if (!view[k].has_ir) {
-			fprintf(stderr, "zlb ir diff: %s: %s\n", k ? "B" : "A", view[k].why);
-			rc = ZLB_EXIT_NO_DATA;
-		}
-	}
-	if (rc)
+	if ((rc = open_runs(&pos, op, run, run_op, view)))
 		goto out;
 
 	o.stage = stage;
@@ -398,23 +432,7 @@ static int ir_diff_cmd(int argc, char **argv)
 			rc = ZLB_EXIT_DIFFERENT;
 		goto out;
 	}
-	printf("A: %s\nB: %s\n", run[0], run[1]);
-	if (ir_diff_trees(view[0].tree, view[1].tree, &o, stdout, &s)) {
-		/* What it reads is the runs' (their index and stage files): bad data. */
-		fflush(stdout);
-		fprintf(stderr, "zlb ir diff: %s\n", last_error());
-		rc = ZLB_EXIT_NO_DATA;
-		goto out;
-	}
-	if (shape && !s.identical && !s.differing && !s.only_a && !s.only_b && !s.without_stage) {
-		fflush(stdout);
-		fprintf(stderr, "zlb ir diff: neither run has a variant under shape '%s'\n", shape);
-		rc = ZLB_EXIT_NO_DATA;
-		goto out;
-	}
-	ir_diff_summary_line(&s, stage, &line);
-	printf("ir diff: %s\n", line.buf);
-	rc = s.differing || s.only_a || s.only_b ? ZLB_EXIT_DIFFERENT : ZLB_EXIT_OK;
+	rc = diff_unified(view, run, &o, shape, stage);
 out:
 	for (int k = 0; k < 2; k++) {
 		ir_view_close(&view[k]);
@@ -423,7 +441,6 @@ out:
 	}
 	opt_values_release(&v);
 	strvec_clear(&pos);
-	strbuf_release(&line);
 	return rc;
 }
 

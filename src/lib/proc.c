@@ -294,6 +294,78 @@ static int next_timeout(long long now, const long long *deadlines, size_t n, int
 	return (int)t;
 }
 
+/* One read of the child's output into its lines; 0 once the pipe has closed. */
+static int pump_read(struct child *c, struct line_state *ls, const struct pump_ops *ops,
+		     void *ctx, long long now)
+{
+	char buf[65536];
+	ssize_t n = read(c->out_fd, buf, sizeof(buf));
+
+	if (n > 0) {
+		feed(ls, buf, (size_t)n, ops, ctx);
+		ls->last_data = now;
+	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+		close(c->out_fd);
+		c->out_fd = -1;
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * On zlb's first signal the child gets SIGINT, then SIGTERM and SIGKILL
+ * grace_ms apart while it lives on (*stage: 0 running, 1 SIGINT sent,
+ * 2 SIGTERM sent, 3 SIGKILL sent).
+ */
+static void pump_signals(struct child *c, const struct pump_ops *ops, void *ctx, int grace_ms,
+			 long long now, int *stage, long long *escalate_at)
+{
+	if (sig_pipe[0] >= 0) {
+		unsigned char drain[64];
+		while (read(sig_pipe[0], drain, sizeof(drain)) > 0)
+			;
+	}
+	if (first_signal && *stage == 0) {
+		if (ops->on_interrupt)
+			ops->on_interrupt(ctx, first_signal);
+		/* pytest turns SIGINT into KeyboardInterrupt and still reports. */
+		child_kill(c, SIGINT);
+		*stage = 1;
+		*escalate_at = now + grace_ms;
+	} else if (*stage > 0 && *stage < 3 && now >= *escalate_at) {
+		child_kill(c, *stage == 1 ? SIGTERM : SIGKILL);
+		(*stage)++;
+		*escalate_at = now + grace_ms;
+	}
+}
+
+/*
+ * The child has exited but grandchildren still hold the pipe: give them a
+ * moment, then end them; then stop listening whoever holds it (a process
+ * that left the group, or that zlb cannot signal), rather than wait for
+ * ever. Returns 0 once the pipe is closed (*stage: 1 waiting, 2 holders
+ * killed).
+ */
+static int pump_orphans(struct child *c, int *stage, long long *deadline, long long now)
+{
+	if (!*stage) {
+		*deadline = now + ORPHAN_GRACE_MS;
+		*stage = 1;
+	} else if (now >= *deadline && *stage == 1) {
+		if (c->new_pgroup)
+			child_kill(c, SIGKILL);
+		if (c->owns_descendants)
+			proc_kill_tree(getpid(), NULL);
+		*deadline = now + ORPHAN_GRACE_MS;
+		*stage = 2;
+	} else if (now >= *deadline) {
+		close(c->out_fd);
+		c->out_fd = -1;
+		return 0;
+	}
+	return 1;
+}
+
 int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace_ms)
 {
 	struct line_state ls = { STRBUF_INIT, 0, now_ms() };
@@ -302,7 +374,6 @@ int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace
 	int orphan_stage = 0; /* after the child's exit: 1 waiting, 2 holders killed */
 	int open_fd = c->out_fd >= 0;
 	int pidfd = exit_fd(c->pid);
-	char buf[65536];
 
 	while (open_fd || !c->exited) {
 		struct pollfd pfd[3];
@@ -331,65 +402,19 @@ int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace
 			return error_errno("poll failed");
 		}
 		now = now_ms();
-		if (out_i >= 0 && (pfd[out_i].revents & (POLLIN | POLLHUP | POLLERR))) {
-			ssize_t n = read(c->out_fd, buf, sizeof(buf));
-			if (n > 0) {
-				feed(&ls, buf, (size_t)n, ops, ctx);
-				ls.last_data = now;
-			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-				close(c->out_fd);
-				c->out_fd = -1;
-				open_fd = 0;
-			}
-		}
+		if (out_i >= 0 && (pfd[out_i].revents & (POLLIN | POLLHUP | POLLERR)))
+			open_fd = pump_read(c, &ls, ops, ctx, now);
 		if (open_fd && ls.line.len > ls.shown && now - ls.last_data >= PARTIAL_AFTER_MS) {
 			show_partial(&ls, ops, ctx);
 			ls.last_data = now;
 		}
 
-		if (sig_pipe[0] >= 0) {
-			unsigned char drain[64];
-			while (read(sig_pipe[0], drain, sizeof(drain)) > 0)
-				;
-		}
-		if (first_signal && stage == 0) {
-			if (ops->on_interrupt)
-				ops->on_interrupt(ctx, first_signal);
-			/* pytest turns SIGINT into KeyboardInterrupt and still reports. */
-			child_kill(c, SIGINT);
-			stage = 1;
-			escalate_at = now + grace_ms;
-		} else if (stage > 0 && stage < 3 && now >= escalate_at) {
-			child_kill(c, stage == 1 ? SIGTERM : SIGKILL);
-			stage++;
-			escalate_at = now + grace_ms;
-		}
+		pump_signals(c, ops, ctx, grace_ms, now, &stage, &escalate_at);
 
 		if (!c->exited && child_reap(c, 1) < 0)
 			break;
-		if (c->exited && open_fd) {
-			/*
-			 * Grandchildren still hold the pipe: give them a moment, then
-			 * end them; then stop listening whoever holds it (a process
-			 * that left the group, or that zlb cannot signal), rather
-			 * than wait for ever.
-			 */
-			if (!orphan_stage) {
-				orphan_deadline = now + ORPHAN_GRACE_MS;
-				orphan_stage = 1;
-			} else if (now >= orphan_deadline && orphan_stage == 1) {
-				if (c->new_pgroup)
-					child_kill(c, SIGKILL);
-				if (c->owns_descendants)
-					proc_kill_tree(getpid(), NULL);
-				orphan_deadline = now + ORPHAN_GRACE_MS;
-				orphan_stage = 2;
-			} else if (now >= orphan_deadline) {
-				close(c->out_fd);
-				c->out_fd = -1;
-				open_fd = 0;
-			}
-		}
+		if (c->exited && open_fd)
+			open_fd = pump_orphans(c, &orphan_stage, &orphan_deadline, now);
 	}
 	if (pidfd >= 0)
 		close(pidfd);

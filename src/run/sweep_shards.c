@@ -434,6 +434,77 @@ static int not_applicable(const struct sweep_input *in, struct sweep_result *out
 	return 0;
 }
 
+/*
+ * What the shards' end makes of the sweep (failed as follow() returns it):
+ * their records merged into the run, or the reason it falls back or stops.
+ */
+static void conclude(const struct sweep_input *in, struct shard *v, size_t n, long failed,
+		     struct sweep_result *out)
+{
+	if (failed == -2) {
+		set_why(out, SWEEP_INTERRUPTED, "interrupted: every shard was ended");
+	} else if (failed >= 0) {
+		struct strbuf end = STRBUF_INIT;
+		child_describe_end(&v[failed].c, &end);
+		set_why(out, SWEEP_FALLBACK, "shard %ld (device %s) ended with %s: its shapes were "
+			"never swept, so the whole sweep is discarded (shard logs kept in %s/%s)",
+			failed, v[failed].device, end.buf, in->run_dir, SWEEP_DIR);
+		strbuf_release(&end);
+	} else {
+		const char **dirs = calloc(n, sizeof(*dirs));
+		for (size_t k = 0; k < n; k++)
+			dirs[k] = v[k].dir;
+		if (sweep_merge_records(dirs, n, in->run_dir, &out->entries, &out->conflicts)) {
+			set_why(out, SWEEP_FALLBACK, "the shards' records could not be merged: %s; "
+				"the whole sweep is discarded (shard logs kept in %s/%s)",
+				last_error(), in->run_dir, SWEEP_DIR);
+		} else {
+			out->state = SWEEP_MERGED;
+			out->shards = (int)n;
+		}
+		free(dirs);
+	}
+}
+
+/* The sweep's outcome said on the terminal and kept as out->about (for the run's record). */
+static void say_and_record(const struct sweep_input *in, struct sweep_result *out,
+			   const char *shape_key, json_t *shards, double start)
+{
+	switch (out->state) {
+	case SWEEP_MERGED:
+		tee_say(in->tee, TERM_GREEN, "zlb: sweep: %ld config(s) merged from %d shards in "
+			"%.1f s into autotune_records/; the measurement replays them", out->entries,
+			out->shards, mono_s() - start);
+		if (out->conflicts)
+			tee_say(in->tee, TERM_YELLOW, "WARNING %ld config key(s) got different "
+				"winners across shards \u2014 parallel interference reached the "
+				"sweep", out->conflicts);
+		break;
+	case SWEEP_SKIPPED:
+		tee_say(in->tee, TEE_PLAIN, "zlb: sweep: parallel sweep skipped (%s); the "
+			"autotune sweep runs serially", out->why);
+		break;
+	case SWEEP_FALLBACK:
+		tee_say(in->tee, TERM_YELLOW, "zlb: sweep: parallel sweep refused (%s); falling "
+			"back to the serial sweep", out->why);
+		break;
+	default:
+		break;
+	}
+	if (out->state != SWEEP_OFF)
+		out->about = json_pack("{s:i,s:s,s:s?,s:s?,s:i,s:I,s:I,s:o,s:f}",
+			"requested", in->gpus,
+			"state", out->state == SWEEP_MERGED ? "merged" :
+				 out->state == SWEEP_SKIPPED ? "skipped" :
+				 out->state == SWEEP_FALLBACK ? "fallback" : "interrupted",
+			"why", out->why, "shape_key", shape_key,
+			"shards_used", out->shards, "entries", (json_int_t)out->entries,
+			"conflicts", (json_int_t)out->conflicts, "shards", shards,
+			"wall_s", mono_s() - start);
+	else
+		json_decref(shards);
+}
+
 int sweep_shards_run(const struct sweep_input *in, struct sweep_result *out)
 {
 	struct sweep_shapes sh = { 0 };
@@ -482,29 +553,7 @@ int sweep_shards_run(const struct sweep_input *in, struct sweep_result *out)
 		}
 	}
 	failed = follow(in, v, n);
-	if (failed == -2) {
-		set_why(out, SWEEP_INTERRUPTED, "interrupted: every shard was ended");
-	} else if (failed >= 0) {
-		struct strbuf end = STRBUF_INIT;
-		child_describe_end(&v[failed].c, &end);
-		set_why(out, SWEEP_FALLBACK, "shard %ld (device %s) ended with %s: its shapes were "
-			"never swept, so the whole sweep is discarded (shard logs kept in %s/%s)",
-			failed, v[failed].device, end.buf, in->run_dir, SWEEP_DIR);
-		strbuf_release(&end);
-	} else {
-		const char **dirs = calloc(n, sizeof(*dirs));
-		for (size_t k = 0; k < n; k++)
-			dirs[k] = v[k].dir;
-		if (sweep_merge_records(dirs, n, in->run_dir, &out->entries, &out->conflicts)) {
-			set_why(out, SWEEP_FALLBACK, "the shards' records could not be merged: %s; "
-				"the whole sweep is discarded (shard logs kept in %s/%s)",
-				last_error(), in->run_dir, SWEEP_DIR);
-		} else {
-			out->state = SWEEP_MERGED;
-			out->shards = (int)n;
-		}
-		free(dirs);
-	}
+	conclude(in, v, n, failed, out);
 finish:
 	for (size_t k = 0; k < n; k++)
 		json_array_append_new(shards, shard_json(&v[k], k));
@@ -514,39 +563,7 @@ finish:
 		shard_release(&v[k]);
 	free(v);
 say:
-	switch (out->state) {
-	case SWEEP_MERGED:
-		tee_say(in->tee, TERM_GREEN, "zlb: sweep: %ld config(s) merged from %d shards in "
-			"%.1f s into autotune_records/; the measurement replays them", out->entries,
-			out->shards, mono_s() - start);
-		if (out->conflicts)
-			tee_say(in->tee, TERM_YELLOW, "WARNING %ld config key(s) got different "
-				"winners across shards \u2014 parallel interference reached the "
-				"sweep", out->conflicts);
-		break;
-	case SWEEP_SKIPPED:
-		tee_say(in->tee, TEE_PLAIN, "zlb: sweep: parallel sweep skipped (%s); the "
-			"autotune sweep runs serially", out->why);
-		break;
-	case SWEEP_FALLBACK:
-		tee_say(in->tee, TERM_YELLOW, "zlb: sweep: parallel sweep refused (%s); falling "
-			"back to the serial sweep", out->why);
-		break;
-	default:
-		break;
-	}
-	if (out->state != SWEEP_OFF)
-		out->about = json_pack("{s:i,s:s,s:s?,s:s?,s:i,s:I,s:I,s:o,s:f}",
-			"requested", in->gpus,
-			"state", out->state == SWEEP_MERGED ? "merged" :
-				 out->state == SWEEP_SKIPPED ? "skipped" :
-				 out->state == SWEEP_FALLBACK ? "fallback" : "interrupted",
-			"why", out->why, "shape_key", sh.key,
-			"shards_used", out->shards, "entries", (json_int_t)out->entries,
-			"conflicts", (json_int_t)out->conflicts, "shards", shards,
-			"wall_s", mono_s() - start);
-	else
-		json_decref(shards);
+	say_and_record(in, out, sh.key, shards, start);
 	if (sh.sf == &sh.own)
 		shape_file_release(&sh.own);
 	return ret;
