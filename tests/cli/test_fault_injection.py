@@ -102,8 +102,11 @@ def test_a_zlb_run_killed_at_a_random_point_is_retried_by_its_batch(world, trial
     while killed is None and p.poll() is None and time.time() < deadline:
         kids = zlb_run_children(p.pid)
         if kids:
-            killed = kids[0]
-            os.kill(killed, signal.SIGKILL)
+            try:
+                os.kill(kids[0], signal.SIGKILL)
+                killed = kids[0]
+            except ProcessLookupError:
+                pass                # it ended between the listing and the kill: the next one
         else:
             time.sleep(0.02)
     out, _ = p.communicate(timeout=300)
