@@ -27,6 +27,7 @@
 #include "rundir/exit_codes.h"
 #include "executors/executor.h"
 #include "rundir/identity.h"
+#include "lib/clock.h"
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "lib/proc.h"
@@ -45,13 +46,6 @@
 int batch_shard(const char *spec, int ndevices)
 {
 	return ndevices > 0 ? (int)(XXH3_64bits(spec, strlen(spec)) % (uint64_t)ndevices) : 0;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* ---- scheduling ------------------------------------------------------------ */

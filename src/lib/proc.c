@@ -261,12 +261,7 @@ static void show_partial(struct line_state *ls, const struct pump_ops *ops, void
 					     ls->line.len - ls->shown);
 }
 
-/*
- * A descriptor that polls readable when pid exits (Linux 5.3+), so a
- * waiting loop wakes on the exit itself instead of on its next timeout.
- * -1 where the kernel has none: callers then poll with a short timeout.
- */
-static int exit_fd(pid_t pid)
+int proc_exit_fd(pid_t pid)
 {
 #ifdef SYS_pidfd_open
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -373,7 +368,7 @@ int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace
 	int stage = 0; /* 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent */
 	int orphan_stage = 0; /* after the child's exit: 1 waiting, 2 holders killed */
 	int open_fd = c->out_fd >= 0;
-	int pidfd = exit_fd(c->pid);
+	int pidfd = proc_exit_fd(c->pid);
 
 	while (open_fd || !c->exited) {
 		struct pollfd pfd[3];
@@ -460,7 +455,7 @@ int run_capture(char *const *argv, char *const *envp, const char *dir,
 	close(c.out_fd);
 	c.out_fd = -1;
 	/* A child may close its output and keep running: the deadline still holds. */
-	int pidfd = timed_out ? -1 : exit_fd(c.pid);
+	int pidfd = timed_out ? -1 : proc_exit_fd(c.pid);
 	while (!timed_out && child_reap(&c, 1) == 0) {
 		long long left = deadline - now_ms();
 		struct pollfd pfd = { pidfd, POLLIN, 0 };

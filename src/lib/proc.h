@@ -46,6 +46,13 @@ int child_reap(struct child *c, int nohang);
 int child_kill(struct child *c, int sig);
 
 /*
+ * A descriptor that polls readable when pid exits (Linux 5.3+), so a
+ * waiting loop wakes on the exit itself instead of on its next timeout.
+ * -1 where the kernel has none: callers then poll with a short timeout.
+ */
+int proc_exit_fd(pid_t pid);
+
+/*
  * The exit of a reaped child as one number: its exit code, or 128+signal.
  */
 int child_exit_code(const struct child *c);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rundir/exit_codes.h"
+#include "lib/clock.h"
 #include "lib/fingerprint.h"
 #include "lib/gitinfo.h"
 #include "run/graph_plan.h"
@@ -33,14 +34,6 @@
 
 /* How long the worker client waits for its worker's socket (worker_client.py). */
 #define WORKER_CONNECT_WAIT_MS 30000
-
-/* Monotonic seconds: the wall time of pytest, as the batch overhead bench reads it. */
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* --- exit status -------------------------------------------------------- */
 

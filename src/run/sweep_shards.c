@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/error.h"
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
@@ -34,13 +35,6 @@ struct shard {
 	struct strvec argv, env;
 	struct child c;
 };
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void set_why(struct sweep_result *out, enum sweep_state st, const char *fmt, ...)
 	ZLB_PRINTF(3, 4);
@@ -348,10 +342,19 @@ static void end_all(struct shard *v, size_t n, int interrupt, int grace_ms)
  */
 static long follow(const struct sweep_input *in, struct shard *v, size_t n)
 {
+	/* [0] the interrupt, [1 + i] shard i's exit: the loop wakes on either, not on a tick. */
+	struct pollfd *p = xcalloc(n + 1, sizeof(*p));
 	long failed = -1;
+	int tick = -1;
 
+	p[0] = (struct pollfd){ interrupt_fd(), POLLIN, 0 };
+	for (size_t i = 0; i < n; i++) {
+		p[1 + i] = (struct pollfd){ v[i].c.pid > 0 ? proc_exit_fd(v[i].c.pid) : -1,
+					    POLLIN, 0 };
+		if (v[i].c.pid > 0 && p[1 + i].fd < 0)
+			tick = 100;	/* no exit descriptor from this kernel: look again */
+	}
 	for (;;) {
-		struct pollfd p = { interrupt_fd(), POLLIN, 0 };
 		size_t running = reap_some(v, n, &failed);
 
 		if (interrupt_pending()) {
@@ -365,8 +368,17 @@ static long follow(const struct sweep_input *in, struct shard *v, size_t n)
 		}
 		if (!running)
 			break;
-		poll(&p, 1, 100);
+		for (size_t i = 0; i < n; i++)
+			if (v[i].c.exited && p[1 + i].fd >= 0) {
+				close(p[1 + i].fd);
+				p[1 + i].fd = -1;	/* poll skips it */
+			}
+		poll(p, n + 1, tick);
 	}
+	for (size_t i = 0; i < n; i++)
+		if (p[1 + i].fd >= 0)
+			close(p[1 + i].fd);
+	free(p);
 	for (size_t i = 0; i < n; i++)
 		if (v[i].c.pid > 0)
 			kill(-v[i].c.pid, SIGKILL);   /* what a shard left in its group */
