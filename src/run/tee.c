@@ -130,6 +130,8 @@ static void tee_on_interrupt(void *ctx, int sig)
 }
 
 static void vsay(struct tee *t, int shown, int c, const char *fmt, va_list ap)
+	ZLB_PRINTF(4, 0);
+static void vsay(struct tee *t, int shown, int c, const char *fmt, va_list ap)
 {
 	struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
 
