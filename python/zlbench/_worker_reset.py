@@ -110,7 +110,15 @@ class Reset:
     def drop_job_modules(self):
         gone = [n for n in list(sys.modules) if _is_job_module(n)]
         for n in gone:
-            sys.modules.pop(n, None)
+            mod = sys.modules.pop(n, None)
+            # And off the package that stays (zlbench): `from . import _state`
+            # takes a package's attribute before sys.modules, so the next job
+            # would share this job's state module (its said-once notices,
+            # its poisoning) while sys.modules no longer names it.
+            parent, _, child = n.rpartition(".")
+            pkg = sys.modules.get(parent)
+            if pkg is not None and mod is not None and getattr(pkg, child, None) is mod:
+                delattr(pkg, child)
         return gone
 
     def clear_kernel_caches(self):

@@ -4,9 +4,11 @@ environment differences it refuses (zlbench/worker.py).
 Objects are recognised by class names, as in a real Triton/FlagGems process:
 the fakes here are named like the real classes and hold what they hold.
 """
+import subprocess
 import sys
 import types
 
+from conftest import PYTHON, subprocess_env
 from zlbench import _worker_reset, worker
 
 
@@ -66,6 +68,29 @@ def test_plugins_and_the_benchmark_package_are_imported_afresh_flag_gems_stays()
                 sys.modules.pop(n, None)
             else:
                 sys.modules[n] = m
+
+
+def test_the_next_job_gets_state_modules_of_its_own():
+    # `from . import _state` reads the kept package's attribute before
+    # sys.modules: a plugin imported afresh must not get the job before's
+    # state module (its poisoning, its tallies, its said-once notices) while
+    # sys.modules, which the worker reads for poisoning, names none.
+    code = """
+import sys
+from zlbench import _worker_reset
+import zlbench.timing as t1
+first = t1._state
+first.poisoned = "the job before's"
+_worker_reset.Reset().drop_job_modules()
+import zlbench.timing as t2
+assert t2 is not t1
+assert t2._state is not first and t2._state.poisoned is None
+assert sys.modules["zlbench._state"] is t2._state
+print("ok")
+"""
+    r = subprocess.run([PYTHON, "-c", code], env=subprocess_env(), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
 
 
 def test_the_environment_may_differ_only_in_what_is_read_at_use():
