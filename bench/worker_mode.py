@@ -73,6 +73,20 @@ def statuses(bdir):
         return list(csv.DictReader(f))
 
 
+def run_split(bdir, row):
+    """Where an operator's seconds went, from its run's identity: the pytest
+    process (or worker job), and of that the autotuners' timing of configs
+    (outcome.tuning, which makes no row)."""
+    try:
+        ident = json.loads((Path(bdir) / row["run_dir"] / "run_identity.json").read_text())
+    except (OSError, ValueError, TypeError):
+        return {}
+    out = ident.get("outcome") or {}
+    tuning = out.get("tuning") or {}
+    return {"pytest_s": out.get("pytest_wall_s"), "tune_s": tuning.get("seconds"),
+            "tune_calls": tuning.get("calls")}
+
+
 def nodes_for(zlb, fg, ops, work):
     """op -> pytest node, from the inventory's static scan."""
     inv = work / "inventory"
@@ -151,8 +165,9 @@ def main():
                             "--dtypes", a.dtypes, "--isolation", mode, "--progress", "plain",
                             "--op-timeout", a.op_timeout, "--ops", *ops],
                            work / (mode + ".log"), env=env, budget=budgets.get(mode))
-            per_op = {r["op"]: {"seconds": float(r["seconds"] or 0), "status": r["status"],
-                                "attempts": int(r["attempts"] or 0), "remarks": r["remarks"]}
+            per_op = {r["op"]: dict({"seconds": float(r["seconds"] or 0), "status": r["status"],
+                                     "attempts": int(r["attempts"] or 0),
+                                     "remarks": r["remarks"]}, **run_split(bdir, r))
                       for r in statuses(bdir)}
         elif mode == "harness":
             hn = [nodes[op] for op in ops if op in nodes]
@@ -203,6 +218,17 @@ def report(res, suite_size):
             v = ms[m]["op"].get(op)
             cells.append("%18s" % ("%.1f %s" % (v["seconds"], v["status"]) if v else "-"))
         print("%-34s" % op + "".join(cells))
+    for m in ("process", "worker"):
+        split = [v for v in ms.get(m, {}).get("op", {}).values() if v.get("tune_s") is not None]
+        if split:
+            tune = sum(v["tune_s"] for v in split)
+            own = sum(v["seconds"] for v in split)
+            print("%s: of %.1f s over %d operators, %.1f s (%.0f%%) was autotuners timing "
+                  "%d configs; the slowest in tuning: %s" % (
+                      m, own, len(split), tune, 100 * tune / max(own, 1e-9),
+                      sum(v.get("tune_calls") or 0 for v in split),
+                      ", ".join("%s %.1f s" % (op, v["tune_s"]) for op, v in sorted(
+                          ms[m]["op"].items(), key=lambda kv: -(kv[1].get("tune_s") or 0))[:5])))
     if not common:
         return
     # Wall per operator over the operators every mode finished: the mode's

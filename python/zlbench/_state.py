@@ -46,6 +46,14 @@ ir = None
 ir_during = None
 ir_launches = None
 
+# The current test's autotuning: how many configs an autotuner had timed
+# through our do_bench, and the wall seconds those timing calls took
+# (TUNE_TIMING, written when the test ends). tuning_now: one is under way
+# (a config's timing that itself tunes is not counted twice).
+tune_calls = 0
+tune_s = 0.0
+tuning_now = False
+
 
 def reset_pending():
     """Drop unpaired measurements; returns how many there were."""

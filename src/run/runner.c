@@ -294,6 +294,9 @@ static void print_summary(struct tee *t, const struct run_outcome *o,
 	json_array_foreach(ta->inactive, i, v)
 		tee_say(t, TERM_YELLOW, "zlb:   plugin stayed inactive: %s", json_string_value(v));
 	say_autotune(t, ta);
+	if (ta->tune_calls)
+		tee_say(t, TEE_PLAIN, "zlb:   autotuning: %ld config timing call(s), %.1f s of "
+		    "the run (no row)", ta->tune_calls, ta->tune_s);
 	if (ta->tuning_fallbacks)
 		tee_say(t, TEE_PLAIN, "zlb:   %ld autotune timing call(s) could not be captured and "
 		    "were timed directly (config choice only; no row affected)",

@@ -166,6 +166,9 @@ void runner_finalize_identity(json_t *id, const struct run_outcome *o,
 		"skipped", (json_int_t)ta->skipped));
 	json_object_set_new(out, "markers", json_deep_copy(ta->markers));
 	json_object_set_new(out, "tuning_fallbacks", json_integer(ta->tuning_fallbacks));
+	/* The autotuners' timing of configs: wall time of the run that makes no row. */
+	json_object_set_new(out, "tuning", json_pack("{s:I,s:f}", "calls",
+		(json_int_t)ta->tune_calls, "seconds", ta->tune_s));
 	json_object_set_new(out, "autotune", json_deep_copy(ta->autotune));
 	strbuf_release(&end);
 }

@@ -33,5 +33,6 @@
 #define EVENT_SHAPE_NOT_REPLAYED "GRAPH_SHAPE_NOT_REPLAYED"
 #define EVENT_COMPAT_UNSKIP      "COMPAT_UNSKIP"     /* a compat plugin dropped a skip guard */
 #define EVENT_MM_CLUSTER_AVOIDED "MM_CLUSTER_AVOIDED" /* mm kept off the Hopper cluster kernel */
+#define EVENT_TUNE_TIMING        "TUNE_TIMING"        /* a test's autotuning: configs timed, wall s */
 
 #endif

@@ -115,6 +115,18 @@ static int tally_event(void *ctx, json_t *ev, size_t lineno)
 				    "recorded" : "replayed", copy);
 		return 0;
 	}
+	if (!strcmp(name, EVENT_TUNE_TIMING)) {
+		const json_t *calls = json_object_get(ev, "calls");
+		const json_t *secs = json_object_get(ev, "seconds");
+
+		/* A count or a time that is not one is not summed: the rest stands. */
+		if (json_is_integer(calls) && json_integer_value(calls) > 0 &&
+		    json_is_number(secs) && json_number_value(secs) >= 0) {
+			t->tune_calls += (long)json_integer_value(calls);
+			t->tune_s += json_number_value(secs);
+		}
+		return 0;
+	}
 	if (!strcmp(name, MARKER_DIRECT) && json_str(ev, "role") &&
 	    !strcmp(json_str(ev, "role"), "tune")) {
 		t->tuning_fallbacks++;

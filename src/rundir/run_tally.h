@@ -16,6 +16,8 @@ struct run_tally {
 	long passed, failed, skipped;
 	long xfailed;          /* of skipped: upstream xfail marks that failed as expected */
 	long tuning_fallbacks; /* autotune sweeps timed directly: no row is affected */
+	long tune_calls;       /* configs an autotuner timed through the plugin (TUNE_TIMING) */
+	double tune_s;         /* the wall seconds those timings took: time that makes no row */
 	json_t *markers;       /* event name -> count, for markers that weaken rows */
 	json_t *runtime;       /* PROVENANCE fields */
 	json_t *skips;         /* skip reasons */

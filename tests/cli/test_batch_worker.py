@@ -219,10 +219,13 @@ def ir_files(bdir, st):
 
 def test_a_worker_keeps_the_ir_each_operator_compiled_as_a_process_does(world):
     world.env["ZL_IR"] = "on"
+    # Each batch from an empty FlagGems tuner database: each tunes for itself.
+    world.env["FLAGGEMS_CACHE_DIR"] = str(world.bdir.parent / "tuner_b")
     ops = ["add", "softmax", "autotuned_exp", "tuned_rowsum", "b_pass"]
     assert batch(world, "--isolation", "process", "--ops", *ops, timeout=300).rc == 0
     per_process = ir_files(world.bdir, status(world.bdir))
     world.bdir = world.bdir.parent / "w"
+    world.env["FLAGGEMS_CACHE_DIR"] = str(world.bdir.parent / "tuner_w")
     assert batch(world, "--isolation", "worker", "--ops", *ops, timeout=300).rc == 0
     st = status(world.bdir)
     assert ir_files(world.bdir, st) == per_process
@@ -231,6 +234,12 @@ def test_a_worker_keeps_the_ir_each_operator_compiled_as_a_process_does(world):
     for op in ("autotuned_exp", "tuned_rowsum"):
         rec = "main/%s/autotune_records/%s.json" % (op, op)
         assert (world.bdir / rec).read_bytes() == (world.bdir.parent / "b" / rec).read_bytes()
+        # and its configs' timing was tallied as in a process of its own: the
+        # LibTuner of tuned_rowsum binds do_bench_cudagraph in the worker's
+        # first job, and the tally must follow the job under way.
+        calls = [json.loads((d / "main" / op / "run_identity.json").read_text())
+                 ["outcome"]["tuning"]["calls"] for d in (world.bdir.parent / "b", world.bdir)]
+        assert calls[0] == calls[1] > 0, (op, calls)
 
 
 def test_b_replays_a_in_workers_without_a_fallback(world):

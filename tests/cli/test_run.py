@@ -530,6 +530,15 @@ def test_record_then_replay_reproduces_the_configs(zlb):
     a_entries = {json.dumps(e["key"]): e["config"] for k in rec["kernels"] for e in k["entries"]}
     assert a_entries
     assert a.identity(a_dir)["caliber"]["autotune_mode"] == "record"
+    # Where a tuned operator's time went: its configs' timing, summed from the
+    # plugin's TUNE_TIMING events into the identity and said on the terminal.
+    tuning = a.identity(a_dir)["outcome"]["tuning"]
+    timed = [e for e in map(json.loads, (a_dir / "events.jsonl").read_text().splitlines())
+             if e["event"] == "TUNE_TIMING"]
+    assert timed and tuning["calls"] == sum(e["calls"] for e in timed) > 0
+    assert tuning["seconds"] == pytest.approx(sum(e["seconds"] for e in timed), abs=1e-6)
+    assert re.search(r"autotuning: %d config timing call\(s\), [0-9.]+ s of the run"
+                     % tuning["calls"], a.out), a.out
 
     b = zlb.run("tuned_rowsum", "--shape-mode", "upstream", "--dtypes", "float16",
                 "--isolate-tuner-cache", "--replay-from", str(a_dir),
@@ -542,6 +551,8 @@ def test_record_then_replay_reproduces_the_configs(zlb):
     assert ident["outcome"]["autotune"]["replayed"]["injected"] == len(a_entries)
     assert "AUTOTUNE_REPLAY_FALLBACK" not in ident["outcome"]["markers"]
     assert not (b_dir / "autotune_records").exists()      # a replay records nothing
+    assert ident["outcome"]["tuning"] == {"calls": 0, "seconds": 0.0}   # nor tunes
+    assert "autotuning:" not in b.out
     # And a replay of that replay is refused: it is not a recording.
     c = zlb.run("tuned_rowsum", "--shape-mode", "upstream", "--replay-from", str(b_dir))
     preflight(c, "replay_dir")
