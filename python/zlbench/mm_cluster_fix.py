@@ -37,8 +37,14 @@ changed anything at all.
 On stock Triton (no TLE, as on the H200 with triton 3.6) the gate is already
 False and nothing changes: no MM_CLUSTER_AVOIDED event appears (and PLUGIN
 says inactive when the Hopper mm module is not loaded at all).
+
+FlagGems' backend loader imports the arch package by its bare name (it puts
+runtime/backend/_nvidia on sys.path and imports "hopper"), so on an H200 the
+module is sys.modules["hopper.ops.mm"], not the dotted path under flag_gems:
+it is found by its file (.../_nvidia/hopper/ops/mm.py) as well as by name.
 """
 
+import os
 import sys
 
 import pytest
@@ -46,17 +52,32 @@ import pytest
 from . import _io, _markers, _state
 
 NAME = "zlbench.mm_cluster_fix"
-# The module holding the gate, under either FlagGems package.
+# The module holding the gate, under either FlagGems package, or by its file
+# under whatever name the arch loader gave it.
 SUFFIX = ".runtime.backend._nvidia.hopper.ops.mm"
+FILE_TAIL = ("_nvidia", "hopper", "ops", "mm.py")
 GATE = "cluster_remote_mm_scenario"
 
 _avoided = {}      # nodeid -> [calls, {shape text}]
 _patched = []      # modules whose gate is ours
 
 
+def _is_hopper_mm(name, mod):
+    if name.endswith(SUFFIX):
+        return True
+    path = getattr(mod, "__file__", None)
+    if not isinstance(path, str):
+        return False
+    return tuple(os.path.normpath(path).split(os.sep)[-len(FILE_TAIL):]) == FILE_TAIL
+
+
 def _modules():
-    return [m for name, m in list(sys.modules.items())
-            if m is not None and name.endswith(SUFFIX) and hasattr(m, GATE)]
+    seen, out = set(), []
+    for name, m in list(sys.modules.items()):
+        if m is not None and id(m) not in seen and hasattr(m, GATE) and _is_hopper_mm(name, m):
+            seen.add(id(m))
+            out.append(m)
+    return out
 
 
 def install():
@@ -105,8 +126,9 @@ def pytest_collection_finish(session):
         _io.plugin(NAME, "ready", "%s gate replaced in %s" % (
             GATE, ", ".join(m.__name__ for m in _patched)))
     else:
-        _io.plugin(NAME, "inactive", "no Hopper mm module (*%s with %s) is loaded: not a "
-                   "Hopper device, or this FlagGems has no cluster path" % (SUFFIX, GATE))
+        _io.plugin(NAME, "inactive", "no Hopper mm module (*%s or %s, with %s) is "
+                   "loaded: not a Hopper device, or this FlagGems has no cluster path" % (
+                       SUFFIX, os.path.join(*FILE_TAIL), GATE))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -54,6 +54,30 @@ def test_gate_closed_and_counted(hopper_mm, run_dir, monkeypatch):
     assert hopper_mm.mm(128, 512, 128) == "cluster"
 
 
+def test_found_under_the_name_flag_gems_arch_loader_gives_it(run_dir, monkeypatch, tmp_path):
+    # FlagGems imports the arch package by its bare name ("hopper", with
+    # runtime/backend/_nvidia on sys.path): on an H200 the module is
+    # hopper.ops.mm, known by its file only.
+    mod = types.ModuleType("hopper.ops.mm")
+    mod.__file__ = str(tmp_path / "flag_gems" / "runtime" / "backend" / "_nvidia" / "hopper"
+                       / "ops" / "mm.py")
+    mod.cluster_remote_mm_scenario = lambda a, b, c, M, N, K: True
+    monkeypatch.setitem(sys.modules, "hopper.ops.mm", mod)
+    other = types.ModuleType("ampere.ops.mm")     # another arch's mm: not ours
+    other.__file__ = str(tmp_path / "_nvidia" / "ampere" / "ops" / "mm.py")
+    other.cluster_remote_mm_scenario = lambda a, b, c, M, N, K: True
+    monkeypatch.setitem(sys.modules, "ampere.ops.mm", other)
+    try:
+        mm_cluster_fix.pytest_collection_finish(None)
+        assert mod.cluster_remote_mm_scenario(None, None, None, 128, 512, 128) is False
+        assert other.cluster_remote_mm_scenario(None, None, None, 128, 512, 128) is True
+        (p,) = [e for e in events(run_dir, "PLUGIN") if e["name"] == "zlbench.mm_cluster_fix"]
+        assert p["status"] == "ready" and "hopper.ops.mm" in p["detail"]
+    finally:
+        mm_cluster_fix.uninstall()
+    assert mod.cluster_remote_mm_scenario(None, None, None, 128, 512, 128) is True
+
+
 def test_nothing_to_patch_is_said(run_dir):
     mm_cluster_fix.pytest_collection_finish(None)
     (p,) = [e for e in events(run_dir, "PLUGIN") if e["name"] == "zlbench.mm_cluster_fix"]
