@@ -264,6 +264,21 @@ def tune_placement_probes():
     return _int("ZLB_TUNE_PLACEMENT_PROBES", REQUIRED, 0, PLACEMENT_PROBES_MAX)
 
 
+TUNE_RULES = ("rows", "budget")
+
+
+def tune_rule():
+    """ZLB_TUNE_RULE: how an autotuner's timing of a config stops: 'rows'
+    (the rows' stopping rule) or 'budget' (the tuner's rep and the minimum
+    samples, no noise target)."""
+    raw = _get("ZLB_TUNE_RULE")
+    if raw is None:
+        raise _missing("ZLB_TUNE_RULE")
+    if raw not in TUNE_RULES:
+        raise EnvError("ZLB_TUNE_RULE=%r is neither 'rows' nor 'budget'" % raw)
+    return raw
+
+
 # --- autotune record and replay (protocol §7) -----------------------------------
 
 AUTOTUNE_MODES = ("record", "replay")

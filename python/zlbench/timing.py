@@ -101,6 +101,7 @@ def _settings():
         "replay": _env.graph_replay(),
         "lib": _env.timer_lib(),
         "tune_probes": _env.tune_placement_probes(),
+        "tune_rule": _env.tune_rule(),
         "rule": _graph.Rule(min_samples=_env.min_samples(),
                             noise_target=_env.noise_target(),
                             max_wall_ms=_env.max_wall_ms(), l2=_env.l2(),
@@ -335,7 +336,8 @@ def _measure(fn, args, ctx, ir=None, tuning=False):
     """(value, record). ir: IR capture's Capture when this measurement's first
     eager call is to be attributed (the record then gets "launches").
     tuning: an autotuner's timing of a config (nested in a measurement, or
-    the quantiles form), which gets ZLB_TUNE_PLACEMENT_PROBES probes."""
+    the quantiles form), which gets ZLB_TUNE_PLACEMENT_PROBES probes and,
+    under ZLB_TUNE_RULE=budget, no noise target."""
     value, record = _measure_timed(fn, args, ctx, ir, tuning)
     if _state.ir is not None:
         record["launches"] = ctx.get("launches")
@@ -364,7 +366,12 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
         return _sweep_call(fn, args)
     s = _settings()
     if tuning:
-        s["rule"] = s["rule"].but(placement_probes=s["tune_probes"])
+        # A config's time ranks it and makes no row: no probes by default,
+        # and under "budget" the tuner's rep without a noise target.
+        changes = {"placement_probes": s["tune_probes"]}
+        if s["tune_rule"] == "budget":
+            changes["noise_target"] = 0.0
+        s["rule"] = s["rule"].but(**changes)
     if s["timer"] == "direct":
         ctx["launches"] = _first_eager(ir, fn, args)
         return _direct(fn, args, s["repeat"], [], None)

@@ -85,6 +85,7 @@ static const struct { const char *field, *then; } implied[] = {
 	{ "preset", "full" },         /* presets came later (zlb run --preset) */
 	/* Tuning probed as rows did: 3 unless --placement-probes said otherwise. */
 	{ "tune_placement_probes", "3" },
+	{ "tune_rule", "rows" },        /* configs were timed under the rows' rule */
 	{ "mm_cluster_fix", "false" },  /* --mm-cluster-fix came later; off by default */
 	/* The parallel sweep came later: every run before it swept on one device. */
 	{ "parallel_warmup_gpus", "1" },

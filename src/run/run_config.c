@@ -12,6 +12,7 @@ static const char *const colors[] = { "auto", "always", "never", NULL };
 static const char *const timers[] = { "auto", "graph", "direct", NULL };
 static const char *const l2_modes[] = { "hot", "cold", NULL };
 static const char *const on_off[] = { "on", "off", NULL };
+static const char *const tune_rules[] = { "rows", "budget", NULL };
 
 /*
  * DTYPES / --dtypes: names as torch spells them (float16, complex64, ...).
@@ -269,6 +270,21 @@ const struct opt_def run_option_defs[] = {
 	  "says", NULL,
 	  BIND(INT, tune_placement_probes), .export_env = "ZLB_TUNE_PLACEMENT_PROBES",
 	  .record = "tune_placement_probes" },
+	/*
+	 * How an autotuner's timing of a config stops. Under the rows' rule a
+	 * config is sampled until its median's noise meets --noise-target: on
+	 * the H200 layer_norm's 42 configs took 17.3 s that way (412 ms each),
+	 * where Triton's do_bench spends its warm-up and rep (25 + 100 ms). The
+	 * tuner only ranks configs, and "budget" gives it what it asked for:
+	 * its rep of GPU time and --min-samples, no noise target. Caliber: a
+	 * config within the noise of another may win instead (a replay of A's
+	 * choices makes B's the same either way).
+	 */
+	{ "tune-rule", NULL, "ZL_TUNE_RULE", "rows", OPT_CHOICE, tune_rules, 0, 0, "RULE",
+	  "how an autotuner's timing of a config stops: rows (the rows' stopping "
+	  "rule, noise target included) or budget (the tuner's own rep of GPU time "
+	  "and --min-samples, as Triton's do_bench)", NULL,
+	  BIND(STR, tune_rule), .export_env = "ZLB_TUNE_RULE", .record = "tune_rule" },
 	/* What a sample is: both are caliber, and the child has no default of its own. */
 	{ "replay-target", NULL, "ZL_REPLAY_TARGET_MS", "2", OPT_REAL, NULL, 0, 0, "MS",
 	  "calls captured per replay: enough for one replay to take MS of GPU time "

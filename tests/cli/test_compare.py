@@ -703,6 +703,13 @@ def test_keys_added_later_mean_what_every_run_before_them_did(zlb, tmp_path):
     a, b = make_sides(tmp_path / "t0", b_kw={"caliber": {"tune_placement_probes": 0}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4 and "tune_placement_probes: A=3 B=0" in res.err, res
+    # Configs were timed under the rows' rule before --tune-rule.
+    a, b = make_sides(tmp_path / "r", b_kw={"caliber": {"tune_rule": "rows"}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0 and "[caliber]" not in res.out + res.err, res
+    a, b = make_sides(tmp_path / "rb", b_kw={"caliber": {"tune_rule": "budget"}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4 and "tune_rule: A=rows B=budget" in res.err, res
 
 
 def test_a_round_without_results_is_refused(zlb, tmp_path):

@@ -167,6 +167,34 @@ def test_a_tuning_measurement_is_not_probed(real, stub_torch, monkeypatch):
     assert len(_state.pending) == 1     # the config's time is no row
 
 
+def _noise_targets(monkeypatch):
+    """The noise target of each graph measurement as it starts: the row,
+    then the config its first call tunes."""
+    seen = []
+    inner = _graph.measure
+
+    def spy(*args, rule=None, **kwargs):
+        seen.append(rule.noise_target)
+        return inner(*args, rule=rule, **kwargs)
+
+    monkeypatch.setattr(_graph, "measure", spy)
+    return seen
+
+
+@pytest.mark.parametrize("tune_rule,config_target", [("rows", 0.001), ("budget", 0.0)])
+def test_the_tune_rule_stops_a_config_and_leaves_the_row(real, stub_torch, monkeypatch,
+                                                         tune_rule, config_target):
+    # --tune-rule budget: the tuner's rep and the minimum samples for a
+    # config, no noise target; the row measured around it keeps the rows' rule.
+    monkeypatch.setenv("ZLB_NOISE_TARGET", "0.001")
+    monkeypatch.setenv("ZLB_TUNE_RULE", tune_rule)
+    seen = _noise_targets(monkeypatch)
+    op, _ = _tuned_then_measured(stub_torch)
+    _, rec = measure(op)
+    assert seen == [0.001, config_target]      # the row, then the config inside it
+    assert rec["noise_target"] == 0.001
+
+
 def test_tuning_probes_as_asked(real, stub_torch, monkeypatch):
     # --tune-placement-probes 3: how runs before the knob tuned.
     monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "3")

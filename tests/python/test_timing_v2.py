@@ -31,7 +31,7 @@ SPY_PATH = "/spy/libzlbtimer.so"
 ENGINE_KNOBS = ("ZLB_DIRECT_REPEAT", "ZLB_MIN_SAMPLES", "ZLB_NOISE_TARGET", "ZLB_MAX_WALL_MS",
                 "ZLB_L2", "ZLB_CLOCK_FLOOR", "ZLB_PLACEMENTS", "ZLB_REPLAY_TARGET_MS",
                 "ZLB_WARMUP_MAX_CALLS", "ZLB_PLACEMENT_PROBES", "ZLB_TUNE_PLACEMENT_PROBES",
-                "ZLB_SEED", "ZLB_USE_FLAGTUNE")
+                "ZLB_TUNE_RULE", "ZLB_SEED", "ZLB_USE_FLAGTUNE")
 
 
 def test_knobs_come_from_zlb(monkeypatch):
@@ -48,6 +48,7 @@ def test_knobs_come_from_zlb(monkeypatch):
             r.placement_probes) == (10, 0.001, 2000.0, "hot", 0.97, 1, 2.0, 3)
     assert (s["repeat"], s["max_warm"]) == (1, 200)
     assert s["tune_probes"] == 0
+    assert s["tune_rule"] == "rows"
 
 
 # Who reads each knob: the timing plugin's settings, or the seed and
@@ -102,6 +103,7 @@ def test_knob_values(monkeypatch, name, raw, want):
     ("ZLB_CLOCK_FLOOR", "97%", "not a number"),
     ("ZLB_PLACEMENTS", "0", "at least 1"), ("ZLB_PLACEMENTS", "65", "at most 64"),
     ("ZLB_PLACEMENT_PROBES", "-1", "at least 0"), ("ZLB_PLACEMENT_PROBES", "17", "at most 16"),
+    ("ZLB_TUNE_RULE", "fast", "neither 'rows' nor 'budget'"),
 ])
 def test_knob_garbage_is_refused(monkeypatch, name, raw, why):
     monkeypatch.setenv(name, raw)

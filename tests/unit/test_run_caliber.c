@@ -52,6 +52,7 @@ static void fields_are_unique_and_provenance_is_not_caliber(void **state)
 	/* The probes are caliber: their graphs' memory is where later buffers land. */
 	assert_int_not_equal(strvec_find(&fields, "placement_probes"), -1);
 	assert_int_not_equal(strvec_find(&fields, "tune_placement_probes"), -1);
+	assert_int_not_equal(strvec_find(&fields, "tune_rule"), -1);
 	strvec_clear(&fields);
 	strvec_clear(&seen);
 }
