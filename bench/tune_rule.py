@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""--tune-rule rows against budget, side by side (issue 14's next lever).
+
+An autotuner's timing of a config makes no row: it only ranks configs. Under
+`--tune-rule rows` (the default) each config is sampled until its median's
+noise meets --noise-target, as a row is; under `budget` it gets the tuner's own
+rep of GPU time and --min-samples, as Triton's do_bench gives it. Before
+`budget` may become the default, a GPU must show that it picks the same
+configs and that the rows read the same, and what it saves.
+
+For each operator, on one GPU, in this order: a run under `rows` and a run
+under `budget`, each from an empty FlagGems tuner database of its own
+(--isolate-tuner-cache) and its own Triton cache, so that each tunes. Then:
+  * the wall of each run and the autotuners' share of it (outcome.tuning,
+    from the plugin's TUNE_TIMING events);
+  * the winners: each autotune record entry (kernel, key) of one run against
+    the other's (same config, other config, or only in one);
+  * `zlb compare rows budget --allow-caliber-mismatch` (one round a side: the
+    rows' placement probes give the single round's drift): gems and torch
+    verdict counts. A row whose winner differs may differ in time for that
+    reason alone; one whose winner is the same should not.
+
+Usage (repo root, GPU machine, real FlagGems):
+  PYTHONPATH=$PWD/.carry/pylib GEMS_VENDOR=nvidia python3 bench/tune_rule.py \\
+    --flaggems-dir .carry/FlagGems --ops layer_norm conj --out $OUT/tune_rule.json
+Operators worth it are those whose TUNE_TIMING shows many configs timed
+through zlb's do_bench (plain @triton.autotune; LibTuner's do_bench_cudagraph
+is FlagGems' own timer and no rule of zlb's touches it).
+"""
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RULES = ("rows", "budget")
+
+
+def zlb_run(zlb, fg, op, rule, dtypes, run_dir, log):
+    t0 = time.monotonic()
+    with open(log, "w") as f:
+        rc = subprocess.run([zlb, "run", op, "--flaggems-dir", fg, "--dtypes", dtypes,
+                             "--tune-rule", rule, "--isolate-tuner-cache",
+                             "--run-dir", str(run_dir), "--color", "never"],
+                            stdout=f, stderr=subprocess.STDOUT).returncode
+    return rc, time.monotonic() - t0
+
+
+def winners(run_dir, op):
+    """(kernel, key) -> config, from the run's autotune record."""
+    path = Path(run_dir) / "autotune_records" / ("%s.json" % op)
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {(k.get("kernel"), json.dumps(e.get("key"))): json.dumps(e.get("config"),
+                                                                   sort_keys=True)
+            for k in rec.get("kernels", []) for e in k.get("entries", [])}
+
+
+def tuning(run_dir):
+    try:
+        ident = json.loads((Path(run_dir) / "run_identity.json").read_text())
+    except (OSError, ValueError):
+        return None, None
+    t = (ident.get("outcome") or {}).get("tuning") or {}
+    return t.get("calls"), t.get("seconds")
+
+
+def verdicts(zlb, a, b, out):
+    r = subprocess.run([zlb, "compare", str(a), str(b), "--out", str(out),
+                        "--allow-caliber-mismatch", "--color", "never"],
+                       capture_output=True, text=True)
+    try:
+        rows = json.loads((Path(out) / "compare.json").read_text()).get("rows", [])
+    except (OSError, ValueError):
+        return r.returncode, {}, r.stdout[-800:] + r.stderr[-800:]
+    count = {}
+    for row in rows:
+        for side in ("gems", "torch"):
+            v = (row.get(side) or {}).get("verdict") if isinstance(row.get(side), dict) \
+                else row.get(side + "_verdict")
+            if v:
+                count["%s %s" % (side, v)] = count.get("%s %s" % (side, v), 0) + 1
+    return r.returncode, count, r.stdout[-800:]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--zlb", default=str(REPO / "build" / "zlb"))
+    ap.add_argument("--flaggems-dir", required=True)
+    ap.add_argument("--ops", nargs="+", required=True)
+    ap.add_argument("--dtypes", default="float16")
+    ap.add_argument("--work", default="/tmp/zlb-tune-rule")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    fg = str(Path(a.flaggems_dir).resolve())
+    res = {"ops": {}}
+
+    def save():
+        if a.out:
+            Path(a.out).write_text(json.dumps(res, indent=1))
+
+    for op in a.ops:
+        entry = res["ops"][op] = {}
+        for rule in RULES:
+            d = work / rule / op
+            rc, wall = zlb_run(a.zlb, fg, op, rule, a.dtypes, d, work / ("%s.%s.log" % (op, rule)))
+            calls, secs = tuning(d)
+            entry[rule] = {"rc": rc, "wall_s": wall, "tune_calls": calls, "tune_s": secs}
+            print("%-20s %-6s rc=%d wall %6.1f s  tuning %s configs in %s s" % (
+                op, rule, rc, wall, calls, secs), flush=True)
+            save()
+        wa, wb = winners(work / "rows" / op, op), winners(work / "budget" / op, op)
+        same = sum(1 for k in wa if k in wb and wa[k] == wb[k])
+        other = sorted("%s %s: %s -> %s" % (k[0], k[1], wa[k], wb[k])
+                       for k in wa if k in wb and wa[k] != wb[k])
+        entry["winners"] = {"same": same, "other": other,
+                            "only_rows": len(set(wa) - set(wb)),
+                            "only_budget": len(set(wb) - set(wa))}
+        rc, count, tail = verdicts(a.zlb, work / "rows" / op, work / "budget" / op,
+                                   work / "compare" / op)
+        entry["compare"] = {"rc": rc, "verdicts": count, "tail": tail}
+        print("%-20s winners: %d same, %d other, %d/%d in one run only; compare rc=%d %s" % (
+            op, same, len(other), entry["winners"]["only_rows"],
+            entry["winners"]["only_budget"], rc,
+            ", ".join("%s %d" % kv for kv in sorted(count.items()))), flush=True)
+        for line in other[:10]:
+            print("    other winner: " + line)
+        save()
+
+    done = [e for e in res["ops"].values() if all(
+        e.get(r, {}).get("tune_s") is not None for r in RULES)]
+    if done:
+        t = {r: sum(e[r]["tune_s"] for e in done) for r in RULES}
+        w = {r: sum(e[r]["wall_s"] for e in done) for r in RULES}
+        print("\nover %d operator(s): tuning rows %.1f s, budget %.1f s (%.2fx); "
+              "wall rows %.1f s, budget %.1f s (%.2fx)" % (
+                  len(done), t["rows"], t["budget"], t["rows"] / max(t["budget"], 1e-9),
+                  w["rows"], w["budget"], w["rows"] / max(w["budget"], 1e-9)))
+    save()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
