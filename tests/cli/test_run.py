@@ -695,8 +695,9 @@ def test_preset_screen_sets_defaults_that_a_given_knob_still_beats(zlb):
     assert cal["preset"] == "screen"
     assert cal["warmup_ms"] == 3                      # given: wins over the preset
     assert cal["min_time_ms"] == 25 and cal["max_wall_ms"] == 500   # the preset's
-    assert cal["noise_target"] == 0.005
+    assert cal["noise_target"] == 0.005 and cal["tune_rule"] == "budget"
     first = r.run_dir
     r = zlb.run("softmax", env={"ZL_WARMUP_MS": None, "ZL_ITER_MS": None})
     cal = r.identity(next(d for d in r.run_dirs if d != first))["caliber"]
     assert cal["preset"] == "full" and cal["min_time_ms"] == 100 and cal["max_wall_ms"] == 2000
+    assert cal["tune_rule"] == "rows"
