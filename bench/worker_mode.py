@@ -43,7 +43,6 @@ import signal
 import subprocess
 import sys
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,18 +96,26 @@ def nodes_for(zlb, fg, ops, work):
     return {op: by_op[op] for op in ops if op in by_op}
 
 
-def harness_times(junit):
-    """node -> seconds pytest spent in it (setup, call, teardown), status."""
-    out = {}
-    for tc in ET.parse(junit).getroot().iter("testcase"):
-        node = "%s::%s" % (tc.get("classname", "").replace(".", "/") + ".py", tc.get("name"))
-        status = "PASS"
-        if tc.find("skipped") is not None:
-            status = "SKIP"
-        elif tc.find("failure") is not None or tc.find("error") is not None:
-            status = "FAIL"
-        out[node] = (float(tc.get("time", 0)), status)
-    return out
+def harness_times(times):
+    """node -> (seconds pytest spent in it: setup, call, teardown; status), from
+    what bench/_harness_times.py appended as each test ended. A node whose
+    teardown never came (the harness stopped at its budget) is not finished."""
+    out, ended = {}, set()
+    with open(times, encoding="utf-8") as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue            # a line cut short by the budget's kill
+            secs, status = out.get(r["node"], (0.0, "PASS"))
+            if r["outcome"] == "skipped":
+                status = "SKIP"
+            elif r["outcome"] == "failed":
+                status = "FAIL"
+            out[r["node"]] = (secs + float(r["duration"]), status)
+            if r["when"] == "teardown":
+                ended.add(r["node"])
+    return {node: v for node, v in out.items() if node in ended}
 
 
 def tuner_dir(work, mode, source):
@@ -174,12 +181,16 @@ def main():
             triton = work / "harness.triton"
             shutil.rmtree(triton, ignore_errors=True)
             env["TRITON_CACHE_DIR"] = str(triton)
-            junit = work / "harness.xml"
+            times_file = work / "harness.times.jsonl"
+            times_file.unlink(missing_ok=True)
+            env["ZLB_BENCH_TIMES"] = str(times_file)
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (env.get("PYTHONPATH"), str(REPO / "bench")) if p)
             rc, wall = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s",
-                            "--junitxml", str(junit), *hn, "--level", "core",
+                            "-p", "_harness_times", *hn, "--level", "core",
                             "--mode", "kernel", "--dtypes", a.dtypes],
                            work / "harness.log", env=env, cwd=fg, budget=budgets.get(mode))
-            times = harness_times(junit) if junit.exists() else {}
+            times = harness_times(times_file) if times_file.exists() else {}
             per_op = {}
             for op in ops:
                 t = times.get(nodes.get(op))

@@ -1,0 +1,27 @@
+"""bench/worker_mode.py's harness mode on the fake FlagGems: FlagGems' own
+pytest over the operators' nodes in one process, its per-test times taken as
+each test ends (bench/_harness_times.py), so that a harness stopped at its
+budget by a hanging operator still gives the times of what it finished (on
+the H200 a hang cost the whole harness figure: junit is written at the end)."""
+import json
+import subprocess
+import sys
+
+from conftest import FAKE_MAIN, REPO
+
+
+def test_a_harness_stopped_at_its_budget_keeps_what_it_finished(zlb, tmp_path):
+    out = tmp_path / "wm.json"
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "worker_mode.py"), "--zlb", zlb.bin,
+                        "--flaggems-dir", str(FAKE_MAIN), "--ops", "add", "softmax", "hang",
+                        "--modes", "harness", "--budget", "harness=20",
+                        "--work", str(tmp_path / "w"), "--out", str(out)],
+                       env=dict(zlb.env, FAKE_HANG="1"), capture_output=True, text=True,
+                       timeout=120,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    ops = json.loads(out.read_text())["modes"]["harness"]["op"]
+    assert ops["add"]["status"] == "PASS" and ops["add"]["seconds"] > 0, ops
+    assert ops["softmax"]["status"] == "PASS" and ops["softmax"]["seconds"] > 0, ops
+    assert ops["hang"]["status"] == "PENDING", ops       # stopped inside it: no time
+    assert "2 of 3 operators finished" in r.stdout, r.stdout
