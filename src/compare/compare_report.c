@@ -241,6 +241,20 @@ static char *op_text(const struct compare_row *row)
 	return xstrdup(row->op);
 }
 
+/*
+ * A gems verdict whose torch control moved the same way: torch's kernels do
+ * not change with the Triton build under test, so the machine (its clocks,
+ * a warm worker's allocator, a neighbour) may have moved the row instead.
+ */
+static int control_moved_too(const struct compare_row *row)
+{
+	enum stats_verdict g = row->verdict[COMPARE_GEMS];
+
+	return row->paired && !row->excluded && row->has[COMPARE_GEMS] &&
+	       row->has[COMPARE_TORCH] && (g == STATS_SLOWER || g == STATS_FASTER) &&
+	       row->verdict[COMPARE_TORCH] == g;
+}
+
 static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -258,6 +272,8 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 			strbuf_addf(&sb, "%srounds %zu/%zu", sb.len ? " " : "", g->ka, g->kb);
 		if (!g->ok)
 			strbuf_addf(&sb, "%sno inference: %s", sb.len ? " " : "", g->why);
+		if (control_moved_too(row))
+			strbuf_addf(&sb, "%sctl too", sb.len ? " " : "");
 	} else {
 		strbuf_addf(&sb, "%sno gems latency", sb.len ? " " : "");
 	}
@@ -387,7 +403,7 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			   struct strbuf *sb, int color)
 {
 	const struct compare_counts *g = &c->counts[COMPARE_GEMS];
-	int marker_seen[8] = { 0 };
+	int marker_seen[8] = { 0 }, ctl_seen = 0;
 
 	if (c->paired) {
 		strbuf_addch(sb, '\n');
@@ -402,8 +418,10 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 				if (c->rows[i].paired &&
 				    strvec_find(&c->rows[i].side[s].markers, compare_flagged_markers[m]) >= 0)
 					marker_seen[m] = 1;
+	for (size_t i = 0; i < c->nr_rows && !ctl_seen; i++)
+		ctl_seen = control_moved_too(&c->rows[i]);
 	if (marker_seen[0] || marker_seen[1] || marker_seen[2] || marker_seen[3] ||
-	    marker_seen[4])
+	    marker_seen[4] || ctl_seen)
 		strbuf_addch(sb, '\n');
 	if (marker_seen[0])
 		strbuf_addstr(sb, "!A:direct / !B:direct  BENCHMARK_DIRECT_NO_CUDAGRAPH: the row fell "
@@ -425,6 +443,10 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			      "graph holds no kernel node (a view such as torch.conj captures "
 			      "nothing, a plain copy only copy-engine nodes): it measured no kernel, "
 			      "so the row is " EXCLUDED " from verdicts and from the FDR family\n");
+	if (ctl_seen)
+		strbuf_addstr(sb, "ctl too  the torch control moved the same way on this row: "
+			      "torch's kernels do not change with the Triton build, so the machine "
+			      "may have moved the row, not the build\n");
 
 	strbuf_addch(sb, '\n');
 	if (c->single_round_rows)
@@ -481,8 +503,16 @@ int compare_render_result(const struct compare *c, struct strbuf *sb, int color)
 		return ZLB_EXIT_NO_DATA;
 	}
 	if (c->regression) {
-		char *t = xstrfmt("result: REGRESSION: %zu gems row%s SLOWER beyond %.2f%% (exit 1)",
-				  slower, slower == 1 ? "" : "s", 100 * c->opts.threshold);
+		size_t ctl = 0;
+		char *t;
+
+		for (size_t i = 0; i < c->nr_rows; i++)
+			ctl += c->rows[i].verdict[COMPARE_GEMS] == STATS_SLOWER &&
+			       control_moved_too(&c->rows[i]);
+		t = xstrfmt("result: REGRESSION: %zu gems row%s SLOWER beyond %.2f%%%s (exit 1)",
+			    slower, slower == 1 ? "" : "s", 100 * c->opts.threshold,
+			    !ctl ? "" : ctl == slower ? " (on every one the torch control moved too)"
+				 : " (on some the torch control moved too: ctl too)");
 		term_addstr_colored(sb, color, TERM_RED, t);
 		strbuf_addch(sb, '\n');
 		free(t);

@@ -43,8 +43,9 @@ def base_rows(op="softmax"):
 
 def make_run(path, rows, seed, mode="record", caliber=None, identity=True, n=200, noise=0.01,
              drift=0.001, shift=None, status=None, markers=None, drop=(), replay_from=None,
-             events=(), ks=None, placement=None):
-    """One run (round). shift: {row index: fraction} applied to gems; status: {index: str};
+             events=(), ks=None, placement=None, torch_shift=None):
+    """One run (round). shift: {row index: fraction} applied to gems (torch_shift:
+    to torch); status: {index: str};
     markers: {index: [gems markers]}; drop: indices left out; events: events.jsonl lines;
     ks: {index: calls_per_replay of gems} (2048 for the others when given);
     placement: (placement_sd, placement_probes) every measurement reports."""
@@ -72,7 +73,7 @@ def make_run(path, rows, seed, mode="record", caliber=None, identity=True, n=200
             continue
         st = (status or {}).get(i, "SUCCESS")
         g = measurement(r["gems"] * (1 + (shift or {}).get(i, 0.0)), (markers or {}).get(i, []))
-        t = measurement(r["torch"], [])
+        t = measurement(r["torch"] * (1 + (torch_shift or {}).get(i, 0.0)), [])
         if placement is not None:
             for m in (g, t):
                 m["placement_sd"], m["placement_probes"] = placement
@@ -291,6 +292,26 @@ def test_clear_regression_exits_1(zlb, tmp_path):
     assert "result: REGRESSION: 1 gems row SLOWER beyond 1.00% (exit 1)" in res.out
     line = next(l for l in res.out.splitlines() if "SLOWER" in l and "1024" in l)
     assert "+5." in line
+
+
+def test_a_verdict_whose_control_moved_too_says_so(zlb, tmp_path):
+    # On the H200 an A/A of per-operator processes against a warm worker read mm
+    # 384x384 +4.0% SLOWER with its torch control +5.8% SLOWER: torch's kernels
+    # do not change with the Triton build, so the row says it and so does the result.
+    a, b = make_sides(tmp_path, b_kw={"shift": {4: 0.05, 7: 0.05}, "torch_shift": {4: 0.05}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--color", "never")
+    assert res.rc == 1, res
+    slow = [r for r in paired(res) if r["gems"]["verdict"] == "SLOWER"]
+    assert len(slow) == 2, slow
+    moved = [l for l in res.out.splitlines() if l.startswith("softmax") and "ctl too" in l]
+    assert len(moved) == 1 and "1024" in moved[0], res.out      # row 4 only, not row 7
+    assert "ctl too  the torch control moved the same way on this row" in res.out
+    assert ("result: REGRESSION: 2 gems rows SLOWER beyond 1.00% (on some the torch "
+            "control moved too: ctl too) (exit 1)") in res.out
+    a, b = make_sides(tmp_path / "all", b_kw={"shift": {4: 0.05}, "torch_shift": {4: 0.05}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--color", "never")
+    assert ("result: REGRESSION: 1 gems row SLOWER beyond 1.00% (on every one the torch "
+            "control moved too) (exit 1)") in res.out, res.out
 
 
 def test_faster_and_threshold(zlb, tmp_path):
