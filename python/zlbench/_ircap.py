@@ -80,10 +80,7 @@ def tuner_on_stack(frame, stop=None):
         key = (f.f_globals.get("__name__"), f.f_code.co_name)
         if key in _TUNER_FRAMES:
             caller = f.f_back
-            # The timing plugin's tally around do_bench_cudagraph is the
-            # tuner's call, not ours: the tuner is below it.
-            if (caller is None or caller.f_globals.get("__name__") != "zlbench.timing"
-                    or caller.f_code.co_name == "tallied_do_bench_cudagraph"):
+            if caller is None or caller.f_globals.get("__name__") != "zlbench.timing":
                 return True
         f = f.f_back
     return False

@@ -70,13 +70,12 @@ shard's rows are thrown away with it; its autotune record is what counts.
 """
 
 import sys
-import time
 
 import pytest
 
 from .results import shape_text
 from . import (_device, _env, _eventtimer, _graph, _graph_plan, _io, _markers, _state,
-               _stats)
+               _stats, _tune_tally)
 
 NAME = "zlbench.timing"
 RETURN_MODES = ("min", "max", "mean", "median", "all")
@@ -188,18 +187,13 @@ def pytest_runtest_logstart(nodeid, location):
     _state.nodeid = nodeid
     _state.depth = 0
     _state.capturing = False
-    _state.tune_calls, _state.tune_s, _state.tuning_now = 0, 0.0, False
+    _tune_tally.reset()
     # Said once per test: a deny-list key that names this test's file.
     _deny_key_names_file(nodeid)
 
 
 def pytest_runtest_logfinish(nodeid, location):
-    # Where a tuned operator's time goes: its configs' timing is wall time
-    # that makes no row (TUNE_TIMING; zlb sums it into the identity).
-    if _state.tune_calls:
-        _io.event(_markers.EVENT_TUNE_TIMING, nodeid=nodeid, calls=_state.tune_calls,
-                  seconds=round(_state.tune_s, 3))
-    _state.tune_calls, _state.tune_s = 0, 0.0
+    _tune_tally.emit(nodeid)
 
 
 def install():
@@ -207,7 +201,7 @@ def install():
     triton). Idempotent."""
     import triton.testing as tt
 
-    _count_graph_bench(tt)
+    _tune_tally.wrap_graph_bench(tt)
     cur = tt.do_bench
     if getattr(cur, "_zlb_wrapped", False):
         return
@@ -225,36 +219,7 @@ def pytest_load_initial_conftests(early_config, parser, args):
         import triton.testing as tt
     except ImportError:
         return      # said at pytest_configure
-    _count_graph_bench(tt)
-
-
-def _count_graph_bench(tt):
-    """Put a tally around triton.testing.do_bench_cudagraph, which is
-    otherwise untouched: FlagGems' LibTuner times its configs with it, and
-    that time is the run's as much as the configs timed through do_bench. A
-    process that bound it before this plugin loaded is not counted."""
-    graph_bench = getattr(tt, "do_bench_cudagraph", None)
-    if graph_bench is None or getattr(graph_bench, "_zlb_counted", False):
-        return
-
-    def tallied_do_bench_cudagraph(*args, **kwargs):
-        # The state of the job under way: a warm worker imports the plugins
-        # afresh for each job, while flag_gems (and what it bound) stays.
-        st = sys.modules.get("zlbench._state")
-        if st is None or st.tuning_now:
-            return graph_bench(*args, **kwargs)
-        t0 = time.perf_counter()
-        st.tuning_now = True
-        try:
-            return graph_bench(*args, **kwargs)
-        finally:
-            st.tuning_now = False
-            st.tune_calls += 1
-            st.tune_s += time.perf_counter() - t0
-
-    tallied_do_bench_cudagraph._zlb_counted = True
-    tallied_do_bench_cudagraph.__wrapped__ = graph_bench
-    tt.do_bench_cudagraph = tallied_do_bench_cudagraph
+    _tune_tally.wrap_graph_bench(tt)
 
 
 def uninstall():
@@ -262,9 +227,8 @@ def uninstall():
     if tt is not None and getattr(tt.do_bench, "_zlb_wrapped", False) \
             and _state.original_do_bench is not None:
         tt.do_bench = _state.original_do_bench
-    graph_bench = getattr(tt, "do_bench_cudagraph", None) if tt is not None else None
-    if getattr(graph_bench, "_zlb_counted", False):
-        tt.do_bench_cudagraph = graph_bench.__wrapped__
+    if tt is not None:
+        _tune_tally.unwrap_graph_bench(tt)
 
 
 def _original():
@@ -306,22 +270,16 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
     tune = ir is not None and (nested or quantiles is not None)
     attribute = ir if ir is not None and not tune else None
     tuning = nested or quantiles is not None
-    counted = tuning and not _state.tuning_now
-    t0 = time.perf_counter()
     _state.depth += 1
-    _state.tuning_now = _state.tuning_now or tuning
     try:
-        if tune:
-            with ir.tuning():
-                value, record = _measure(fn, args, ctx, tuning=True)
-        else:
-            value, record = _measure(fn, args, ctx, attribute, tuning=tuning)
+        with _tune_tally.Timed(tuning):
+            if tune:
+                with ir.tuning():
+                    value, record = _measure(fn, args, ctx, tuning=True)
+            else:
+                value, record = _measure(fn, args, ctx, attribute, tuning=tuning)
     finally:
         _state.depth -= 1
-        if counted:
-            _state.tuning_now = False
-            _state.tune_calls += 1
-            _state.tune_s += time.perf_counter() - t0
     if not nested:
         _state.pending.append({"value": value, "record": record,
                                "role_hint": ctx["role"], "op_name": ctx["op_name"],
