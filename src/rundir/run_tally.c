@@ -119,9 +119,13 @@ static int tally_event(void *ctx, json_t *ev, size_t lineno)
 		const json_t *calls = json_object_get(ev, "calls");
 		const json_t *secs = json_object_get(ev, "seconds");
 
-		/* A count or a time that is not one is not summed: the rest stands. */
+		/*
+		 * A count or a time that is not one (or past any run's: a file
+		 * not the plugin's) is not summed: the rest stands.
+		 */
 		if (json_is_integer(calls) && json_integer_value(calls) > 0 &&
-		    json_is_number(secs) && json_number_value(secs) >= 0) {
+		    json_integer_value(calls) <= 1000000000 && json_is_number(secs) &&
+		    json_number_value(secs) >= 0 && json_number_value(secs) <= 1e9) {
 			t->tune_calls += (long)json_integer_value(calls);
 			t->tune_s += json_number_value(secs);
 		}

@@ -72,6 +72,31 @@ static void test_rows_without_kernels_are_counted(void **state)
 	free(dir);
 }
 
+/* TUNE_TIMING is summed over the tests; what is not a count and a time is left out. */
+static void test_tuning_is_summed_and_garbage_left_out(void **state)
+{
+	char *dir = scratch_dir();
+	struct run_tally t;
+
+	put(dir, "events.jsonl",
+	    "{\"event\": \"TUNE_TIMING\", \"nodeid\": \"a\", \"calls\": 42, \"seconds\": 17.25}\n"
+	    "{\"event\": \"TUNE_TIMING\", \"nodeid\": \"b\", \"calls\": 3, \"seconds\": 0.75}\n"
+	    "{\"event\": \"TUNE_TIMING\", \"calls\": \"many\", \"seconds\": 1}\n"
+	    "{\"event\": \"TUNE_TIMING\", \"calls\": -5, \"seconds\": 1}\n"
+	    "{\"event\": \"TUNE_TIMING\", \"calls\": 9223372036854775807, \"seconds\": 1}\n"
+	    "{\"event\": \"TUNE_TIMING\", \"calls\": 1, \"seconds\": -2}\n"
+	    "{\"event\": \"TUNE_TIMING\", \"calls\": 1, \"seconds\": 1e300}\n"
+	    "{\"event\": \"TUNE_TIMING\", \"calls\": 1}\n");
+	assert_int_equal(run_tally_read(dir, &t), 0);
+	assert_int_equal(t.tune_calls, 45);
+	assert_true(t.tune_s > 17.99 && t.tune_s < 18.01);
+	/* and it is no marker: nothing that weakens a row */
+	assert_null(json_object_get(t.markers, "TUNE_TIMING"));
+	run_tally_release(&t);
+	assert_int_equal(remove_tree(dir), 0);
+	free(dir);
+}
+
 static void test_tee_gives_the_marker_its_own_line(void **state)
 {
 	static const char line[] = "benchmark/test_conj.py::test_conj "
@@ -99,6 +124,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_without_kernels_are_counted),
+		cmocka_unit_test(test_tuning_is_summed_and_garbage_left_out),
 		cmocka_unit_test(test_tee_gives_the_marker_its_own_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
