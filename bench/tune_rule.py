@@ -80,8 +80,7 @@ def verdicts(zlb, a, b, out):
     count = {}
     for row in rows:
         for side in ("gems", "torch"):
-            v = (row.get(side) or {}).get("verdict") if isinstance(row.get(side), dict) \
-                else row.get(side + "_verdict")
+            v = (row.get(side) or {}).get("verdict")
             if v:
                 count["%s %s" % (side, v)] = count.get("%s %s" % (side, v), 0) + 1
     return r.returncode, count, r.stdout[-800:]

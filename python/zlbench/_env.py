@@ -46,6 +46,18 @@ def _int(name, default, minimum, maximum=None):
     return value
 
 
+def _either(name, default, choices):
+    """One of two words; default where unset (REQUIRED: EnvError)."""
+    raw = _get(name)
+    if raw is None:
+        if default is REQUIRED:
+            raise _missing(name)
+        return default
+    if raw not in choices:
+        raise EnvError("%s=%r is neither %r nor %r" % ((name, raw) + tuple(choices)))
+    return raw
+
+
 def _float(name, default, lo, hi, lo_open=False):
     """A finite real in [lo, hi] ((lo, hi] with lo_open), or EnvError;
     default where unset (REQUIRED: EnvError)."""
@@ -108,12 +120,7 @@ TIMERS = ("graph", "direct")
 
 def timer():
     """ZLB_TIMER: 'graph' or 'direct' (default 'direct': upstream's own timer)."""
-    raw = _get("ZLB_TIMER")
-    if raw is None:
-        return "direct"
-    if raw not in TIMERS:
-        raise EnvError("ZLB_TIMER=%r is neither 'graph' nor 'direct'" % raw)
-    return raw
+    return _either("ZLB_TIMER", "direct", TIMERS)
 
 
 def timer_lib():
@@ -185,12 +192,7 @@ def graph_replay():
     """ZLB_GRAPH_REPLAY: 'driver' (libzlbtimer replays the raw graph exec) or
     'events' (graph.replay() between the device module's timing events);
     'driver' when zlb did not say."""
-    raw = _get("ZLB_GRAPH_REPLAY")
-    if raw is None:
-        return "driver"
-    if raw not in GRAPH_REPLAYS:
-        raise EnvError("ZLB_GRAPH_REPLAY=%r is neither 'driver' nor 'events'" % raw)
-    return raw
+    return _either("ZLB_GRAPH_REPLAY", "driver", GRAPH_REPLAYS)
 
 
 def package():
@@ -225,12 +227,7 @@ L2_MODES = ("hot", "cold")
 
 def l2():
     """ZLB_L2: 'hot' or 'cold' (L2 flushed before each sample)."""
-    raw = _get("ZLB_L2")
-    if raw is None:
-        raise _missing("ZLB_L2")
-    if raw not in L2_MODES:
-        raise EnvError("ZLB_L2=%r is neither 'hot' nor 'cold'" % raw)
-    return raw
+    return _either("ZLB_L2", REQUIRED, L2_MODES)
 
 
 def clock_floor():
@@ -271,12 +268,7 @@ def tune_rule():
     """ZLB_TUNE_RULE: how an autotuner's timing of a config stops: 'rows'
     (the rows' stopping rule) or 'budget' (the tuner's rep and the minimum
     samples, no noise target)."""
-    raw = _get("ZLB_TUNE_RULE")
-    if raw is None:
-        raise _missing("ZLB_TUNE_RULE")
-    if raw not in TUNE_RULES:
-        raise EnvError("ZLB_TUNE_RULE=%r is neither 'rows' nor 'budget'" % raw)
-    return raw
+    return _either("ZLB_TUNE_RULE", REQUIRED, TUNE_RULES)
 
 
 # --- autotune record and replay (protocol §7) -----------------------------------
@@ -287,12 +279,7 @@ AUTOTUNE_MODES = ("record", "replay")
 def autotune_mode():
     """ZLB_AUTOTUNE_MODE: 'record' (the default: every run that does not
     replay records) or 'replay'."""
-    raw = _get("ZLB_AUTOTUNE_MODE")
-    if raw is None:
-        return "record"
-    if raw not in AUTOTUNE_MODES:
-        raise EnvError("ZLB_AUTOTUNE_MODE=%r is neither 'record' nor 'replay'" % raw)
-    return raw
+    return _either("ZLB_AUTOTUNE_MODE", "record", AUTOTUNE_MODES)
 
 
 def replay_from():

@@ -46,9 +46,9 @@ ir = None
 ir_during = None
 ir_launches = None
 
-# The current test's autotuning: how many configs an autotuner had timed
-# through our do_bench, and the wall seconds those timing calls took
-# (TUNE_TIMING, written when the test ends). tuning_now: one is under way
+# The current test's autotuning (_tune_tally): how many configs autotuners had
+# timed (through our do_bench or LibTuner's do_bench_cudagraph) and the wall
+# seconds they took (TUNE_TIMING, written when the test ends). tuning_now: one is under way
 # (a config's timing that itself tunes is not counted twice).
 tune_calls = 0
 tune_s = 0.0

@@ -26,23 +26,24 @@ def emit(nodeid):
 
 
 class Timed:
-    """`with Timed(tuning):` around a do_bench call: counted when it is a
-    config's timing and none is under way already."""
+    """`with Timed(st, tuning):` around a timing call: counted into st (the
+    job's zlbench._state, or None: not counted) when it is a config's timing
+    and none is under way already."""
 
-    def __init__(self, tuning):
-        self.counted = tuning and not _state.tuning_now
+    def __init__(self, st, tuning):
+        self.st = st if tuning and st is not None and not st.tuning_now else None
 
     def __enter__(self):
-        if self.counted:
-            _state.tuning_now = True
+        if self.st is not None:
+            self.st.tuning_now = True
             self.t0 = time.perf_counter()
         return self
 
     def __exit__(self, *exc):
-        if self.counted:
-            _state.tuning_now = False
-            _state.tune_calls += 1
-            _state.tune_s += time.perf_counter() - self.t0
+        if self.st is not None:
+            self.st.tuning_now = False
+            self.st.tune_calls += 1
+            self.st.tune_s += time.perf_counter() - self.t0
         return False
 
 
@@ -57,17 +58,8 @@ def wrap_graph_bench(tt):
     def tallied_do_bench_cudagraph(*args, **kwargs):
         # The state of the job under way: a warm worker imports the plugins
         # afresh for each job, while flag_gems (and what it bound) stays.
-        st = sys.modules.get("zlbench._state")
-        if st is None or st.tuning_now:
+        with Timed(sys.modules.get("zlbench._state"), True):
             return graph_bench(*args, **kwargs)
-        t0 = time.perf_counter()
-        st.tuning_now = True
-        try:
-            return graph_bench(*args, **kwargs)
-        finally:
-            st.tuning_now = False
-            st.tune_calls += 1
-            st.tune_s += time.perf_counter() - t0
 
     tallied_do_bench_cudagraph._zlb_counted = True
     tallied_do_bench_cudagraph.__wrapped__ = graph_bench

@@ -72,10 +72,9 @@ def _is_hopper_mm(name, mod):
 
 
 def _modules():
-    seen, out = set(), []
+    out = []
     for name, m in list(sys.modules.items()):
-        if m is not None and id(m) not in seen and hasattr(m, GATE) and _is_hopper_mm(name, m):
-            seen.add(id(m))
+        if m is not None and m not in out and hasattr(m, GATE) and _is_hopper_mm(name, m):
             out.append(m)
     return out
 

@@ -272,7 +272,7 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
     tuning = nested or quantiles is not None
     _state.depth += 1
     try:
-        with _tune_tally.Timed(tuning):
+        with _tune_tally.Timed(_state, tuning):
             if tune:
                 with ir.tuning():
                     value, record = _measure(fn, args, ctx, tuning=True)
