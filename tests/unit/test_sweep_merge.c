@@ -48,14 +48,10 @@ static void put(const char *rel, const char *text)
 {
 	char *path = path_join(dir, rel);
 	char *parent = xstrdup(path);
-	FILE *fp;
 
 	*strrchr(parent, '/') = '\0';
 	assert_int_equal(mkdir_p(parent, 0755), 0);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
+	assert_int_equal(write_file_atomic(path, text, strlen(text)), 0);
 	free(parent);
 	free(path);
 }
