@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "batch/batch_cluster_int.h"
+#include "lib/clock.h"
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "lib/proc.h"
@@ -52,13 +52,6 @@ static const double poll_steps_s[] = { 2, 8, 32 };
 #define MAX_ROUNDS 3
 /* Operators per task when none is said. */
 #define DEFAULT_TASK_OPS 16
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 
 
@@ -309,7 +302,7 @@ static int on_interrupt(struct driver *d, struct round *r, int sig)
  */
 static int follow_round(struct driver *d, struct round *r)
 {
-	double t0 = now_s(), next = t0 + poll_steps_s[0], cancelled_at = 0;
+	double t0 = mono_s(), next = t0 + poll_steps_s[0], cancelled_at = 0;
 	size_t step = 0;
 	int said_ended = 0, failures = 0;
 
@@ -319,7 +312,7 @@ static int follow_round(struct driver *d, struct round *r)
 		int active, sig, n;
 
 		round_merge(d, r);
-		now = now_s();
+		now = mono_s();
 		/* A task that ends frees its slot (the next may start) and may be the last. */
 		if ((n = round_tasks_said_ended(r)) > said_ended) {
 			said_ended = n;
@@ -353,7 +346,7 @@ static int follow_round(struct driver *d, struct round *r)
 		}
 		if (!cancelled_at && round_environment_failed(r)) {
 			stop_for_environment(d, r);
-			cancelled_at = now_s();
+			cancelled_at = mono_s();
 			next = cancelled_at + 1;
 		}
 		if (poll(&pfd, 1, TICK_MS) > 0 && (sig = interrupt_pending()) && !cancelled_at) {
@@ -363,7 +356,7 @@ static int follow_round(struct driver *d, struct round *r)
 				;
 			if (!on_interrupt(d, r, sig))
 				return 1;
-			cancelled_at = now_s();
+			cancelled_at = mono_s();
 			next = cancelled_at + 1;
 		}
 	}
@@ -522,7 +515,7 @@ int batch_cluster_execute(struct batch *b, size_t reused)
 		       "then continue with --resume", b->env_why);
 	batch_close_json(b, f == 1 ? "detached" : d.interrupted ? "interrupted" :
 			 b->env_code ? "environment" : "completed", code);
-	batch_say_totals(b, d.interrupted || f == 1, now_s() - b->prog.t0);
+	batch_say_totals(b, d.interrupted || f == 1, mono_s() - b->prog.t0);
 out:
 	free(d.requeues);
 	free(d.requeue);

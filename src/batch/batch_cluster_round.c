@@ -10,18 +10,12 @@
 #include <time.h>
 
 #include "batch/batch_cluster_int.h"
+#include "lib/clock.h"
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 
 /* How long a task waits for the driver to record the array it belongs to. */
 #define TASK_WAITS_FOR_ROUND_S 120
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 json_t *cluster_json(struct batch *b)
 {
@@ -268,7 +262,7 @@ static int read_share(const char *path, const char *job, int index, struct strve
 int batch_task_share(const char *dir, const char *job, int index, struct strvec *specs)
 {
 	char *path = path_join(dir, "batch.json");
-	double deadline = now_s() + TASK_WAITS_FOR_ROUND_S;
+	double deadline = mono_s() + TASK_WAITS_FOR_ROUND_S;
 	const struct timespec pause = { 0, 200 * 1000 * 1000 };
 	int r;
 
@@ -278,7 +272,7 @@ int batch_task_share(const char *dir, const char *job, int index, struct strvec 
 	 * instant never records it; its tasks then end here without running
 	 * anything, and a --resume submits the work again.
 	 */
-	while ((r = read_share(path, job, index, specs)) == 1 && now_s() < deadline)
+	while ((r = read_share(path, job, index, specs)) == 1 && mono_s() < deadline)
 		nanosleep(&pause, NULL);
 	if (r == 1)
 		error("%s holds no round of job %s after %d s: this task was not submitted by "

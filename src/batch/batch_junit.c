@@ -19,8 +19,7 @@ static void add_where(struct junit_case *c, const struct csv_table *t, size_t ro
 	for (size_t k = 0; cols[k]; k++) {
 		const char *v = csv_get(t, row, cols[k]);
 
-		/* an operator never given to a lane: device -1 says nothing */
-		if (*v && !(!strcmp(cols[k], "device") && !strcmp(v, "-1")))
+		if (*v)
 			junit_property(c, cols[k], v);
 	}
 }

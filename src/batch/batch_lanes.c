@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/paths.h"
+#include "lib/strbuf.h"
 
 static const char *nonempty(const char *s)
 {
@@ -49,7 +49,7 @@ static struct lane_group *add(struct groups *g, int device, const struct op_row 
 
 	memset(x, 0, sizeof(*x));
 	x->device = device;
-	if (r && card_key(r)) {
+	if (r) {
 		x->gpu = nonempty(r->gpu);
 		x->gpu_uuid = nonempty(r->gpu_uuid);
 	}
@@ -66,7 +66,6 @@ static void count(struct lane_group *x, const struct op_row *r)
 size_t batch_lane_groups(const struct op_row *rows, size_t n, struct lane_group **out)
 {
 	struct groups g = { xcalloc(n + 1, sizeof(*g.v)), 0 };
-	struct lane_group *sorted;
 
 	/* first the rows that name their card, so a lane knows how many it has */
 	for (size_t i = 0; i < n; i++) {
@@ -95,24 +94,18 @@ size_t batch_lane_groups(const struct op_row *rows, size_t n, struct lane_group 
 		count(x ? x : add(&g, r->device, NULL), r);
 	}
 	/*
-	 * by device, each lane's groups in the order they first appeared: a
-	 * selection by lowest device keeps that order (qsort would not)
+	 * by device, each lane's groups in the order they first appeared: an
+	 * insertion sort is stable (qsort would not be)
 	 */
-	sorted = xcalloc(g.nr + 1, sizeof(*sorted));
-	for (size_t placed = 0; placed < g.nr;) {
-		int lowest = -1;
+	for (size_t i = 1; i < g.nr; i++) {
+		struct lane_group x = g.v[i];
+		size_t j = i;
 
-		for (size_t k = 0; k < g.nr; k++)
-			if (g.v[k].device >= 0 && (lowest < 0 || g.v[k].device < lowest))
-				lowest = g.v[k].device;
-		for (size_t k = 0; k < g.nr; k++)
-			if (g.v[k].device == lowest) {
-				sorted[placed++] = g.v[k];
-				g.v[k].device = -1;	/* taken */
-			}
+		for (; j > 0 && g.v[j - 1].device > x.device; j--)
+			g.v[j] = g.v[j - 1];
+		g.v[j] = x;
 	}
-	free(g.v);
-	*out = sorted;
+	*out = g.v;
 	return g.nr;
 }
 

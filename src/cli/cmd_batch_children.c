@@ -12,7 +12,6 @@
 #include "cli/commands.h"
 #include "cli/usage.h"
 #include "lib/options.h"
-#include "rundir/preflight_report.h"
 #include "run/preflight.h"
 #include "run/run_config.h"
 #include "lib/term.h"
@@ -125,19 +124,16 @@ static int choose_executor(struct batch_cmd *bc)
 		const char *nodes = getenv("SLURM_JOB_NUM_NODES");
 
 		if (nodes && atoi(nodes) > 1) {
-			struct strbuf sb = STRBUF_INIT;
 			char *text = xstrfmt("zlb batch runs inside %s allocation %s (%s): "
 					     "its operators would run on this node only",
 					     name, alloc, what.buf);
+			int r = cli_preflight_failed("executor", text, "run zlb batch --executor "
+						     "slurm from a login node to spread the "
+						     "operators over nodes, or allocate one node");
 
-			preflight_report(&sb, "executor", NULL, text, "run zlb batch --executor "
-					 "slurm from a login node to spread the operators over "
-					 "nodes, or allocate one node", 0);
-			fputs(sb.buf, stderr);
-			strbuf_release(&sb);
 			free(text);
 			strbuf_release(&what);
-			return ZLB_EXIT_PREFLIGHT;
+			return r;
 		}
 		printf("zlb batch: inside %s allocation %s (%s): the operators run here, on the "
 		       "GPUs it was given\n", name, alloc, what.buf);
@@ -148,13 +144,10 @@ static int choose_executor(struct batch_cmd *bc)
 	}
 	strbuf_release(&what);
 	if (xo->available && !xo->available(&why)) {
-		struct strbuf sb = STRBUF_INIT;
+		int r = cli_preflight_failed("executor", why.buf, NULL);
 
-		preflight_report(&sb, "executor", NULL, why.buf, NULL, 0);
-		fputs(sb.buf, stderr);
-		strbuf_release(&sb);
 		strbuf_release(&why);
-		return ZLB_EXIT_PREFLIGHT;
+		return r;
 	}
 	strbuf_release(&why);
 	bc->cluster = 1;
@@ -246,7 +239,6 @@ int batch_cmd_resolve_devices(struct batch_cmd *bc)
 		struct strbuf why = STRBUF_INIT;
 		int r = bc->be->list_devices(&bc->devs, &why);
 		if (r || !bc->devs.nr) {
-			struct strbuf sb = STRBUF_INIT;
 			char *text = xstrfmt("no %s device is visible%s%s%s%s", bc->be->name,
 					     why.len ? ": " : "", why.buf,
 					     bc->alloc ? "; inside allocation " : "",
@@ -257,13 +249,11 @@ int batch_cmd_resolve_devices(struct batch_cmd *bc)
 					    bc->alloc ? "; an allocation must ask for its GPUs "
 					    "(--gres=gpu:N)" : "");
 
-			preflight_report(&sb, "device", NULL, text, fix, 0);
-			fputs(sb.buf, stderr);
-			strbuf_release(&sb);
+			r = cli_preflight_failed("device", text, fix);
 			free(text);
 			free(fix);
 			strbuf_release(&why);
-			return ZLB_EXIT_PREFLIGHT;
+			return r;
 		}
 		strbuf_release(&why);
 		if ((s = opt_get(batch_option_defs, &bc->raw, "devices"))) {

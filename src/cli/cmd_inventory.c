@@ -17,7 +17,6 @@
 #include "lib/paths.h"
 #include "lib/proc.h"
 #include "providers/flaggems.h"
-#include "rundir/preflight_report.h"
 
 extern char **environ;
 
@@ -89,16 +88,6 @@ const struct cmd_doc inventory_doc = {
 	.positional = CMD_ARG_NONE,
 };
 
-static int preflight_failed(const char *check, const char *why, const char *fix)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	preflight_report(&sb, check, NULL, why, fix, 0);
-	fputs(sb.buf, stderr);
-	strbuf_release(&sb);
-	return ZLB_EXIT_PREFLIGHT;
-}
-
 /* Where the interpreter imports flag_gems from (its __init__.py), or NULL. */
 static char *importable_flag_gems(const char *python)
 {
@@ -143,7 +132,7 @@ static int find_checkouts(const struct opt_values *v, const char *python,
 	if (r) {
 		char *why = xstrfmt("%s (looked in: %s)", last_error(), looked.buf);
 		strbuf_release(&looked);
-		r = preflight_failed("flaggems_dir", why, "set --flaggems-dir or FLAGGEMS_DIR "
+		r = cli_preflight_failed("flaggems_dir", why, "set --flaggems-dir or FLAGGEMS_DIR "
 				     "to a FlagGems checkout (the folder holding benchmark/ and src/)");
 		free(why);
 		return r;
@@ -153,7 +142,7 @@ static int find_checkouts(const struct opt_values *v, const char *python,
 	if (pkg && !strcmp(pkg, "flaggems_vllm")) {
 		char *why = xstrfmt("%s holds the package flaggems_vllm, not flag_gems", dir);
 		free(dir);
-		r = preflight_failed("flaggems_dir", why, "give this checkout as --vllm-dir "
+		r = cli_preflight_failed("flaggems_dir", why, "give this checkout as --vllm-dir "
 				     "and the flag_gems checkout as --flaggems-dir");
 		free(why);
 		return r;
@@ -172,14 +161,14 @@ static int find_checkouts(const struct opt_values *v, const char *python,
 	r = flaggems_find_checkout(vllm_opt, NULL, &looked2, &dir);
 	strbuf_release(&looked2);
 	if (r)
-		return preflight_failed("vllm_dir", last_error(), "set --vllm-dir or "
+		return cli_preflight_failed("vllm_dir", last_error(), "set --vllm-dir or "
 					"FLAGGEMS_VLLM_DIR to a FlagGems-vllm checkout "
 					"(the folder holding benchmark/ and src/flaggems_vllm/)");
 	pkg = flaggems_package(dir);
 	if (pkg && !strcmp(pkg, "flag_gems")) {
 		char *why = xstrfmt("%s holds the package flag_gems, not flaggems_vllm", dir);
 		free(dir);
-		r = preflight_failed("vllm_dir", why, "give the FlagGems-vllm checkout as "
+		r = cli_preflight_failed("vllm_dir", why, "give the FlagGems-vllm checkout as "
 				     "--vllm-dir (FLAGGEMS_VLLM_DIR)");
 		free(why);
 		return r;
@@ -187,7 +176,7 @@ static int find_checkouts(const struct opt_values *v, const char *python,
 	if (!strcmp(dir, infos[0].checkout)) {
 		char *why = xstrfmt("--vllm-dir and --flaggems-dir are the same folder %s", dir);
 		free(dir);
-		r = preflight_failed("vllm_dir", why, "give each repository its own checkout");
+		r = cli_preflight_failed("vllm_dir", why, "give each repository its own checkout");
 		free(why);
 		return r;
 	}
@@ -281,7 +270,7 @@ static int scan_repos(const struct opt_values *v, const char *python, int verify
 		struct inventory_repo_info *info = &infos[i];
 		starts[i] = inv->nr;
 		if (inventory_scan(inv, info))
-			return preflight_failed(i ? "vllm_dir" : "flaggems_dir", last_error(),
+			return cli_preflight_failed(i ? "vllm_dir" : "flaggems_dir", last_error(),
 						"point the option at the checkout root");
 		if (!verify) {
 			info->verify = xstrdup("not tried (--no-verify)");
@@ -373,7 +362,7 @@ int cmd_inventory(int argc, char **argv)
 	dpath = opt_get(defs, &v, "dismiss") ? xstrdup(opt_get(defs, &v, "dismiss"))
 					     : path_join(out_dir, "dismiss.txt");
 	if ((opt_get(defs, &v, "dismiss") || is_file(dpath)) && dismiss_load(dpath, &dl)) {
-		rc = preflight_failed("dismiss", last_error(), "correct the line named above "
+		rc = cli_preflight_failed("dismiss", last_error(), "correct the line named above "
 				      "(format: `[repo:]op[@op_file]  reason`)");
 		goto out;
 	}

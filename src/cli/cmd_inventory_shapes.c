@@ -66,11 +66,9 @@ static size_t shape_targets(const struct inventory *inv, int build, struct shape
 }
 
 /* The head comment of a built shape file: where it came from and how to build it again. */
-static char *build_header(const char *out, const char *kind, const char *checkout,
+static char *build_header(const char *out, const char *kind, int single, const char *checkout,
 			  const char *commit, size_t n, const char *ops_dir)
 {
-	int single = !strcmp(kind, "single");
-
 	return xstrfmt(
 		"%s: %s, built from %s/benchmark/core_shapes.yaml (FlagGems%s%.12s)\n"
 		"for the %zu operators of %s/inventory_main.csv: %s.\n"
@@ -126,12 +124,12 @@ int inventory_shapes(const struct opt_def *defs, const struct opt_values *v,
 		int single = !strcmp(kind, "single");
 		char *core = path_join(checkout, "benchmark/core_shapes.yaml");
 
-		commit = git_head_commit(checkout);
-		header = build_header(out, kind, checkout, commit, n, ops_dir);
 		if (strcmp(kind, "single") && strcmp(kind, "multi")) {
 			fprintf(stderr, "zlb inventory: --build-shapes %s: give single or multi\n", kind);
 			rc = ZLB_EXIT_USAGE;
 		} else {
+			commit = git_head_commit(checkout);
+			header = build_header(out, kind, single, checkout, commit, n, ops_dir);
 			unmatched = shape_assets_unmatched_path(out);
 			r = shape_assets_build(core, t, n, single, out, unmatched, header, &rep);
 		}

@@ -275,7 +275,7 @@ static int pick_run(const char *side, const char *path, const char *op, char **r
 
 /* --stat: the variants that differ, in the format asked for (files first: there are none). */
 static int diff_stat(const struct ir_view *view, char *const *run, const struct ir_diff_opts *o,
-		     enum output_format format, size_t width, int color, int *differs)
+		     enum output_format format, size_t width, int *differs)
 {
 	struct ir_diff_stat st;
 	struct strbuf out = STRBUF_INIT;
@@ -289,7 +289,7 @@ static int diff_stat(const struct ir_view *view, char *const *run, const struct 
 	switch (format) {
 	case OUTPUT_TABLE:
 		strbuf_addf(&out, "A: %s\nB: %s\n", run[0], run[1]);
-		ir_diff_stat_table(&st, width, color, &out);
+		ir_diff_stat_table(&st, width, o->color, &out);
 		break;
 	case OUTPUT_JSON: {
 		json_t *j = ir_diff_stat_json(&st, run[0], run[1]);
@@ -344,8 +344,7 @@ static int open_runs(const struct strvec *pos, const char *op, char **run, char 
 }
 
 /* The unified diff and its summary line; the exit code says whether the runs differ. */
-static int diff_unified(const struct ir_view *view, char *const *run, const struct ir_diff_opts *o,
-			const char *shape, const char *stage)
+static int diff_unified(const struct ir_view *view, char *const *run, const struct ir_diff_opts *o)
 {
 	struct ir_diff_summary s;
 	struct strbuf line = STRBUF_INIT;
@@ -357,12 +356,12 @@ static int diff_unified(const struct ir_view *view, char *const *run, const stru
 		fprintf(stderr, "zlb ir diff: %s\n", last_error());
 		return ZLB_EXIT_NO_DATA;
 	}
-	if (shape && !s.identical && !s.differing && !s.only_a && !s.only_b && !s.without_stage) {
+	if (o->shape && !s.identical && !s.differing && !s.only_a && !s.only_b && !s.without_stage) {
 		fflush(stdout);
-		fprintf(stderr, "zlb ir diff: neither run has a variant under shape '%s'\n", shape);
+		fprintf(stderr, "zlb ir diff: neither run has a variant under shape '%s'\n", o->shape);
 		return ZLB_EXIT_NO_DATA;
 	}
-	ir_diff_summary_line(&s, stage, &line);
+	ir_diff_summary_line(&s, o->stage, &line);
 	printf("ir diff: %s\n", line.buf);
 	strbuf_release(&line);
 	return s.differing || s.only_a || s.only_b ? ZLB_EXIT_DIFFERENT : ZLB_EXIT_OK;
@@ -427,12 +426,12 @@ static int ir_diff_cmd(int argc, char **argv)
 	o.label_b = "b";
 	if (stat) {
 		rc = diff_stat(view, run, &o, format, opt_get(diff_option_defs, &v, "wide") ? 0 :
-			       term_columns(STDOUT_FILENO), o.color, &differs);
+			       term_columns(STDOUT_FILENO), &differs);
 		if (!rc && differs)
 			rc = ZLB_EXIT_DIFFERENT;
 		goto out;
 	}
-	rc = diff_unified(view, run, &o, shape, stage);
+	rc = diff_unified(view, run, &o);
 out:
 	for (int k = 0; k < 2; k++) {
 		ir_view_close(&view[k]);

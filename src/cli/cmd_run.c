@@ -95,7 +95,7 @@ int cmd_run(int argc, char **argv)
 		return ZLB_EXIT_PREFLIGHT;
 	}
 
-	rc = runner_run(&cfg, &pf.plan, environ, argc, argv, STDOUT_FILENO, &out);
+	rc = runner_run(&cfg, &pf.plan, environ, argv, STDOUT_FILENO, &out);
 	if (rc)
 		fprintf(stderr, "zlb run: %s\n", last_error());
 	rc = out.exit_code;

@@ -3,7 +3,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "lib/strbuf.h"
 #include "rundir/exit_codes.h"
+#include "rundir/preflight_report.h"
 
 /* The command being run, for the prefix of library messages. */
 static const char *current = "";
@@ -55,4 +57,14 @@ void cli_report_errors(const char *cmd)
 
 void error_quiet(const char *prefix, const char *msg)
 {
+}
+
+int cli_preflight_failed(const char *check, const char *why, const char *fix)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	preflight_report(&sb, check, NULL, why, fix, 0);
+	fputs(sb.buf, stderr);
+	strbuf_release(&sb);
+	return ZLB_EXIT_PREFLIGHT;
 }

@@ -29,6 +29,13 @@ int cli_version(void);
  */
 void cli_report_errors(const char *cmd);
 
+/*
+ * "PREFLIGHT_FAILED check=CHECK ..." with why and fix (fix may be NULL) on
+ * stderr, as rundir/preflight_report.h lays it out, for a check a command
+ * makes before any run. Returns ZLB_EXIT_PREFLIGHT.
+ */
+int cli_preflight_failed(const char *check, const char *why, const char *fix);
+
 /* An error routine that prints nothing: the command prints last_error() in context. */
 void error_quiet(const char *prefix, const char *msg);
 

@@ -20,10 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/proc.h"
 #include "lib/proc_tree.h"
 #include "lib/strbuf.h"
@@ -46,13 +45,6 @@ struct local {
 	struct local_job *v[MAX_JOBS];
 	int nr;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int local_open(struct executor *ex)
 {
@@ -85,14 +77,14 @@ static int local_start(struct executor *ex, struct exec_job *job)
 	lj->c.redirect = 1;
 	lj->c.redirect_fd = fd;
 	lj->job = job;
-	lj->started = now_s();
+	lj->started = mono_s();
 	if (child_start(&lj->c)) {
 		close(fd);
 		free(lj);
 		return -1;
 	}
 	close(fd);
-	lj->pidfd = (int)syscall(SYS_pidfd_open, lj->c.pid, 0);
+	lj->pidfd = proc_exit_fd(lj->c.pid);
 	lj->deadline = job->timeout_s > 0 ? lj->started + job->timeout_s : -1;
 	job->exit_code = -1;
 	job->timed_out = job->stopped = 0;
@@ -156,19 +148,19 @@ static void finish(struct local *l, int i, double now)
 static int local_wait(struct executor *ex, int timeout_ms, struct exec_job **done)
 {
 	struct local *l = ex->priv;
-	double start = now_s(), limit = timeout_ms < 0 ? -1 : start + timeout_ms / 1000.0;
+	double start = mono_s(), limit = timeout_ms < 0 ? -1 : start + timeout_ms / 1000.0;
 
 	*done = NULL;
 	for (;;) {
 		struct pollfd pfd[MAX_JOBS + 1];
 		int nfds = 0, all_pidfd = 1, wait_ms;
-		double now = now_s(), ev;
+		double now = mono_s(), ev;
 
 		for (int i = 0; i < l->nr; i++) {
 			escalate(l->v[i], now);
 			if (child_reap(&l->v[i]->c, 1) == 1) {
 				*done = l->v[i]->job;
-				finish(l, i, now_s());
+				finish(l, i, mono_s());
 				return 1;
 			}
 		}
@@ -216,7 +208,7 @@ static int local_running(const struct executor *ex)
 static void local_stop_all(struct executor *ex)
 {
 	struct local *l = ex->priv;
-	double now = now_s();
+	double now = mono_s();
 
 	for (int i = 0; i < l->nr; i++) {
 		struct local_job *lj = l->v[i];

@@ -51,7 +51,7 @@ struct junit_case *junit_add(struct junit_suite *s, const char *classname, const
 	c->outcome = outcome;
 	c->message = dup_or_null(message);
 	c->details = dup_or_null(details);
-	c->props = NULL;
+	c->props = NULL;	/* junit_property() adds them */
 	c->nr_props = 0;
 	return c;
 }
@@ -142,6 +142,38 @@ static void attr(struct strbuf *out, const char *name, const char *value)
 	strbuf_addch(out, '"');
 }
 
+/* A case's <properties>, when it has any. */
+static void add_properties(struct strbuf *out, const struct junit_case *c)
+{
+	if (!c->nr_props)
+		return;
+	strbuf_addstr(out, "      <properties>\n");
+	for (size_t k = 0; k < c->nr_props; k++) {
+		strbuf_addstr(out, "        <property");
+		attr(out, "name", c->props[k].name);
+		attr(out, "value", c->props[k].value);
+		strbuf_addstr(out, "/>\n");
+	}
+	strbuf_addstr(out, "      </properties>\n");
+}
+
+/* A failed or skipped case's <failure> or <skipped>. */
+static void add_outcome(struct strbuf *out, const struct junit_case *c)
+{
+	const char *tag = c->outcome == JUNIT_FAILED ? "failure" : "skipped";
+
+	strbuf_addf(out, "      <%s", tag);
+	if (c->message)
+		attr(out, "message", c->message);
+	if (c->details) {
+		strbuf_addch(out, '>');
+		add_xml(out, c->details, 0);
+		strbuf_addf(out, "</%s>\n", tag);
+	} else {
+		strbuf_addstr(out, "/>\n");
+	}
+}
+
 void junit_render(const struct junit_suite *s, struct strbuf *out)
 {
 	size_t failed = 0, skipped = 0;
@@ -177,31 +209,9 @@ void junit_render(const struct junit_suite *s, struct strbuf *out)
 			continue;
 		}
 		strbuf_addstr(out, ">\n");
-		if (c->nr_props) {
-			strbuf_addstr(out, "      <properties>\n");
-			for (size_t k = 0; k < c->nr_props; k++) {
-				strbuf_addstr(out, "        <property");
-				attr(out, "name", c->props[k].name);
-				attr(out, "value", c->props[k].value);
-				strbuf_addstr(out, "/>\n");
-			}
-			strbuf_addstr(out, "      </properties>\n");
-		}
-		if (c->outcome == JUNIT_PASSED) {
-			strbuf_addstr(out, "    </testcase>\n");
-			continue;
-		}
-		strbuf_addstr(out, "      <");
-		strbuf_addstr(out, c->outcome == JUNIT_FAILED ? "failure" : "skipped");
-		if (c->message)
-			attr(out, "message", c->message);
-		if (c->details) {
-			strbuf_addch(out, '>');
-			add_xml(out, c->details, 0);
-			strbuf_addstr(out, c->outcome == JUNIT_FAILED ? "</failure>\n" : "</skipped>\n");
-		} else {
-			strbuf_addstr(out, "/>\n");
-		}
+		add_properties(out, c);
+		if (c->outcome != JUNIT_PASSED)
+			add_outcome(out, c);
 		strbuf_addstr(out, "    </testcase>\n");
 	}
 	strbuf_addstr(out, "  </testsuite>\n</testsuites>\n");

@@ -275,9 +275,6 @@ int proc_exit_fd(pid_t pid)
 #endif
 }
 
-/* Without an exit descriptor: how often a loop looks for the child's exit. */
-#define REAP_POLL_MS 100
-
 /* The poll timeout to the earliest of the deadlines set (-1: none, wait). */
 static int next_timeout(long long now, const long long *deadlines, size_t n, int cap)
 {
@@ -380,7 +377,7 @@ int child_pump(struct child *c, const struct pump_ops *ops, void *ctx, int grace
 			orphan_deadline,
 		};
 		int timeout = next_timeout(now, deadlines, 3,
-					   c->exited || pidfd >= 0 ? -1 : REAP_POLL_MS);
+					   c->exited || pidfd >= 0 ? -1 : PROC_REAP_POLL_MS);
 
 		if (open_fd) {
 			out_i = nfds;

@@ -48,9 +48,10 @@ int child_kill(struct child *c, int sig);
 /*
  * A descriptor that polls readable when pid exits (Linux 5.3+), so a
  * waiting loop wakes on the exit itself instead of on its next timeout.
- * -1 where the kernel has none: callers then poll with a short timeout.
+ * -1 where the kernel has none: callers then poll every PROC_REAP_POLL_MS.
  */
 int proc_exit_fd(pid_t pid);
+#define PROC_REAP_POLL_MS 100
 
 /*
  * The exit of a reaped child as one number: its exit code, or 128+signal.

@@ -338,12 +338,12 @@ static void not_graph(const struct summary *s, struct strbuf *sb)
 	strbuf_addstr(sb, "</div>\n");
 }
 
-static void operators(const struct summary *s, struct strbuf *sb)
+static void operators(const struct summary *s, size_t uuid_len, struct strbuf *sb)
 {
 	static const char *const heads[] = { "operator", "status", "GPU", "#rows", "#ranked",
 		"#geomean speedup", "remarks", NULL };
 	struct report_batch_op *ops;
-	size_t n = report_batch_ranked_ops(s, &ops), uuid_len = report_batch_uuid_len(s);
+	size_t n = report_batch_ranked_ops(s, &ops);
 
 	html_h2(sb, "operators", "Every operator");
 	strbuf_addstr(sb, "<div class=\"scroll\">\n");
@@ -434,29 +434,33 @@ static void cards(const struct summary *s, struct strbuf *sb)
 void report_batch_render(const struct summary *s, const struct report_opts *o,
 			 struct strbuf *html)
 {
-	static const char *const nav[] = { "status=Status", "speedup=Speedups",
-		"extremes=Slowest and fastest", "notgraph=Not graph-timed",
-		"operators=Operators", "caliber=Caliber", NULL };
-	static const char *const nav_devices[] = { "status=Status", "speedup=Speedups",
-		"extremes=Slowest and fastest", "notgraph=Not graph-timed",
-		"operators=Operators", "devices=Devices", "caliber=Caliber", NULL };
-	int several = report_batch_gpus(s) > 1;
+	struct report_batch_cards cards_of;
+	int several;
 	struct strbuf sub = STRBUF_INIT;
+
+	report_batch_cards(s, &cards_of);
+	several = cards_of.known > 1;
+	/* the devices section only for a batch whose operators ran on several cards */
+	const char *const nav[] = { "status=Status", "speedup=Speedups",
+		"extremes=Slowest and fastest", "notgraph=Not graph-timed", "operators=Operators",
+		several ? "devices=Devices" : "caliber=Caliber", several ? "caliber=Caliber" : NULL,
+		NULL };
 
 	strbuf_addf(&sub, "Batch %s", s->batch);
 	if (!s->has_ops_status)
 		strbuf_addstr(&sub, " (no ops_status.csv: operators found on disk)");
-	report_page_head(html, "Batch report", sub.buf, several ? nav_devices : nav);
+	report_page_head(html, "Batch report", sub.buf, nav);
 	cards(s, html);
 	statuses(s, html);
 	distribution(s, html);
 	extremes(s, html);
 	not_graph(s, html);
-	operators(s, html);
+	operators(s, cards_of.uuid_len, html);
 	if (several)
-		report_batch_devices(s, html);
+		report_batch_devices(&cards_of, html);
 	calibers(s, html);
 	html_end(html, o->generated_at);
+	report_batch_cards_release(&cards_of);
 	strbuf_release(&sub);
 }
 

@@ -37,24 +37,23 @@ size_t report_batch_ranked_ops(const struct summary *s, struct report_batch_op *
  */
 size_t report_batch_histogram(const struct summary *s, double **edges, size_t **counts);
 
-/*
- * How many distinct cards (summary_devices()) the batch's operators name;
- * operators that recorded none are not a card.
- */
-size_t report_batch_gpus(const struct summary *s);
-/*
- * How much of a uuid tells the batch's cards apart (uuid_abbrev.h), 0 when
- * the batch ran on at most one card (report_batch_gpus(): its name is enough).
- */
-size_t report_batch_uuid_len(const struct summary *s);
+/* The cards the batch's operators ran on, read once for the page. */
+struct report_batch_cards {
+	json_t *devs;     /* summary_devices() */
+	size_t known;     /* how many name a card: operators that recorded none are not one */
+	size_t uuid_len;  /* how much of a uuid tells them apart (uuid_abbrev.h); 0 when
+			     known <= 1: the card's name is enough */
+};
+void report_batch_cards(const struct summary *s, struct report_batch_cards *c);
+void report_batch_cards_release(struct report_batch_cards *c);
 /* "H200 GPU-1a2b3c4d": a card's name ("(unknown)" when none) and uuid_len of its uuid. */
 void report_batch_gpu_label(struct strbuf *sb, const char *gpu, const char *uuid,
 			    size_t uuid_len);
 /*
- * The devices section: a chart of operators per card (summary_devices())
- * with its table beside it; nothing unless report_batch_gpus() > 1.
+ * The devices section: a chart of operators per card with its table beside
+ * it; for a batch whose operators ran on more than one (c->known > 1).
  */
-void report_batch_devices(const struct summary *s, struct strbuf *sb);
+void report_batch_devices(const struct report_batch_cards *c, struct strbuf *sb);
 
 /* The page of a loaded summary. */
 void report_batch_render(const struct summary *s, const struct report_opts *o,

@@ -18,32 +18,30 @@ static int known(const json_t *d)
 	return *json_str(d, "device") || *json_str(d, "device_uuid");
 }
 
-size_t report_batch_gpus(const struct summary *s)
+void report_batch_cards(const struct summary *s, struct report_batch_cards *c)
 {
-	json_t *devs = summary_devices(s), *d;
-	size_t n = 0, i;
-
-	json_array_foreach(devs, i, d)
-		n += known(d);
-	json_decref(devs);
-	return n;
-}
-
-size_t report_batch_uuid_len(const struct summary *s)
-{
-	json_t *devs = summary_devices(s), *d;
 	const char **uuids;
-	size_t n = json_array_size(devs), len = 0, i;
+	json_t *d;
+	size_t n, i;
 
-	if (report_batch_gpus(s) > 1) {
+	c->devs = summary_devices(s);
+	n = json_array_size(c->devs);
+	c->known = c->uuid_len = 0;
+	json_array_foreach(c->devs, i, d)
+		c->known += known(d);
+	if (c->known > 1) {
 		uuids = xcalloc(n + 1, sizeof(*uuids));
-		json_array_foreach(devs, i, d)
+		json_array_foreach(c->devs, i, d)
 			uuids[i] = json_str(d, "device_uuid");
-		len = uuid_abbrev_len(uuids, n, UUID_ABBREV_MIN);
+		c->uuid_len = uuid_abbrev_len(uuids, n, UUID_ABBREV_MIN);
 		free(uuids);
 	}
-	json_decref(devs);
-	return len;
+}
+
+void report_batch_cards_release(struct report_batch_cards *c)
+{
+	json_decref(c->devs);
+	c->devs = NULL;
 }
 
 void report_batch_gpu_label(struct strbuf *sb, const char *gpu, const char *uuid,
@@ -54,35 +52,27 @@ void report_batch_gpu_label(struct strbuf *sb, const char *gpu, const char *uuid
 		strbuf_addf(sb, " %.*s", (int)uuid_len, uuid);
 }
 
-void report_batch_devices(const struct summary *s, struct strbuf *sb)
+void report_batch_devices(const struct report_batch_cards *c, struct strbuf *sb)
 {
-	json_t *devs = summary_devices(s), *d;
-	size_t n = json_array_size(devs), len, i;
-	struct hbar *bars;
+	const json_t *devs = c->devs;
+	json_t *d;
+	size_t n = json_array_size(devs), i;
+	struct hbar *bars = xcalloc(n + 1, sizeof(*bars));
 	struct strvec labels = STRVEC_INIT, texts = STRVEC_INIT;
 	struct hbars h = { "Operators by device", "operators", NULL, 0, 0 };
 	static const char *const heads[] = { "backend", "GPU", "uuid", "#operators", NULL };
 	struct strbuf t = STRBUF_INIT;
 
-	/* one card: the caliber's table already names it, a chart of one bar says nothing */
-	if (report_batch_gpus(s) < 2) {
-		json_decref(devs);
-		return;
-	}
-	len = report_batch_uuid_len(s);
-	bars = xcalloc(n + 1, sizeof(*bars));
 	json_array_foreach(devs, i, d) {
+		json_int_t ops = json_integer_value(json_object_get(d, "ops"));
+
 		strbuf_reset(&t);
-		report_batch_gpu_label(&t, json_str(d, "device"), json_str(d, "device_uuid"), len);
+		report_batch_gpu_label(&t, json_str(d, "device"), json_str(d, "device_uuid"),
+				       c->uuid_len);
 		strvec_push(&labels, t.buf);
-		strvec_pushf(&texts, "%lld", (long long)json_integer_value(json_object_get(d, "ops")));
-	}
-	json_array_foreach(devs, i, d) {
-		bars[i].label = labels.v[i];
-		bars[i].value = (double)json_integer_value(json_object_get(d, "ops"));
-		bars[i].cls = "bar";
-		bars[i].text = texts.v[i];
-		bars[i].tooltip = json_str(d, "device_uuid");
+		strvec_pushf(&texts, "%lld", (long long)ops);
+		bars[i] = (struct hbar){ .label = labels.v[i], .value = (double)ops, .cls = "bar",
+					 .text = texts.v[i], .tooltip = json_str(d, "device_uuid") };
 	}
 	h.bars = bars;
 	h.nr = n;
@@ -97,7 +87,9 @@ void report_batch_devices(const struct summary *s, struct strbuf *sb)
 	json_array_foreach(devs, i, d) {
 		html_tr_begin(sb, NULL);
 		html_td(sb, json_str(d, "backend"));
-		html_td(sb, *json_str(d, "device") ? json_str(d, "device") : "(unknown)");
+		strbuf_reset(&t);
+		report_batch_gpu_label(&t, json_str(d, "device"), NULL, 0);
+		html_td(sb, t.buf);
 		html_td_cls(sb, "wrap", json_str(d, "device_uuid"));
 		html_td_num(sb, "%s", texts.v[i]);
 		html_tr_end(sb);
@@ -108,5 +100,4 @@ void report_batch_devices(const struct summary *s, struct strbuf *sb)
 	strvec_clear(&labels);
 	strvec_clear(&texts);
 	strbuf_release(&t);
-	json_decref(devs);
 }

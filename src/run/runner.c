@@ -12,22 +12,15 @@
 
 #include "rundir/exit_codes.h"
 #include "lib/clock.h"
-#include "lib/fingerprint.h"
-#include "lib/gitinfo.h"
 #include "run/graph_plan.h"
 #include "rundir/identity.h"
 #include "ir/ir_layout.h"
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "run/plugin_plan.h"
-#include "run/run_caliber.h"
-#include "lib/proc.h"
 #include "lib/proc_tree.h"
 #include "rundir/results_file.h"
-#include "rundir/run_tally.h"
 #include "rundir/rundir.h"
-#include "run/sweep_shards.h"
-#include "run/tee.h"
 #include "lib/term.h"
 #include "lib/unixsock.h"
 #include "providers/flaggems_child.h"
@@ -311,8 +304,6 @@ static void print_summary(struct tee *t, const struct run_outcome *o,
 	strbuf_release(&end);
 }
 
-
-
 /*
  * The device as the run starts (provenance device_start, and whether another
  * process shares it, which the terminal is told), written at once.
@@ -389,15 +380,6 @@ static void take_tally(struct run_outcome *out, const struct run_tally *ta)
 	out->tests_failed = ta->failed;
 	out->tests_skipped = ta->skipped;
 }
-
-/* The files a run makes for its child before it starts, in the run directory. */
-struct run_files {
-	char *shape_archive;   /* shapes.yaml: the shapes measured */
-	char *isolated;        /* tuner_cache/, with --isolate-tuner-cache; else NULL */
-	char *compile_cache;   /* triton_cache/: Triton compiles here */
-	char *graph_plan;      /* graph_plan.json of a replay; else NULL */
-	size_t planned;        /* its measurements */
-};
 
 static int prepare_files(const struct run_config *cfg, const struct run_plan *plan,
 			 const char *run_dir, struct run_files *f)
@@ -505,23 +487,21 @@ static int claim_run_dir(const struct run_config *cfg, const struct run_plan *pl
 
 /* What the measured child gets (its files, environment and command line), in the identity. */
 static json_t *prepare_child(const struct run_config *cfg, const struct run_plan *plan,
-			     char *const *envp, int argc, char **argv, const char *run_dir,
+			     char *const *envp, char **argv, const char *run_dir,
 			     struct run_files *f, struct strvec *plugins, struct strvec *env,
 			     struct strvec *child_argv, char **tuner)
 {
 	struct plugin_plan_input plugin_in = { plan->backend, plan->shape_mode, &cfg->extra_plugins,
 					  cfg->ir, cfg->mm_cluster_fix };
-	struct child_files files;
 	json_t *id, *prov;
 
 	if (prepare_files(cfg, plan, run_dir, f))
 		return NULL;
 	plan_plugins(&plugin_in, plugins);
-	files = (struct child_files){ f->compile_cache, f->graph_plan };
-	runner_child_env(cfg, plan, envp, run_dir, f->shape_archive, f->isolated, &files, env);
+	runner_child_env(cfg, plan, envp, run_dir, f, env);
 	runner_child_argv(cfg, plan, f->shape_archive, plugins, child_argv);
 	*tuner = flaggems_tuner_cache(env, f->isolated);
-	id = runner_initial_identity(cfg, plan, run_dir, *tuner, plugins, child_argv, argc, argv);
+	id = runner_initial_identity(cfg, plan, run_dir, *tuner, plugins, child_argv, argv);
 	prov = identity_section(id, "provenance");
 	json_object_set_new(prov, "compile_cache_dir", json_string(f->compile_cache));
 	json_object_set_new(prov, "compile_cache_kept", json_boolean(cfg->keep_compile_cache));
@@ -585,7 +565,7 @@ static int finish_run(struct tee *tee, const struct run_config *cfg, const struc
 }
 
 int runner_run(const struct run_config *cfg, const struct run_plan *plan,
-	       char *const *envp, int argc, char **argv, int out_fd,
+	       char *const *envp, char **argv, int out_fd,
 	       struct run_outcome *out)
 {
 	struct tee tee = { .log_fd = -1, .term_fd = out_fd };
@@ -607,7 +587,7 @@ int runner_run(const struct run_config *cfg, const struct run_plan *plan,
 		return -1;
 	if (claim_run_dir(cfg, plan, out))
 		goto done;
-	id = prepare_child(cfg, plan, envp, argc, argv, out->run_dir, &f, &plugins, &env,
+	id = prepare_child(cfg, plan, envp, argv, out->run_dir, &f, &plugins, &env,
 			   &child_argv, &tuner);
 	if (!id)
 		goto done;

@@ -28,13 +28,13 @@ struct run_outcome {
 
 /*
  * Execute the run. The terminal gets the child's output as it comes,
- * through out_fd (normally 1). cmdline is zlb's own argv, recorded as
+ * through out_fd (normally 1). argv is zlb's own (NULL-terminated), recorded as
  * provenance. Returns 0 when the run happened (whatever pytest said; see
  * out->exit_code), or -1 with error() when zlb itself could not do its
  * part (out->exit_code is then ZLB_EXIT_IO or ZLB_EXIT_USAGE).
  */
 int runner_run(const struct run_config *cfg, const struct run_plan *plan,
-	       char *const *envp, int argc, char **argv, int out_fd,
+	       char *const *envp, char **argv, int out_fd,
 	       struct run_outcome *out);
 void run_outcome_release(struct run_outcome *out);
 

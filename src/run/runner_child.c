@@ -26,19 +26,18 @@ static void env_set_lines(struct strvec *env, const char *key, const char *const
 }
 
 void runner_child_env(const struct run_config *cfg, const struct run_plan *plan,
-		      char *const *envp, const char *run_dir, const char *shape_archive,
-		      const char *isolated_cache, const struct child_files *files,
+		      char *const *envp, const char *run_dir, const struct run_files *files,
 		      struct strvec *env)
 {
 	run_plan_child_env(plan, envp, env);
 	backend_apply_visibility(plan->backend, env, plan->physical_device);
-	flaggems_child_env(env, plan->backend->flaggems_vendor, cfg->use_flagtune, isolated_cache);
+	flaggems_child_env(env, plan->backend->flaggems_vendor, cfg->use_flagtune, files->isolated);
 	env_set(env, "PYTHONUNBUFFERED", "1");
 	env_set(env, "ZLB_RUN_DIR", run_dir);
 	env_set(env, "ZLB_OP", plan->target.op);
 	env_set(env, "ZLB_SHAPE_MODE", plan->shape_mode);
 	if (strcmp(plan->shape_mode, "upstream"))
-		env_set(env, "ZLB_SHAPE_FILE", shape_archive);
+		env_set(env, "ZLB_SHAPE_FILE", files->shape_archive);
 	else
 		env_unset(env, "ZLB_SHAPE_FILE");
 	env_set(env, "ZLB_TIMER", plan->timer);
@@ -126,7 +125,7 @@ static void shard_argv(void *ctx, const char *shape_file, struct strvec *argv)
  */
 static void inherit_sweep_caliber(const char *replay_from, json_t *cal)
 {
-	char *p = path_join(replay_from, "run_identity.json");
+	char *p = path_join(replay_from, IDENTITY_FILE);
 	json_t *src = NULL, *scal, *g, *c;
 
 	if (!json_read_file(p, &src) && json_is_object(scal = json_object_get(src, "caliber"))) {

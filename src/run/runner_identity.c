@@ -12,7 +12,6 @@
 #include "lib/fingerprint.h"
 #include "lib/gitinfo.h"
 #include "lib/jsonfile.h"
-#include "lib/paths.h"
 #include "lib/strbuf.h"
 #include "rundir/exit_codes.h"
 #include "rundir/identity.h"
@@ -21,7 +20,7 @@
 json_t *runner_initial_identity(const struct run_config *cfg, const struct run_plan *plan,
 				const char *run_dir, const char *tuner_cache,
 				const struct strvec *plugins, const struct strvec *child_argv,
-				int argc, char **argv)
+				char **argv)
 {
 	json_t *id = identity_new(plan->target.op, run_dir);
 	json_t *prov = identity_section(id, "provenance");
@@ -38,7 +37,6 @@ json_t *runner_initial_identity(const struct run_config *cfg, const struct run_p
 
 	gethostname(host, sizeof(host) - 1);
 	strvec_pushv(&cmd, (const char *const *)argv);
-	(void)argc;
 	json_object_set_new(prov, "zlb_version", json_string(ZLB_VERSION));
 	json_object_set_new(prov, "command_line", json_strvec(&cmd));
 	json_object_set_new(prov, "host", json_string(host));
@@ -91,8 +89,6 @@ json_t *runner_initial_identity(const struct run_config *cfg, const struct run_p
 	return id;
 }
 
-
-
 const char *runner_status_word(int exit_code)
 {
 	switch (exit_code) {
@@ -101,7 +97,6 @@ const char *runner_status_word(int exit_code)
 	default: return exit_code >= 128 ? "crashed" : "failed";
 	}
 }
-
 
 /*
  * The compiler under test, by content: version strings of FlagTree builds
@@ -128,7 +123,6 @@ static json_t *triton_build(const json_t *runtime)
 	free(lib);
 	return res;
 }
-
 
 void runner_finalize_identity(json_t *id, const struct run_outcome *o,
 			      const struct run_tally *ta, const struct child *c,

@@ -17,10 +17,13 @@
 #include "run/tee.h"
 #include "lib/strvec.h"
 
-/* Where the child's own files go: its Triton cache, and a replay's graph plan (or NULL). */
-struct child_files {
-	const char *compile_cache;
-	const char *graph_plan;
+/* The files a run makes for its child before it starts, in the run directory. */
+struct run_files {
+	char *shape_archive;   /* shapes.yaml: the shapes measured */
+	char *isolated;        /* tuner_cache/, with --isolate-tuner-cache; else NULL */
+	char *compile_cache;   /* triton_cache/: Triton compiles here */
+	char *graph_plan;      /* graph_plan.json of a replay; else NULL */
+	size_t planned;        /* its measurements */
 };
 
 /*
@@ -29,8 +32,7 @@ struct child_files {
  * knobs and the run's files.
  */
 void runner_child_env(const struct run_config *cfg, const struct run_plan *plan,
-		      char *const *envp, const char *run_dir, const char *shape_archive,
-		      const char *isolated_cache, const struct child_files *files,
+		      char *const *envp, const char *run_dir, const struct run_files *files,
 		      struct strvec *env);
 
 /* The measured child's command line: pytest, or a warm worker's client running it. */
@@ -56,7 +58,7 @@ int runner_sweep_first(struct tee *t, const struct run_config *cfg, const struct
 json_t *runner_initial_identity(const struct run_config *cfg, const struct run_plan *plan,
 				const char *run_dir, const char *tuner_cache,
 				const struct strvec *plugins, const struct strvec *child_argv,
-				int argc, char **argv);
+				char **argv);
 
 /* What the run's end adds: the timer used, the outcome, the status, the compiler's build. */
 void runner_finalize_identity(json_t *id, const struct run_outcome *o,

@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/clock.h"
@@ -352,7 +351,7 @@ static long follow(const struct sweep_input *in, struct shard *v, size_t n)
 		p[1 + i] = (struct pollfd){ v[i].c.pid > 0 ? proc_exit_fd(v[i].c.pid) : -1,
 					    POLLIN, 0 };
 		if (v[i].c.pid > 0 && p[1 + i].fd < 0)
-			tick = 100;	/* no exit descriptor from this kernel: look again */
+			tick = PROC_REAP_POLL_MS;	/* no exit descriptor: look again */
 	}
 	for (;;) {
 		size_t running = reap_some(v, n, &failed);
