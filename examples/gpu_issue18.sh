@@ -12,7 +12,8 @@
 #               migrates shapes_single.yaml against it (the report of what moved)
 #   screen      100 operators of ops/inventory_main.csv (every 11th collected one)
 #               on ops/shapes_single.yaml, warm workers, the screen preset, fp16;
-#               call again until it says "done" (it resumes /tmp/zlb18/batch)
+#               call again until it says "done" (it resumes /tmp/zlb18/batch);
+#               SCREEN_S sets this call's share of seconds (default 560)
 #   summary     zlb summary of that batch
 #   abset       zlb ab layer_norm over two shape sets with a live compiler switch
 #               (TRITON_DEFAULT_FP_FUSION=0,1), 2 rounds a side
@@ -61,7 +62,7 @@ print(len(pick), "operators ->", sys.argv[1])
 EOF
 	fi
 	[ -d "$W/batch" ] && args=(--resume)
-	step timeout 560 "$Z" batch --ops-file "$ops" --ops-dir ops --flaggems-dir "$FG" \
+	step timeout "${SCREEN_S:-560}" "$Z" batch --ops-file "$ops" --ops-dir ops --flaggems-dir "$FG" \
 		--batch-dir "$W/batch" "${args[@]}" --shape-file ops/shapes_single.yaml \
 		--isolation worker --dtypes float16 --preset screen --op-timeout 240 --progress never
 	local rc=$?
