@@ -30,6 +30,10 @@ finished (its other operators stay PENDING), and the ratios are taken over the
 operators every compared mode finished. Modes run in one call or several with
 the same --work (the state lives there).
 
+--zlb-opt gives both zlb batches one more option: --zlb-opt=--tune-rule=budget
+measures the worker against the harness with the autotuners timed as Triton's
+do_bench times them (the harness has no other way).
+
 Usage (repo root, GPU machine):
   PYTHONPATH=$PWD/.carry/pylib GEMS_VENDOR=nvidia python3 bench/worker_mode.py \\
     --flaggems-dir .carry/FlagGems --ops sum softmax ... --out $OUT/worker_mode.json
@@ -143,6 +147,9 @@ def main():
     ap.add_argument("--budget", action="append", default=[], metavar="MODE=SECONDS")
     ap.add_argument("--op-timeout", default="150")
     ap.add_argument("--suite-size", type=int, default=1119)
+    ap.add_argument("--zlb-opt", action="append", default=[], metavar="--OPTION=VALUE",
+                    help="given to both zlb batches (e.g. --zlb-opt=--tune-rule=budget); "
+                         "recorded with the results")
     ap.add_argument("--out")
     a = ap.parse_args()
     work = Path(a.work)
@@ -152,7 +159,7 @@ def main():
     budgets = {k: float(v) for k, v in (x.split("=") for x in a.budget)}
     state = work / "worker_mode.json"
     res = json.loads(state.read_text()) if state.exists() else {"modes": {}}
-    res.update({"ops": a.ops, "dtypes": a.dtypes})
+    res.update({"ops": a.ops, "dtypes": a.dtypes, "zlb_opts": a.zlb_opt})
 
     def save():
         state.write_text(json.dumps(res, indent=1))
@@ -170,7 +177,7 @@ def main():
             shutil.rmtree(bdir, ignore_errors=True)
             rc, wall = run([a.zlb, "batch", "--batch-dir", str(bdir), "--flaggems-dir", fg,
                             "--dtypes", a.dtypes, "--isolation", mode, "--progress", "plain",
-                            "--op-timeout", a.op_timeout, "--ops", *ops],
+                            "--op-timeout", a.op_timeout, *a.zlb_opt, "--ops", *ops],
                            work / (mode + ".log"), env=env, budget=budgets.get(mode))
             per_op = {r["op"]: dict({"seconds": float(r["seconds"] or 0), "status": r["status"],
                                      "attempts": int(r["attempts"] or 0),

@@ -3,6 +3,7 @@ pytest over the operators' nodes in one process, its per-test times taken as
 each test ends (bench/_harness_times.py), so that a harness stopped at its
 budget by a hanging operator still gives the times of what it finished (on
 the H200 a hang cost the whole harness figure: junit is written at the end)."""
+import csv
 import json
 import subprocess
 import sys
@@ -25,3 +26,19 @@ def test_a_harness_stopped_at_its_budget_keeps_what_it_finished(zlb, tmp_path):
     assert ops["softmax"]["status"] == "PASS" and ops["softmax"]["seconds"] > 0, ops
     assert ops["hang"]["status"] == "PENDING", ops       # stopped inside it: no time
     assert "2 of 3 operators finished" in r.stdout, r.stdout
+
+
+def test_zlb_opt_reaches_both_zlb_batches_and_is_recorded(zlb, tmp_path):
+    out = tmp_path / "wm.json"
+    work = tmp_path / "w"
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "worker_mode.py"), "--zlb", zlb.bin,
+                        "--flaggems-dir", str(FAKE_MAIN), "--ops", "add",
+                        "--modes", "process,worker", "--zlb-opt=--tune-rule=budget",
+                        "--work", str(work), "--out", str(out)],
+                       env=zlb.env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(out.read_text())["zlb_opts"] == ["--tune-rule=budget"]
+    for mode in ("process", "worker"):
+        row = next(csv.DictReader(open(work / mode / "ops_status.csv")))
+        ident = json.loads((work / mode / row["run_dir"] / "run_identity.json").read_text())
+        assert ident["caliber"]["tune_rule"] == "budget", (mode, ident["caliber"])
