@@ -64,7 +64,7 @@ EOF
 	[ -d "$W/batch" ] && args=(--resume)
 	step timeout "${SCREEN_S:-560}" "$Z" batch --ops-file "$ops" --ops-dir ops --flaggems-dir "$FG" \
 		--batch-dir "$W/batch" "${args[@]}" --shape-file ops/shapes_single.yaml \
-		--isolation worker --dtypes float16 --preset screen --op-timeout 240 --progress never
+		--isolation worker --dtypes float16 --preset screen --op-timeout 240 --progress plain
 	local rc=$?
 	[ $rc -eq 124 ] && echo "not done yet: run the stage again" || echo "done (exit $rc)"
 }
