@@ -20,6 +20,11 @@ call_failed = False
 # object of protocol §3), role_hint, op_name, dtype.
 pending = []
 
+# The BenchmarkResults of the current test whose rows are written (results.py
+# result_key()): FlagGems hands one result on through update_result and
+# to_json both, and rows are written from the first of them only.
+results_written = set()
+
 # How many calls of our do_bench are on the stack (> 1: autotuning inside a
 # measurement), and whether a CUDA graph capture of ours is in progress.
 depth = 0

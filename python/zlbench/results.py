@@ -5,10 +5,18 @@
   Without ZLB_RUN_DIR every zlbench plugin stays inactive (said once on stderr).
 - PROVENANCE once collection is done (torch is importable by then).
 - TEST_OUTCOME for each setup/call/teardown report.
-- Rows: FlagGems' Benchmark.run() ends each dtype with
-  `update_result(self.op_name, asdict(result))`, a global of benchmark/base.py
-  looked up at call time. It is wrapped (the original is always called) so
-  that each metric of the BenchmarkResult becomes one row, paired with the
+- Rows: a FlagGems benchmark hands each dtype's BenchmarkResult on in one of
+  three ways, all wrapped (the originals are always called):
+    * base.py's Benchmark.run(): `update_result(self.op_name, asdict(result))`
+      (a global of benchmark/base.py looked up at call time), then
+      `emit_record_logger(result.to_json())`;
+    * test_blas_perf_parallel.py's run(): `result.to_json()` alone;
+    * test_convert_weight_to_int4pack.py and its kin: `update_result` imported
+      into the test module itself, given `result.to_json()` (a JSON string).
+  So update_result is wrapped wherever a module of the benchmark package holds
+  it, and BenchmarkResult.to_json on the class; rows are written from the
+  first of the two that sees a result, once (result_key). Each metric of the
+  BenchmarkResult becomes one row, paired with the
   measurements the timing plugin recorded, in order: latency_base (torch) then
   latency (gems), each only where not None. A measurement is attributed only
   when the value it returned is the metric's latency; otherwise the row gets
@@ -16,7 +24,9 @@
   at teardown (a failing row raises pytest.fail before update_result).
 """
 
+import dataclasses
 import importlib
+import json
 import os
 import sys
 
@@ -46,13 +56,14 @@ def pytest_collection_finish(session):
     if not _io.active(NAME):
         return
     provenance()
-    patch_update_result()
+    patch_result_sinks()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logstart(nodeid, location):
     _state.nodeid = nodeid
     _state.reset_pending()
+    _state.results_written.clear()
     _state.call_failed = False
 
 
@@ -60,7 +71,7 @@ def pytest_runtest_logstart(nodeid, location):
 def pytest_runtest_call(item):
     # A benchmark module imported after collection still gets its rows.
     if _io.active(NAME):
-        patch_update_result()
+        patch_result_sinks()
 
 
 def pytest_runtest_logreport(report):
@@ -182,23 +193,42 @@ def base_modules():
     return out
 
 
-def patch_update_result():
-    """Wrap update_result in every loaded benchmark base module. Idempotent;
-    returns how many modules were patched now."""
+def patch_result_sinks():
+    """Wrap update_result in every loaded benchmark base module and in every
+    module of the same package that imported it by name, and to_json of the
+    BenchmarkResult class the base modules use. Idempotent; returns how many
+    functions were wrapped now."""
     n = 0
+    wrappers = {}              # id of an original update_result -> its wrapper
+    packages = set()
     for mod in base_modules():
         cur = mod.update_result
-        if getattr(cur, "_zlb_wrapped", False):
+        if not getattr(cur, "_zlb_wrapped", False):
+            mod.update_result = wrap_update_result(cur)
+            n += 1
+        wrappers[id(mod.update_result.__wrapped__)] = mod.update_result
+        packages.add(mod.__name__.rpartition(".")[0])
+        cls = getattr(mod, "BenchmarkResult", None)
+        to_json = getattr(cls, "to_json", None)
+        if isinstance(cls, type) and callable(to_json) and \
+                not getattr(to_json, "_zlb_wrapped", False):
+            cls.to_json = wrap_to_json(to_json)
+            n += 1
+    for name, mod in list(sys.modules.items()):
+        if mod is None or name.rpartition(".")[0] not in packages:
             continue
-        mod.update_result = wrap_update_result(cur)
-        n += 1
+        cur = getattr(mod, "update_result", None)
+        w = wrappers.get(id(cur))
+        if w is not None and w.__wrapped__ is cur:
+            mod.update_result = w
+            n += 1
     return n
 
 
 def wrap_update_result(original):
     def update_result(op, data, *args, **kwargs):
         try:
-            write_rows(data)
+            write_rows(json.loads(data) if isinstance(data, str) else data)
         except Exception as e:  # never let bookkeeping break the benchmark
             _io.warning(NAME, "rows not written: %s: %s"
                         % (type(e).__name__, _io.one_line(e)))
@@ -209,12 +239,42 @@ def wrap_update_result(original):
     return update_result
 
 
+def wrap_to_json(original):
+    def to_json(self, *args, **kwargs):
+        try:
+            write_rows(dataclasses.asdict(self) if dataclasses.is_dataclass(self)
+                       else dict(vars(self)))
+        except Exception as e:  # never let bookkeeping break the benchmark
+            _io.warning(NAME, "rows not written: %s: %s"
+                        % (type(e).__name__, _io.one_line(e)))
+        return original(self, *args, **kwargs)
+
+    to_json._zlb_wrapped = True
+    to_json.__wrapped__ = original
+    return to_json
+
+
+def result_key(data):
+    """What tells one BenchmarkResult from another within a test, the same
+    whether it came as asdict() or through JSON (which turns a shape's
+    torch.Size into a list, so shapes are left out; latencies survive JSON)."""
+    metrics = tuple((m.get("latency_base"), m.get("latency"), m.get("error_msg"))
+                    for m in (m if isinstance(m, dict) else vars(m)
+                              for m in data.get("result") or []))
+    return (data.get("op_name"), _plain(data.get("dtype")), _plain(data.get("mode")),
+            metrics)
+
+
 def shape_text(detail):
     """Size Detail exactly as upstream's table prints it."""
     return "N/A" if detail is None else "%s" % (detail,)
 
 
 def write_rows(data):
+    key = result_key(data)
+    if key in _state.results_written:
+        return
+    _state.results_written.add(key)
     metrics = data.get("result") or []
     op_name = data.get("op_name")
     dtype = data.get("dtype")

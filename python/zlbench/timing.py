@@ -651,19 +651,23 @@ def _context():
         if f is None:
             break
         name = f.f_code.co_name
-        if name in ("get_latency", "run"):
+        me = f.f_locals.get("self")
+        if me is not None and hasattr(me, "op_name") and hasattr(me, "to_bench_metrics"):
             loc = f.f_locals
-            me = loc.get("self")
-            if me is not None and hasattr(me, "op_name") and hasattr(me, "to_bench_metrics"):
-                if name == "get_latency" and bench is None:
-                    bench, op = me, loc.get("op")
-                elif name == "run" and (bench is None or me is bench):
+            if name == "get_latency" and bench is None:
+                bench, op = me, loc.get("op")
+            elif bench is None or me is bench:
+                # The metric under construction: in run() itself (base.py) or
+                # in a helper of its (test_blas_perf_parallel.py's
+                # _build_metric_from_input, int4pack's _run_metric).
+                m = loc.get("metric")
+                if metric is None and m is not None and hasattr(m, "shape_detail"):
+                    metric = m
+                    ctx["shape_detail"] = shape_text(m.shape_detail)
+                if name == "run":
                     bench = me
                     dtype = loc.get("dtype")
                     ctx["dtype"] = None if dtype is None else str(dtype)
-                    metric = loc.get("metric")
-                    if metric is not None and hasattr(metric, "shape_detail"):
-                        ctx["shape_detail"] = shape_text(metric.shape_detail)
                     break
         f = f.f_back
     if bench is None:

@@ -701,3 +701,16 @@ def test_preset_screen_sets_defaults_that_a_given_knob_still_beats(zlb):
     cal = r.identity(next(d for d in r.run_dirs if d != first))["caliber"]
     assert cal["preset"] == "full" and cal["min_time_ms"] == 100 and cal["max_wall_ms"] == 2000
     assert cal["tune_rule"] == "rows"
+
+
+@pytest.mark.parametrize("op,rows", [("addr_benchmark", 2), ("convert_weight_to_int4pack", 5)])
+def test_a_benchmark_with_a_run_of_its_own_gets_its_rows(zlb, op, rows):
+    # Upstream's test_blas_perf_parallel.py hands its results only to to_json,
+    # test_convert_weight_to_int4pack.py to an update_result it imported
+    # itself: on the H200 both passed with 0 rows and their measurements dropped.
+    r = zlb.run(op, "--dtypes", "float16")
+    assert r.rc == 0, r
+    got = r.rows()
+    assert len(got) == rows and all(x["torch"] and x["gems"] for x in got), got
+    assert [e for e in r.events() if e["event"] == "WARNING"] == []
+    assert "zlb: %d rows: %d graph-timed" % (rows, rows) in r.out, r

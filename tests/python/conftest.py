@@ -106,6 +106,7 @@ def clean_state(monkeypatch):
     from zlbench import _io, _state
 
     _state.reset_pending()
+    _state.results_written.clear()
     _state.depth = 0
     _state.capturing = False
     _state.nodeid = None

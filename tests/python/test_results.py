@@ -202,11 +202,85 @@ def test_upstream_table_with_gbps_and_tflops_columns_matches(fake_bench, stub_to
 
 def test_patch_finds_benchmark_base_once(fake_bench, run_dir):
     import benchmark.base as base
+    import benchmark.conftest as bconftest
+    import benchmark.consts as consts
+    import benchmark.test_convert_weight_to_int4pack as int4pack
 
-    orig = base.update_result
+    orig, to_json = base.update_result, consts.BenchmarkResult.to_json
     try:
-        assert results.patch_update_result() == 1
+        # base's global, conftest's own, the name int4pack imported itself, and
+        # to_json on the class
+        assert results.patch_result_sinks() == 4
         assert base.update_result.__wrapped__ is orig
-        assert results.patch_update_result() == 0
+        assert int4pack.update_result is base.update_result is bconftest.update_result
+        assert consts.BenchmarkResult.to_json.__wrapped__ is to_json
+        assert results.patch_result_sinks() == 0
     finally:
-        base.update_result = orig
+        base.update_result = int4pack.update_result = bconftest.update_result = orig
+        consts.BenchmarkResult.to_json = to_json
+
+
+def _sinks(fake_bench):
+    """update_result and to_json wrapped, as patch_result_sinks leaves them."""
+    calls = []
+    update = results.wrap_update_result(lambda op, data: calls.append((op, data)))
+    to_json = results.wrap_to_json(type(result(fake_bench, [])).to_json)
+    return update, to_json, calls
+
+
+def test_base_run_hands_a_result_on_twice_and_gets_one_row(fake_bench, run_dir):
+    update, to_json, calls = _sinks(fake_bench)
+    pend(0.5, "t0")
+    pend(0.25, "g0")
+    r = result(fake_bench, [metric(shape_detail=[1024], latency_base=0.5, latency=0.25)])
+    update("softmax", asdict(r))                     # base.py: update_result, then
+    to_json(r)                                       # emit_record_logger(to_json())
+    (row,) = rows(run_dir)
+    assert row["torch"] == rec("t0") and row["gems"] == rec("g0")
+    assert len(calls) == 1 and events(run_dir, "WARNING") == []
+
+
+def test_a_result_that_only_goes_to_json_gets_its_rows(fake_bench, run_dir, stub_torch):
+    _, to_json, _ = _sinks(fake_bench)               # test_blas_perf_parallel.py's run()
+    pend(0.5, "t0")
+    pend(0.25, "g0")
+    r = result(fake_bench, [metric(shape_detail=[stub_torch.Size([16, 1024])],
+                                   latency_base=0.5, latency=0.25)], op_name="addr")
+    assert to_json(r) == r.to_json()                 # the class's own, unwrapped here
+    (row,) = rows(run_dir)
+    assert row["op_name"] == "addr" and row["gems"] == rec("g0")
+    assert row["shape_detail"] == "[torch.Size([16, 1024])]"   # as the table prints it
+
+
+def test_update_result_given_json_after_to_json_writes_once(fake_bench, run_dir):
+    update, to_json, calls = _sinks(fake_bench)      # test_convert_weight_to_int4pack.py
+    pend(0.5, "t0")
+    pend(0.25, "g0")
+    pend(2.0, "t1")
+    pend(1.0, "g1")
+    r = result(fake_bench, [metric(shape_detail=[8], latency_base=0.5, latency=0.25),
+                            metric(shape_detail=[9], latency_base=2.0, latency=1.0)])
+    update("softmax", to_json(r))
+    assert [x["gems"] for x in rows(run_dir)] == [rec("g0"), rec("g1")]
+    assert calls and isinstance(calls[0][1], str)    # the original got the string
+
+
+def test_update_result_given_json_alone_writes_rows(fake_bench, run_dir):
+    update, _, _ = _sinks(fake_bench)
+    pend(0.5, "t0")
+    pend(0.25, "g0")
+    r = result(fake_bench, [metric(shape_detail=[8], latency_base=0.5, latency=0.25)])
+    update("softmax", type(r).to_json(r))
+    (row,) = rows(run_dir)
+    assert row["torch"] == rec("t0") and row["shape_detail"] == "[8]"
+
+
+def test_the_next_test_writes_the_same_result_again(fake_bench, run_dir):
+    update, _, _ = _sinks(fake_bench)
+    r = result(fake_bench, [metric(shape_detail=[8], latency_base=0.5, latency=0.25)])
+    for _ in range(2):
+        results.pytest_runtest_logstart("t::x", None)
+        pend(0.5, "t0")
+        pend(0.25, "g0")
+        update("softmax", asdict(r))
+    assert len(rows(run_dir)) == 2
