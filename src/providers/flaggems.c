@@ -360,6 +360,54 @@ static int has_identifier(const char *text, const char *name)
 }
 
 /*
+ * A copy of Python source with its comments and string literals blanked,
+ * so that a word in them is not taken for a name the code uses (as the
+ * plugin's co_names would not): "# Typical 3D CNN shapes" above a
+ * hard-coded list read as code that reads shapes. Lines stay where they
+ * were; f-strings are kept, their braces hold code.
+ */
+static char *python_code_only(const char *text)
+{
+	char *out = xstrdup(text);
+	char *p = out;
+
+	while (*p) {
+		if (*p == '#') {
+			while (*p && *p != '\n')
+				*p++ = ' ';
+			continue;
+		}
+		if (*p != '\'' && *p != '"') {
+			p++;
+			continue;
+		}
+		int fstring = 0;
+		for (char *k = p; k > out && isalpha((unsigned char)k[-1]); k--)
+			fstring |= k[-1] == 'f' || k[-1] == 'F';
+		char q = *p;
+		size_t ql = p[1] == q && p[2] == q ? 3 : 1;
+		char *e = p + ql;
+		while (*e) {
+			if (*e == '\\' && e[1]) {
+				e += 2;
+				continue;
+			}
+			if (ql == 3 ? e[0] == q && e[1] == q && e[2] == q : *e == q || *e == '\n')
+				break;
+			e++;
+		}
+		if (*e && *e != '\n')
+			e += ql;
+		if (!fstring)
+			for (char *k = p; k < e; k++)
+				if (*k != '\n')
+					*k = ' ';
+		p = e;
+	}
+	return out;
+}
+
+/*
  * Does a class body ignore the shape file? It does when it overrides
  * set_shapes, or overrides get_input_iter with a body that never reads
  * shapes (it iterates its own list) nor hands over to super() or another
@@ -380,11 +428,13 @@ static int hardcodes_shapes(const char *cls)
 		return 0;
 	/* The method ends at the next line indented no deeper than its def. */
 	end = strstr(m, "\n    def ");
-	char *method = end ? xstrndup(m, (size_t)(end - m)) : xstrdup(m);
+	char *whole = end ? xstrndup(m, (size_t)(end - m)) : xstrdup(m);
+	char *method = python_code_only(whole);
 	body = strchr(method, '\n') ? strchr(method, '\n') : "";
 	reads = has_identifier(body, "shapes") || has_identifier(body, "super") ||
 		has_identifier(body, "get_input_iter");
 	free(method);
+	free(whole);
 	return !reads;
 }
 

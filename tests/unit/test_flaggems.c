@@ -664,6 +664,60 @@ static void def_named_benchmark_is_no_call(void **state)
 	free(t.hardcoding_class);
 }
 
+/*
+ * get_input_iter hard-codes its shapes when its code never reads a name
+ * "shapes": a comment or a string saying the word is no read (on the H200,
+ * "# Typical 3D CNN shapes" made max_pool3d_with_indices_backward's own
+ * list look like one read from the shape file, and the single-shape asset
+ * gave it a 2-D shape that its 5-D inputs cannot take).
+ */
+static void hardcoded_iter_with_the_word_in_comments_and_strings(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const bodies[] = {
+		"        # Typical 3D CNN shapes (N, C, D, H, W)\n"
+		"        shapes_5d = [(4, 3, 16, 56, 56)]\n",
+		"        \"\"\"Its own shapes,\n        not the file's.\"\"\"\n"
+		"        shapes_5d = [(4, 3, 16, 56, 56)]\n",
+		"        note = 'shapes' + \"shapes\" + \"a \\\" shapes\"\n"
+		"        shapes_5d = [(4, 3, 16, 56, 56)]\n",
+	};
+	static const char *const readers[] = {
+		"        for s in self.shapes:  # the file's\n"
+		"            yield s\n",
+		"        print(f\"{len(self.shapes)} shapes\")\n",
+	};
+
+	for (size_t hard = 0; hard < 2; hard++) {
+		size_t n = hard ? sizeof(bodies) / sizeof(*bodies) : sizeof(readers) / sizeof(*readers);
+		for (size_t i = 0; i < n; i++) {
+			struct flaggems_target t = { .dir = f->ck, .op = "pool" };
+			char *text = xstrfmt(
+				"import base\n\n"
+				"class PoolBenchmark(base.GenericBenchmark):\n"
+				"    def get_input_iter(self, dtype):\n%s"
+				"        for shape in shapes_5d:\n"
+				"            yield shape\n\n"
+				"def test_pool():\n"
+				"    bench = PoolBenchmark(op_name=\"pool\", torch_op=None)\n"
+				"    bench.run()\n", hard ? bodies[i] : readers[i]);
+
+			strvec_init(&t.chain);
+			flaggems_scan_benchmark(&t, text);
+			assert_chain(&t.chain, CHAIN("PoolBenchmark", "GenericBenchmark",
+						     "Benchmark"));
+			if (hard)
+				assert_string_equal(t.hardcoding_class, "PoolBenchmark");
+			else
+				assert_null(t.hardcoding_class);
+			free(t.op_name);
+			free(t.hardcoding_class);
+			strvec_clear(&t.chain);
+			free(text);
+		}
+	}
+}
+
 static void edit_distances(void **state)
 {
 	assert_int_equal(edit_distance("", ""), 0);
@@ -696,6 +750,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(find_checkout_from_package, setup, teardown),
 		cmocka_unit_test_setup_teardown(find_checkout_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(package_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(hardcoded_iter_with_the_word_in_comments_and_strings,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(def_named_benchmark_is_no_call, setup, teardown),
 		cmocka_unit_test(edit_distances),
 	};
