@@ -44,6 +44,10 @@ static void print_report(const char *file, const struct shape_assets_report *r,
 	       "DEFAULT_SHAPES, %zu measure their own hard-coded shapes, %zu cannot be told "
 	       "(the static scan did not follow their class chain up to Benchmark)\n", r->ops,
 	       r->fallthrough.nr, r->own.nr, r->unknown.nr);
+	if (r->pinned.nr)
+		printf("shapes: %zu pinned entr%s kept from the file rebuilt\n", r->pinned.nr,
+		       r->pinned.nr == 1 ? "y" : "ies");
+	print_list("pinned", &r->pinned, 50);
 	print_list("moved", &r->moved, 50);
 	print_list("unmatched", &r->unmatched, 50);
 	print_list("falls through", &r->fallthrough, 50);

@@ -23,6 +23,7 @@ void shape_assets_report_init(struct shape_assets_report *r)
 	strvec_init(&r->fallthrough);
 	strvec_init(&r->own);
 	strvec_init(&r->unknown);
+	strvec_init(&r->pinned);
 }
 
 void shape_assets_report_release(struct shape_assets_report *r)
@@ -32,6 +33,7 @@ void shape_assets_report_release(struct shape_assets_report *r)
 	strvec_clear(&r->fallthrough);
 	strvec_clear(&r->own);
 	strvec_clear(&r->unknown);
+	strvec_clear(&r->pinned);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -477,6 +479,54 @@ static int root_value(const struct shape_file *sf, const char *key)
 	return 0;
 }
 
+/*
+ * The pinned entries of the file a build replaces: keys whose entry says
+ * `pinned: REASON`. A file that is not there has none; one that does not
+ * read is refused, so that a rebuild never drops what someone pinned.
+ */
+struct pins {
+	struct shape_file sf;
+	int loaded;
+	struct strvec keys, reasons;
+};
+
+static int pins_load(struct pins *p, const char *out)
+{
+	struct strvec keys = STRVEC_INIT;
+
+	memset(p, 0, sizeof(*p));
+	strvec_init(&p->keys);
+	strvec_init(&p->reasons);
+	if (access(out, F_OK))
+		return 0;
+	if (shape_file_load(&p->sf, out, NULL))
+		return error("%s is to be rebuilt but does not read as a shape file, so its "
+			     "pinned entries cannot be kept: fix it, or move it away to build "
+			     "afresh", out);
+	p->loaded = 1;
+	shape_file_keys(&p->sf, &keys);
+	for (size_t i = 0; i < keys.nr; i++) {
+		yaml_node_t *entry = yaml_document_get_node(&p->sf.doc,
+							    root_value(&p->sf, keys.v[i]));
+		yaml_node_t *why = entry && entry->type == YAML_MAPPING_NODE
+			? shape_file_map_get(&p->sf, entry, "pinned") : NULL;
+		if (why && why->type == YAML_SCALAR_NODE && why->data.scalar.length) {
+			strvec_push(&p->keys, keys.v[i]);
+			strvec_push(&p->reasons, (const char *)why->data.scalar.value);
+		}
+	}
+	strvec_clear(&keys);
+	return 0;
+}
+
+static void pins_release(struct pins *p)
+{
+	if (p->loaded)
+		shape_file_release(&p->sf);
+	strvec_clear(&p->keys);
+	strvec_clear(&p->reasons);
+}
+
 int shape_assets_build(const char *core_shapes, const struct shape_target *t, size_t n,
 		       int single, const char *out, const char *unmatched_out,
 		       const char *header_comment, struct shape_assets_report *rep)
@@ -486,12 +536,17 @@ int shape_assets_build(const char *core_shapes, const struct shape_target *t, si
 	struct strvec keys = STRVEC_INIT, op_keys = STRVEC_INIT, class_keys = STRVEC_INIT;
 	struct strvec from = STRVEC_INIT;   /* for each op key: the core key it comes from */
 	yaml_document_t dst, rest;
-	struct copier c, cr;
+	struct copier c, cr, cp;
+	struct pins pins;
 	size_t nrest = 0;
 	int ret;
 
-	if (shape_file_load(&sf, core_shapes, NULL))
+	if (pins_load(&pins, out))
 		return -1;
+	if (shape_file_load(&sf, core_shapes, NULL)) {
+		pins_release(&pins);
+		return -1;
+	}
 	new_doc(&rest);
 	copier_init(&cr, &sf.doc, &rest);
 	names_init(&nm, t, n);
@@ -528,6 +583,22 @@ int shape_assets_build(const char *core_shapes, const struct shape_target *t, si
 		}
 		strvec_clear(&chain);
 	}
+	/* A pinned key core_shapes does not give is written too, where it names something. */
+	for (size_t i = 0; i < pins.keys.nr; i++) {
+		const char *key = pins.keys.v[i];
+		int k = kind_of(&nm, key);
+
+		if (k == 1 && strvec_find(&op_keys, key) < 0) {
+			strvec_push(&op_keys, key);
+			strvec_push(&from, key);
+		} else if (k == 2 && strvec_find(&class_keys, key) < 0) {
+			strvec_push(&class_keys, key);
+		} else if (!k) {
+			strvec_pushf(&rep->unmatched, "%s: pinned (%s), but names no op_name or "
+				     "Benchmark class of the inventory (left out)", key,
+				     pins.reasons.v[i]);
+		}
+	}
 	/* Op keys sorted (each with the core key it comes from), then the classes. */
 	for (size_t i = 1; i < op_keys.nr; i++)
 		for (size_t j = i; j > 0 && strcmp(op_keys.v[j - 1], op_keys.v[j]) > 0; j--) {
@@ -539,15 +610,25 @@ int shape_assets_build(const char *core_shapes, const struct shape_target *t, si
 		}
 	new_doc(&dst);
 	copier_init(&c, &sf.doc, &dst);
+	if (pins.loaded)
+		copier_init(&cp, &pins.sf.doc, &dst);
 	for (int pass = 0; pass < 2; pass++) {
 		const struct strvec *list = pass ? &class_keys : &op_keys;
 		for (size_t i = 0; i < list->nr; i++) {
-			int v;
+			int v, pin = strvec_find(&pins.keys, list->v[i]);
 
 			/* Each key its own nodes: a built file reads without anchors. */
 			memset(c.map, 0, c.nmap * sizeof(*c.map));
-			v = entry_copy(&c, &sf, root_value(&sf, pass ? list->v[i] : from.v[i]),
-				       single);
+			if (pin >= 0) {
+				memset(cp.map, 0, cp.nmap * sizeof(*cp.map));
+				v = copy_node(&cp, root_value(&pins.sf, list->v[i]));
+				strvec_pushf(&rep->pinned, "%s: %s", list->v[i],
+					     pins.reasons.v[pin]);
+			} else {
+				v = entry_copy(&c, &sf, root_value(&sf, pass ? list->v[i]
+									  : from.v[i]),
+					       single);
+			}
 			if (!v) {
 				strvec_pushf(&rep->unmatched, "%s: its core_shapes entry has no "
 					     "shapes list (left out)", list->v[i]);
@@ -558,6 +639,8 @@ int shape_assets_build(const char *core_shapes, const struct shape_target *t, si
 	}
 	free(c.map);
 	free(cr.map);
+	if (pins.loaded)
+		free(cp.map);
 	ret = emit(&dst, header_comment, out);
 	if (!ret && nrest && unmatched_out)
 		ret = emit(&rest, "keys of core_shapes.yaml that name no op_name or Benchmark "
@@ -574,5 +657,6 @@ int shape_assets_build(const char *core_shapes, const struct shape_target *t, si
 	strvec_clear(&from);
 	names_release(&nm);
 	shape_file_release(&sf);
+	pins_release(&pins);
 	return ret;
 }

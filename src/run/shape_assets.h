@@ -43,6 +43,7 @@ struct shape_assets_report {
 	 * whether FlagGems finds a key cannot be told here.
 	 */
 	struct strvec unknown;
+	struct strvec pinned;      /* "key: reason": kept from the file being rebuilt */
 	size_t ops;                /* targets looked at */
 };
 
@@ -74,7 +75,10 @@ int shape_assets_migrate(const char *in, const struct shape_target *t, size_t n,
  * plus an op_name key for every target whose op_name core_shapes reaches
  * only through a class (its one shape taken from that class's entry, not
  * past a hard-coding class), so each operator is one visible, editable
- * line. shape_desc and other fields are kept. Keys that match no target
+ * line. shape_desc and other fields are kept. An entry of the file at out,
+ * when it exists, that says `pinned: REASON` is kept as it is in place of
+ * the built one (a shape the middle one cannot stand for: one_hot's inputs
+ * of [4096, 4096] are all dropped by its own size limit); rep->pinned. Keys that match no target
  * are left out (rep->unmatched) and, when unmatched_out is not NULL,
  * written there as they were. Returns 0 or -1 with error().
  */

@@ -65,6 +65,39 @@ def test_build_single_and_multi_from_the_fake_suite(zlb, tmp_path):
         assert "0 unmatched" in r.out and "0 fall through" in r.out
 
 
+def test_a_rebuild_keeps_what_was_pinned(zlb, tmp_path):
+    # On the H200 one_hot failed on the middle shape of its class ([4096, 4096]):
+    # its input_fn drops every input over 1e8 output elements. A pinned entry
+    # is how the asset keeps a shape the builder cannot choose.
+    ops = fake_inventory(zlb, tmp_path)
+    single = ops / "shapes_single.yaml"
+    build = ("--flaggems-dir", FAKE_MAIN, "--out", ops, "--build-shapes", "single",
+             "--shapes-out", single)
+    assert inv(zlb, *build).rc == 0
+    s = yaml.safe_load(single.read_text())
+    s["add"] = {"shapes": [[64, 64]], "pinned": "the middle shape gives no input"}
+    s["layer_norm"]["pinned"] = "kept by hand"
+    s["NoSuchBenchmark"] = {"shapes": [[1]], "pinned": "stale"}
+    softmax_before = s["softmax"]
+    s["softmax"] = {"shapes": [[7]]}                 # not pinned: rebuilt
+    single.write_text(yaml.safe_dump(s))
+    r = inv(zlb, *build)
+    assert r.rc == 0, r
+    t = yaml.safe_load(single.read_text())
+    assert t["add"] == {"shapes": [[64, 64]], "pinned": "the middle shape gives no input"}
+    assert t["layer_norm"] == s["layer_norm"]
+    assert t["softmax"] == softmax_before
+    assert "NoSuchBenchmark" not in t
+    assert "2 pinned entries kept from the file rebuilt" in r.out, r.out
+    assert "pinned: add: the middle shape gives no input" in r.out
+    assert "NoSuchBenchmark: pinned (stale), but names no op_name" in r.out
+    # A file that does not read is not rebuilt over: its pins would be lost.
+    single.write_text("add: [unclosed\n")
+    r = inv(zlb, *build)
+    assert r.rc == 3 and "pinned entries cannot be kept" in r.err, r
+    assert single.read_text() == "add: [unclosed\n"
+
+
 def test_check_catches_a_stale_key_and_a_fall_through(zlb, tmp_path, shapes):
     ops = fake_inventory(zlb, tmp_path)
     # No Benchmark, no GenericBenchmark2DOnly key: the 2-D family falls through.
