@@ -135,11 +135,29 @@ static void walk_batch(struct summary *s)
 	closedir(top);
 }
 
+/*
+ * The name a listed operator goes by: that of its run directory, as the walk
+ * names it. An operator that several files define runs as op@op_file (the
+ * spec column, and the run_dir's last part): under its bare op it would
+ * miss its directory and merge with its namesake.
+ */
+static const char *listed_name(const char *repo, const char *op, const char *spec,
+			       const char *run_dir)
+{
+	const char *slash = strchr(run_dir, '/');
+	size_t n = strlen(repo);
+
+	if (slash && rel_path_is_safe(run_dir) && (size_t)(slash - run_dir) == n &&
+	    !strncmp(run_dir, repo, n) && name_is_safe(slash + 1))
+		return slash + 1;
+	return *spec && name_is_safe(spec) ? spec : op;
+}
+
 static int read_ops_status(struct summary *s)
 {
 	char *path = path_join(s->batch, OPS_STATUS_CSV);
 	struct csv_table t;
-	int c_repo, c_op, c_status, c_remarks, c_run, c_backend, c_gpu, c_uuid;
+	int c_repo, c_op, c_status, c_remarks, c_run, c_spec, c_backend, c_gpu, c_uuid;
 
 	if (access(path, F_OK)) {
 		free(path);
@@ -156,6 +174,7 @@ static int read_ops_status(struct summary *s)
 	c_status = csv_column(&t, "status");
 	c_remarks = csv_column(&t, "remarks");
 	c_run = csv_column(&t, "run_dir");
+	c_spec = csv_column(&t, "spec");
 	/* what the batch knew of the card: only where the run's identity says nothing */
 	c_backend = csv_column(&t, "backend");
 	c_gpu = csv_column(&t, "gpu");		/* version 3 */
@@ -177,7 +196,8 @@ static int read_ops_status(struct summary *s)
 			warning("%s: record %zu has no operator; ignored", path, r + 2);
 			continue;
 		}
-		o = add_op(s, repo, row[c_op]);
+		o = add_op(s, repo, listed_name(repo, row[c_op], c_spec >= 0 ? row[c_spec] : "",
+						c_run >= 0 ? row[c_run] : ""));
 		o->listed = 1;
 		o->status = xstrdup(row[c_status]);
 		o->status_remarks = xstrdup(c_remarks >= 0 ? row[c_remarks] : "");

@@ -337,6 +337,31 @@ def test_run_dirs_named_by_ops_status_stay_inside_the_batch(zlb, tmp_path):
         assert rows[op]["row_status"] == "" and "no_run_dir" in rows[op]["op_remarks"], rows[op]
 
 
+def test_an_operator_two_files_define_is_listed_under_its_run_directory(zlb, tmp_path):
+    # On the H200 screen, nextafter_ ran as nextafter_@nextafter_: the summary
+    # counted it twice (its listed line under nextafter_ without its run, and
+    # its directory "not in ops_status.csv"), and two such lines of one op
+    # would have been merged into one.
+    template = copy_data(tmp_path, "batch") / "main" / "softmax"
+    bdir = tmp_path / "b"
+    for spec in ("nextafter_@nextafter_", "nextafter_@other"):
+        shutil.copytree(template, bdir / "main" / spec)
+    (bdir / "ops_status.csv").write_text(
+        "repo,op,spec,status,seconds,attempts,rows,remarks,backend,device,timer,exit_code,run_dir\n"
+        "main,nextafter_,nextafter_@nextafter_,PASS,1,1,3,,cuda,0,graph,0,"
+        "main/nextafter_@nextafter_\n"
+        "main,nextafter_,nextafter_@other,FAIL,1,1,3,,cuda,0,graph,1,main/nextafter_@other\n")
+    r = zlb.cmd("summary", str(bdir), "--format", "csv")
+    assert r.rc == 0, r
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    ops = {(row["op"], row["status"]) for row in rows}
+    assert ops == {("nextafter_@nextafter_", "PASS"), ("nextafter_@other", "FAIL")}, ops
+    assert all(row["row_status"] and "not_in_ops_status" not in row["op_remarks"]
+               for row in rows), rows
+    r = zlb.cmd("summary", str(bdir))
+    assert "2 operators" in r.out and "not in ops_status.csv" not in r.out, r
+
+
 def test_a_batch_on_two_gpus_names_each_operators_card(world):
     """zlb batch over two fake GPUs, then zlb summary: each row says the
     backend and the card its operator ran on, the JSON its uuid, all as
