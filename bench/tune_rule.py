@@ -1,28 +1,32 @@
 #!/usr/bin/env python3
-"""--tune-rule rows against budget, side by side (issue 14's next lever).
+"""Two --tune-rule values side by side (issue 14's lever on tuning time).
 
 An autotuner's timing of a config makes no row: it only ranks configs. Under
-`--tune-rule rows` (the default) each config is sampled until its median's
-noise meets --noise-target, as a row is; under `budget` it gets the tuner's own
-rep of GPU time and --min-samples, as Triton's do_bench gives it. Before
-`budget` may become the default, a GPU must show that it picks the same
-configs and that the rows read the same, and what it saves.
+`--tune-rule rows` (the default) each config is timed by zlb's engine and
+sampled until its median's noise meets --noise-target, as a row is; under
+`budget` zlb's engine gives it the tuner's own rep of GPU time and
+--min-samples; under `triton` Triton's own do_bench takes it, as in FlagGems'
+harness. The H200 (stop 26) showed budget saving nothing on layer_norm (42
+configs: 18.46 s against 18.56 s): what a config costs is the engine around
+it. Before another rule may become the default, a GPU must show that it
+picks the same configs and that the rows read the same, and what it saves.
 
-For each operator, on one GPU, in this order: a run under `rows` and a run
-under `budget`, each from an empty FlagGems tuner database of its own
-(--isolate-tuner-cache) and its own Triton cache, so that each tunes. Then:
+For each operator, on one GPU, in this order: a run under each of the two
+rules (--rules BASE,OTHER; default rows,triton), each from an empty FlagGems
+tuner database of its own (--isolate-tuner-cache) and its own Triton cache,
+so that each tunes. Then:
   * the wall of each run and the autotuners' share of it (outcome.tuning,
     from the plugin's TUNE_TIMING events);
   * the winners: each autotune record entry (kernel, key) of one run against
     the other's (same config, other config, or only in one);
-  * `zlb compare rows budget --allow-caliber-mismatch` (one round a side: the
+  * `zlb compare BASE OTHER --allow-caliber-mismatch` (one round a side: the
     rows' placement probes give the single round's drift): gems and torch
     verdict counts. A row whose winner differs may differ in time for that
     reason alone; one whose winner is the same should not.
 
 Usage (repo root, GPU machine, real FlagGems):
   PYTHONPATH=$PWD/.carry/pylib GEMS_VENDOR=nvidia python3 bench/tune_rule.py \\
-    --flaggems-dir .carry/FlagGems --ops layer_norm conj --out $OUT/tune_rule.json
+    --flaggems-dir .carry/FlagGems --ops layer_norm mm --out $OUT/tune_rule.json
 Operators worth it are those whose TUNE_TIMING shows many configs timed
 through zlb's do_bench (plain @triton.autotune; LibTuner's do_bench_cudagraph
 is FlagGems' own timer and no rule of zlb's touches it).
@@ -35,7 +39,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-RULES = ("rows", "budget")
+RULES = ("rows", "budget", "triton")
 
 
 def zlb_run(zlb, fg, op, rule, dtypes, run_dir, log):
@@ -93,12 +97,17 @@ def main():
     ap.add_argument("--ops", nargs="+", required=True)
     ap.add_argument("--dtypes", default="float16")
     ap.add_argument("--work", default="/tmp/zlb-tune-rule")
+    ap.add_argument("--rules", default="rows,triton", metavar="BASE,OTHER")
     ap.add_argument("--out")
     a = ap.parse_args()
+    rules = tuple(a.rules.split(","))
+    if len(rules) != 2 or rules[0] == rules[1] or not set(rules) <= set(RULES):
+        ap.error("--rules takes two different rules of %s, as BASE,OTHER" % ", ".join(RULES))
+    base, other_rule = rules
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     fg = str(Path(a.flaggems_dir).resolve())
-    res = {"ops": {}}
+    res = {"rules": list(rules), "ops": {}}
 
     def save():
         if a.out:
@@ -106,7 +115,7 @@ def main():
 
     for op in a.ops:
         entry = res["ops"][op] = {}
-        for rule in RULES:
+        for rule in rules:
             d = work / rule / op
             rc, wall = zlb_run(a.zlb, fg, op, rule, a.dtypes, d, work / ("%s.%s.log" % (op, rule)))
             calls, secs = tuning(d)
@@ -114,33 +123,34 @@ def main():
             print("%-20s %-6s rc=%d wall %6.1f s  tuning %s configs in %s s" % (
                 op, rule, rc, wall, calls, secs), flush=True)
             save()
-        wa, wb = winners(work / "rows" / op, op), winners(work / "budget" / op, op)
+        wa, wb = winners(work / base / op, op), winners(work / other_rule / op, op)
         same = sum(1 for k in wa if k in wb and wa[k] == wb[k])
         other = sorted("%s %s: %s -> %s" % (k[0], k[1], wa[k], wb[k])
                        for k in wa if k in wb and wa[k] != wb[k])
         entry["winners"] = {"same": same, "other": other,
-                            "only_rows": len(set(wa) - set(wb)),
-                            "only_budget": len(set(wb) - set(wa))}
-        rc, count, tail = verdicts(a.zlb, work / "rows" / op, work / "budget" / op,
+                            "only_base": len(set(wa) - set(wb)),
+                            "only_other": len(set(wb) - set(wa))}
+        rc, count, tail = verdicts(a.zlb, work / base / op, work / other_rule / op,
                                    work / "compare" / op)
         entry["compare"] = {"rc": rc, "verdicts": count, "tail": tail}
         print("%-20s winners: %d same, %d other, %d/%d in one run only; compare rc=%d %s" % (
-            op, same, len(other), entry["winners"]["only_rows"],
-            entry["winners"]["only_budget"], rc,
+            op, same, len(other), entry["winners"]["only_base"],
+            entry["winners"]["only_other"], rc,
             ", ".join("%s %d" % kv for kv in sorted(count.items()))), flush=True)
         for line in other[:10]:
             print("    other winner: " + line)
         save()
 
     done = [e for e in res["ops"].values() if all(
-        e.get(r, {}).get("tune_s") is not None for r in RULES)]
+        e.get(r, {}).get("tune_s") is not None for r in rules)]
     if done:
-        t = {r: sum(e[r]["tune_s"] for e in done) for r in RULES}
-        w = {r: sum(e[r]["wall_s"] for e in done) for r in RULES}
-        print("\nover %d operator(s): tuning rows %.1f s, budget %.1f s (%.2fx); "
-              "wall rows %.1f s, budget %.1f s (%.2fx)" % (
-                  len(done), t["rows"], t["budget"], t["rows"] / max(t["budget"], 1e-9),
-                  w["rows"], w["budget"], w["rows"] / max(w["budget"], 1e-9)))
+        t = {r: sum(e[r]["tune_s"] for e in done) for r in rules}
+        w = {r: sum(e[r]["wall_s"] for e in done) for r in rules}
+        print("\nover %d operator(s): tuning %s %.1f s, %s %.1f s (%.2fx); "
+              "wall %s %.1f s, %s %.1f s (%.2fx)" % (
+                  len(done), base, t[base], other_rule, t[other_rule],
+                  t[base] / max(t[other_rule], 1e-9), base, w[base], other_rule,
+                  w[other_rule], w[base] / max(w[other_rule], 1e-9)))
     save()
     return 0
 

@@ -47,14 +47,16 @@ def _int(name, default, minimum, maximum=None):
 
 
 def _either(name, default, choices):
-    """One of two words; default where unset (REQUIRED: EnvError)."""
+    """One of a few words; default where unset (REQUIRED: EnvError)."""
     raw = _get(name)
     if raw is None:
         if default is REQUIRED:
             raise _missing(name)
         return default
     if raw not in choices:
-        raise EnvError("%s=%r is neither %r nor %r" % ((name, raw) + tuple(choices)))
+        if len(choices) == 2:
+            raise EnvError("%s=%r is neither %r nor %r" % ((name, raw) + tuple(choices)))
+        raise EnvError("%s=%r is not one of %s" % (name, raw, ", ".join(map(repr, choices))))
     return raw
 
 
@@ -261,13 +263,14 @@ def tune_placement_probes():
     return _int("ZLB_TUNE_PLACEMENT_PROBES", REQUIRED, 0, PLACEMENT_PROBES_MAX)
 
 
-TUNE_RULES = ("rows", "budget")
+TUNE_RULES = ("rows", "budget", "triton")
 
 
 def tune_rule():
-    """ZLB_TUNE_RULE: how an autotuner's timing of a config stops: 'rows'
-    (the rows' stopping rule) or 'budget' (the tuner's rep and the minimum
-    samples, no noise target)."""
+    """ZLB_TUNE_RULE: how an autotuner's timing of a config is taken: 'rows'
+    (zlb's timer, the rows' stopping rule), 'budget' (zlb's timer, the
+    tuner's rep and the minimum samples, no noise target) or 'triton'
+    (Triton's own do_bench, as FlagGems' harness times configs)."""
     return _either("ZLB_TUNE_RULE", REQUIRED, TUNE_RULES)
 
 

@@ -489,22 +489,22 @@ int batch_setup(struct batch *b, const struct batch_plan *p, size_t *reused)
 
 void batch_say_totals(const struct batch *b, int interrupted, double seconds)
 {
-	size_t counts[OP_STATUSES] = { 0 };
-	char took[32], cancelled[48] = "";
+	size_t counts[OP_STATUSES] = { 0 }, pending;
+	char took[32], cancelled[48] = "", not_run[96] = "";
 
 	for (size_t i = 0; i < b->p->nr; i++)
 		counts[b->ops[i].row.status]++;
 	if (counts[OP_CANCELLED])
 		snprintf(cancelled, sizeof(cancelled), ", %zu CANCELLED", counts[OP_CANCELLED]);
+	pending = counts[OP_PENDING] + counts[OP_RUNNING];
+	if (pending)
+		snprintf(not_run, sizeof(not_run), ", %zu not run%s", pending,
+			 interrupted ? " (interrupted; --resume continues)" : "");
 	/* This session's wall time: what a screen costs is the first thing asked of it. */
 	progress_fmt_duration(took, sizeof(took), seconds);
-	report(b->p->rep, REPORT_RESULT, "zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s%s "
+	report(b->p->rep, REPORT_RESULT, "zlb batch: %zu PASS, %zu SKIP, %zu FAIL, %zu TIMEOUT%s%s "
 	       "in %s; %s/ops_status.csv", counts[OP_PASS], counts[OP_SKIP], counts[OP_FAIL],
-	       counts[OP_TIMEOUT], cancelled,
-	       counts[OP_PENDING] + counts[OP_RUNNING] ? ", not run: " : "",
-	       counts[OP_PENDING] + counts[OP_RUNNING] ?
-	       (interrupted ? "some (interrupted; --resume continues)" : "some") : "",
-	       took, batch_state_dir(b->p));
+	       counts[OP_TIMEOUT], cancelled, not_run, took, batch_state_dir(b->p));
 }
 
 int batch_execute(const struct batch_plan *p)

@@ -289,8 +289,10 @@ static int verify_written(const char *path, const struct names *nm, const struct
 {
 	struct shape_file sf;
 
-	if (shape_file_load(&sf, path, NULL))
+	if (shape_file_load(&sf, path, NULL)) {
+		shape_file_release(&sf);
 		return error("%s was written but does not read back: %s", path, last_error());
+	}
 	count_keys(&sf, nm, rep);
 	look_up_targets(&sf, t, n, rep);
 	shape_file_release(&sf);
@@ -304,8 +306,10 @@ int shape_assets_check(const char *file, const struct shape_target *t, size_t n,
 	struct strvec keys = STRVEC_INIT;
 	struct names nm;
 
-	if (shape_file_load(&sf, file, NULL))
+	if (shape_file_load(&sf, file, NULL)) {
+		shape_file_release(&sf);
 		return -1;
+	}
 	names_init(&nm, t, n);
 	shape_file_keys(&sf, &keys);
 	for (size_t i = 0; i < keys.nr; i++)
@@ -346,8 +350,10 @@ int shape_assets_migrate(const char *in, const struct shape_target *t, size_t n,
 	size_t nrest = 0;
 	int ret = -1;
 
-	if (shape_file_load(&sf, in, NULL))
+	if (shape_file_load(&sf, in, NULL)) {
+		shape_file_release(&sf);
 		return -1;
+	}
 	names_init(&nm, t, n);
 	new_doc(&dst);
 	new_doc(&rest);
@@ -499,10 +505,16 @@ static int pins_load(struct pins *p, const char *out)
 	strvec_init(&p->reasons);
 	if (access(out, F_OK))
 		return 0;
-	if (shape_file_load(&p->sf, out, NULL))
-		return error("%s is to be rebuilt but does not read as a shape file, so its "
-			     "pinned entries cannot be kept: fix it, or move it away to build "
-			     "afresh", out);
+	if (shape_file_load(&p->sf, out, NULL)) {
+		char *why = xstrdup(last_error());
+
+		shape_file_release(&p->sf);
+		error("%s is to be rebuilt but does not read as a shape file (%s), so its "
+		      "pinned entries cannot be kept: fix it, or move it away to build afresh",
+		      out, why);
+		free(why);
+		return -1;
+	}
 	p->loaded = 1;
 	shape_file_keys(&p->sf, &keys);
 	for (size_t i = 0; i < keys.nr; i++) {
@@ -544,6 +556,7 @@ int shape_assets_build(const char *core_shapes, const struct shape_target *t, si
 	if (pins_load(&pins, out))
 		return -1;
 	if (shape_file_load(&sf, core_shapes, NULL)) {
+		shape_file_release(&sf);
 		pins_release(&pins);
 		return -1;
 	}

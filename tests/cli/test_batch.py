@@ -292,6 +292,7 @@ def test_lock_and_interrupt(world):
     p.send_signal(signal.SIGINT)
     out, _ = p.communicate(timeout=30)
     assert p.returncode == 130, out
+    assert "2 not run (interrupted; --resume continues)" in out, out
     st = status(world.bdir)
     assert (st["b_hang"]["status"], st["b_hang"]["remarks"]) == ("PENDING", "interrupted")
     assert st["b_pass"]["status"] == "PENDING"

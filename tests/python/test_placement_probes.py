@@ -195,6 +195,28 @@ def test_the_tune_rule_stops_a_config_and_leaves_the_row(real, stub_torch, monke
     assert rec["noise_target"] == 0.001
 
 
+def test_tune_rule_triton_hands_a_config_to_tritons_own_do_bench(real, stub_torch,
+                                                                  monkeypatch):
+    # --tune-rule triton: the H200 showed budget saving nothing (42 configs in
+    # 18.46 s against 18.56 s): a config's cost is zlb's engine around it. Under
+    # "triton" the config is Triton's do_bench's, as in FlagGems' harness; the
+    # row measured around it keeps zlb's timer and rule, and the tally counts it.
+    import triton.testing as tt
+
+    monkeypatch.setenv("ZLB_TUNE_RULE", "triton")
+    seen = _noise_targets(monkeypatch)
+    before = tt.calls
+    _state.tune_calls, _state.tune_s = 0, 0.0
+    op, config = _tuned_then_measured(stub_torch)
+    _, rec = measure(op)
+    assert seen == [rec["noise_target"]]       # zlb's engine measured the row only
+    assert tt.calls == before + 1              # the config went to Triton's do_bench
+    assert config.captured_calls == 0          # and was never captured
+    assert rec["timer"] == "graph"
+    assert len(_state.pending) == 1            # the config's time is no row
+    assert _state.tune_calls == 1 and _state.depth == 0
+
+
 def test_tuning_probes_as_asked(real, stub_torch, monkeypatch):
     # --tune-placement-probes 3: how runs before the knob tuned.
     monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "3")

@@ -103,7 +103,7 @@ def test_knob_values(monkeypatch, name, raw, want):
     ("ZLB_CLOCK_FLOOR", "97%", "not a number"),
     ("ZLB_PLACEMENTS", "0", "at least 1"), ("ZLB_PLACEMENTS", "65", "at most 64"),
     ("ZLB_PLACEMENT_PROBES", "-1", "at least 0"), ("ZLB_PLACEMENT_PROBES", "17", "at most 16"),
-    ("ZLB_TUNE_RULE", "fast", "neither 'rows' nor 'budget'"),
+    ("ZLB_TUNE_RULE", "fast", "not one of 'rows', 'budget', 'triton'"),
 ])
 def test_knob_garbage_is_refused(monkeypatch, name, raw, why):
     monkeypatch.setenv(name, raw)
