@@ -38,7 +38,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from _suite_args import add_suite_args
+
 RULES = ("rows", "budget", "triton")
 
 
@@ -92,11 +93,7 @@ def verdicts(zlb, a, b, out):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--zlb", default=str(REPO / "build" / "zlb"))
-    ap.add_argument("--flaggems-dir", required=True)
-    ap.add_argument("--ops", nargs="+", required=True)
-    ap.add_argument("--dtypes", default="float16")
-    ap.add_argument("--work", default="/tmp/zlb-tune-rule")
+    add_suite_args(ap, work="/tmp/zlb-tune-rule")
     ap.add_argument("--rules", default="rows,triton", metavar="BASE,OTHER")
     ap.add_argument("--out")
     a = ap.parse_args()

@@ -49,6 +49,8 @@ import sys
 import time
 from pathlib import Path
 
+from _suite_args import add_suite_args
+
 REPO = Path(__file__).resolve().parents[1]
 ZLB_MODES = ("process", "worker")
 
@@ -135,11 +137,7 @@ def tuner_dir(work, mode, source):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--zlb", default=str(REPO / "build" / "zlb"))
-    ap.add_argument("--flaggems-dir", required=True)
-    ap.add_argument("--ops", nargs="+", required=True)
-    ap.add_argument("--dtypes", default="float16")
-    ap.add_argument("--work", default="/tmp/worker_mode")
+    add_suite_args(ap, work="/tmp/worker_mode")
     ap.add_argument("--modes", default="worker,harness,process")
     ap.add_argument("--tuner-from", default="worker",
                     help="mode whose tuner database the later modes start from")

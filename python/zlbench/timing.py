@@ -268,23 +268,18 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
     # runs as "tune"; an outermost torch/gems measurement gets its first
     # eager call attributed.
     ir = _state.ir
-    tune = ir is not None and (nested or quantiles is not None)
-    attribute = ir if ir is not None and not tune else None
     tuning = nested or quantiles is not None
+    attribute = ir if not tuning else None
     _state.depth += 1
     try:
-        with _tune_tally.Timed(_state, tuning):
+        with _tune_tally.Timed(_state, tuning), \
+                ir.tuning() if ir is not None and tuning else contextlib.nullcontext():
             if tuning and _env.tune_rule() == "triton":
                 # --tune-rule triton: a config's time only ranks it; Triton's
                 # own do_bench takes it, as in FlagGems' harness. It makes no
                 # record, so it can never become a row.
-                with ir.tuning() if tune else contextlib.nullcontext():
-                    return _original()(fn, **args)
-            if tune:
-                with ir.tuning():
-                    value, record = _measure(fn, args, ctx, tuning=True)
-            else:
-                value, record = _measure(fn, args, ctx, attribute, tuning=tuning)
+                return _original()(fn, **args)
+            value, record = _measure(fn, args, ctx, attribute, tuning=tuning)
     finally:
         _state.depth -= 1
     if not nested:

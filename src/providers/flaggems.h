@@ -61,6 +61,9 @@ int flaggems_resolve(struct flaggems_target *t, const char *dir, const char *op,
  * and those one folder deeper (test_FLA/...), not models_benchmark/. */
 void flaggems_list_benchmark_files(const char *dir, struct strvec *files);
 
+/* The most of one Python source file the providers read. */
+#define FLAGGEMS_SOURCE_LIMIT (8u << 20)
+
 /*
  * What FlagGems' set_shapes will look up, read statically: the op_name
  * given to the Benchmark constructor of test_<t->op> in text (the source of

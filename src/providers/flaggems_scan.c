@@ -8,8 +8,6 @@
 #include "lib/strbuf.h"
 #include "providers/flaggems.h"
 
-#define SOURCE_LIMIT (8u << 20)
-
 /*
  * Lexical state carried from line to line: bracket depth of the statement
  * being read and an open triple-quoted string, so that a decorator or a
@@ -437,7 +435,7 @@ int flaggems_scan_checkout(const char *dir, struct flaggems_scan *out)
 	for (size_t i = 0; i < files.nr && !ret; i++) {
 		struct strbuf sb = STRBUF_INIT;
 		const char *rel = files.v[i] + prefix + (files.v[i][prefix] == '/');
-		if (strbuf_read_file(&sb, files.v[i], SOURCE_LIMIT))
+		if (strbuf_read_file(&sb, files.v[i], FLAGGEMS_SOURCE_LIMIT))
 			ret = error_errno("cannot read %s", files.v[i]);
 		else
 			flaggems_scan_text(dir, rel, sb.buf, out);

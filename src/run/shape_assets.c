@@ -289,10 +289,8 @@ static int verify_written(const char *path, const struct names *nm, const struct
 {
 	struct shape_file sf;
 
-	if (shape_file_load(&sf, path, NULL)) {
-		shape_file_release(&sf);
+	if (shape_file_load(&sf, path, NULL))
 		return error("%s was written but does not read back: %s", path, last_error());
-	}
 	count_keys(&sf, nm, rep);
 	look_up_targets(&sf, t, n, rep);
 	shape_file_release(&sf);
@@ -306,10 +304,8 @@ int shape_assets_check(const char *file, const struct shape_target *t, size_t n,
 	struct strvec keys = STRVEC_INIT;
 	struct names nm;
 
-	if (shape_file_load(&sf, file, NULL)) {
-		shape_file_release(&sf);
+	if (shape_file_load(&sf, file, NULL))
 		return -1;
-	}
 	names_init(&nm, t, n);
 	shape_file_keys(&sf, &keys);
 	for (size_t i = 0; i < keys.nr; i++)
@@ -350,10 +346,8 @@ int shape_assets_migrate(const char *in, const struct shape_target *t, size_t n,
 	size_t nrest = 0;
 	int ret = -1;
 
-	if (shape_file_load(&sf, in, NULL)) {
-		shape_file_release(&sf);
+	if (shape_file_load(&sf, in, NULL))
 		return -1;
-	}
 	names_init(&nm, t, n);
 	new_doc(&dst);
 	new_doc(&rest);
@@ -508,7 +502,6 @@ static int pins_load(struct pins *p, const char *out)
 	if (shape_file_load(&p->sf, out, NULL)) {
 		char *why = xstrdup(last_error());
 
-		shape_file_release(&p->sf);
 		error("%s is to be rebuilt but does not read as a shape file (%s), so its "
 		      "pinned entries cannot be kept: fix it, or move it away to build afresh",
 		      out, why);
@@ -520,11 +513,11 @@ static int pins_load(struct pins *p, const char *out)
 	for (size_t i = 0; i < keys.nr; i++) {
 		yaml_node_t *entry = yaml_document_get_node(&p->sf.doc,
 							    root_value(&p->sf, keys.v[i]));
-		yaml_node_t *why = entry && entry->type == YAML_MAPPING_NODE
+		yaml_node_t *pin = entry && entry->type == YAML_MAPPING_NODE
 			? shape_file_map_get(&p->sf, entry, "pinned") : NULL;
-		if (why && why->type == YAML_SCALAR_NODE && why->data.scalar.length) {
+		if (pin && pin->type == YAML_SCALAR_NODE && pin->data.scalar.length) {
 			strvec_push(&p->keys, keys.v[i]);
-			strvec_push(&p->reasons, (const char *)why->data.scalar.value);
+			strvec_push(&p->reasons, (const char *)pin->data.scalar.value);
 		}
 	}
 	strvec_clear(&keys);
@@ -556,7 +549,6 @@ int shape_assets_build(const char *core_shapes, const struct shape_target *t, si
 	if (pins_load(&pins, out))
 		return -1;
 	if (shape_file_load(&sf, core_shapes, NULL)) {
-		shape_file_release(&sf);
 		pins_release(&pins);
 		return -1;
 	}

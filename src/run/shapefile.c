@@ -9,7 +9,7 @@
 
 #define SHAPE_FILE_LIMIT (64u << 20)
 
-int shape_file_load(struct shape_file *sf, const char *path, const char *text)
+static int load(struct shape_file *sf, const char *path, const char *text)
 {
 	yaml_parser_t parser;
 	yaml_node_t *root;
@@ -50,6 +50,14 @@ int shape_file_load(struct shape_file *sf, const char *path, const char *text)
 			     "to {shapes: [...]}, but its top level is a %s", path,
 			     root->type == YAML_SEQUENCE_NODE ? "list" : "scalar");
 	return sf_tree_check(&sf->doc, path, sf->tags);
+}
+
+int shape_file_load(struct shape_file *sf, const char *path, const char *text)
+{
+	if (!load(sf, path, text))
+		return 0;
+	shape_file_release(sf);
+	return -1;
 }
 
 void shape_file_release(struct shape_file *sf)

@@ -32,7 +32,8 @@ struct shape_file {
  * returns 0, or -1 with an error() naming the line: a YAML syntax error,
  * more than one document, a tag, a key given twice, a recursive alias,
  * nesting or an expansion through aliases and merge keys beyond the
- * bounds, or a top level that is not a mapping.
+ * bounds, or a top level that is not a mapping. On failure sf holds
+ * nothing (releasing it again is harmless).
  */
 int shape_file_load(struct shape_file *sf, const char *path, const char *text);
 void shape_file_release(struct shape_file *sf);
