@@ -89,7 +89,30 @@ def run_split(bdir, row):
     out = ident.get("outcome") or {}
     tuning = out.get("tuning") or {}
     return {"pytest_s": out.get("pytest_wall_s"), "tune_s": tuning.get("seconds"),
-            "tune_calls": tuning.get("calls")}
+            "tune_calls": tuning.get("calls"),
+            "phase_s": phase_seconds(Path(bdir) / row["run_dir"] / "results.jsonl")}
+
+
+def phase_seconds(results):
+    """phase -> seconds, summed over every graph-timed side of every row in
+    a run's results.jsonl (the engine's phase_ms), or None when no row has it."""
+    total = {}
+    try:
+        lines = results.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("kind") != "row":
+            continue
+        for side in rec.values():
+            if isinstance(side, dict) and isinstance(side.get("phase_ms"), dict):
+                for phase, ms in side["phase_ms"].items():
+                    total[phase] = total.get(phase, 0.0) + ms / 1e3
+    return total or None
 
 
 def nodes_for(zlb, fg, ops, work):
@@ -222,6 +245,24 @@ def main():
     save()
 
 
+PHASES = ("first_call", "warmup", "settle", "capture", "sample", "probes", "release")
+
+
+def phase_report(ops):
+    """Where the operators' pytest seconds went: the engine's phases summed
+    over their rows (first_call holds compilation and autotuning), and the
+    rest (collection, inputs, the test's own code, direct-timed rows)."""
+    have = [v for v in ops.values() if v.get("phase_s") and v.get("pytest_s")]
+    if not have:
+        return None
+    total = {p: sum(v["phase_s"].get(p, 0.0) for v in have) for p in PHASES}
+    pytest_s = sum(v["pytest_s"] for v in have)
+    rest = pytest_s - sum(total.values())
+    return "of %.1f s in pytest over %d operators: %s, outside the engine %.1f s" % (
+        pytest_s, len(have), ", ".join("%s %.1f s" % (p, total[p]) for p in PHASES),
+        rest)
+
+
 def report(res, suite_size):
     ms = res["modes"]
     names = [m for m in ("process", "worker", "harness") if m in ms]
@@ -245,6 +286,10 @@ def report(res, suite_size):
                       sum(v.get("tune_calls") or 0 for v in split),
                       ", ".join("%s %.1f s" % (op, v["tune_s"]) for op, v in sorted(
                           ms[m]["op"].items(), key=lambda kv: -(kv[1].get("tune_s") or 0))[:5])))
+    for m in ("process", "worker"):
+        where = phase_report(ms.get(m, {}).get("op", {}))
+        if where:
+            print("%s: %s" % (m, where))
     if not common:
         return
     # Wall per operator over the operators every mode finished: the mode's

@@ -359,6 +359,22 @@ def _free_bytes(torch):
         return None
 
 
+class PhaseClock:
+    """Wall time of a measurement's phases, in ms: where a run's time went
+    (first_call: compilation and autotuning; warmup; settle: the graphs that
+    estimate K; capture: the measured graphs; sample; probes; release). A
+    diagnosis, never caliber: nothing compares it between runs."""
+
+    def __init__(self):
+        self._t = time.perf_counter()
+        self.ms = {}
+
+    def lap(self, phase):
+        now = time.perf_counter()
+        self.ms[phase] = round(self.ms.get(phase, 0.0) + (now - self._t) * 1e3, 3)
+        self._t = now
+
+
 def warmup_calls_for(warmup_ms, per_call_ms, max_warm):
     lo = min(5, max_warm)
     if not (per_call_ms > 0):
@@ -444,24 +460,30 @@ def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=No
         fn()
 
     # 1. Once, eagerly: autotuning and compilation happen here.
+    clock = PhaseClock()
     if ir is not None:
         launches = ir.first_call(call)
     else:
         call()
         launches = None
     _device.module(torch).synchronize()
+    clock.lap("first_call")
     try:
         m = _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule,
-                          shape)
+                          shape, clock)
     except CaptureFailure as cf:
         cf.launches = launches
         raise
     m["launches"] = launches
+    m["phase_ms"] = clock.ms
     return m
 
 
-def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, shape=None):
-    """Steps 2-5 of measure(), once the first eager call is done."""
+def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, shape=None,
+                  clock=None):
+    """Steps 2-5 of measure(), once the first eager call is done. clock: the
+    PhaseClock that laps each step (a fresh one when None)."""
+    clock = clock or PhaseClock()
     cold = rule.l2 == "cold" and lib.v2 and getattr(lib, "flushes_l2", True)
     dev = _device.module(torch)
 
@@ -478,6 +500,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         dev.synchronize()
     except Exception as e:
         raise CaptureFailure("warmup", e) from e
+    clock.lap("warmup")
 
     max_wall = float(rule.max_wall_ms)
     g = None
@@ -499,6 +522,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
                 release(g)
                 g = None
         k = k_for(call_cost_ms(est[0], est[1], PROBE_K), rule.replay_target_ms)
+    clock.lap("settle")
 
     # 3b. K calls per replay on each placement (the first inspected), then
     # sampled round-robin under the rule.
@@ -545,17 +569,21 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         # surer: on an H200, 32 placements made every replay of a 64k add
         # 14% slower and of a 1024x1024 softmax 3% slower than 8 did (more
         # graphs and outputs cycled through L2, presumably): another caliber.
+        clock.lap("capture")
         stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
                                           max_samples, float(rep_ms), max_wall,
                                           rule=rule if lib.v2 else None, more=graphs[1:])
+        clock.lap("sample")
         probe = dict.fromkeys(PROBE_KEYS)
         probe["placement_probes"] = 0
         if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:
             probe = _probe_placements(torch, lib, call, k, on_rng, graphs,
                                       stats.get("clock_mhz"), rule, max_wall)
+            clock.lap("probes")
     finally:
         for g in graphs:
             release(g)
+    clock.lap("release")
     counts = inspector.counts if inspector is not None else None
     if inspector is not None:
         why = inspector.why
@@ -568,7 +596,8 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
     return {"stats": stats, "samples": samples, "k": k, "warmup_calls": n_warm,
             "markers": markers, "l2": "cold" if cold else "hot", "graph": graph,
             "graph_why": None if graph else why,
-            "nodes": counts["nodes"] if counts else None, "probe": probe}
+            "nodes": counts["nodes"] if counts else None, "probe": probe,
+            "phase_ms": clock.ms}
 
 
 # What _probe_placements adds to a record.

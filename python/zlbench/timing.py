@@ -417,7 +417,8 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     record["graph_shape"] = "replayed" if shape is not None else "settled"
     record.update(m["probe"])
     record.update({"calls_per_replay": m["k"], "warmup_calls": m["warmup_calls"],
-                   "markers": m["markers"], "samples_ms": samples, "fallback": None})
+                   "markers": m["markers"], "samples_ms": samples, "fallback": None,
+                   "phase_ms": m.get("phase_ms")})
     _graph_events(m, ctx, warn=lib.v2 and not getattr(lib, "replays_graphs", False))
     return value, record
 

@@ -112,6 +112,7 @@ struct compare_row {
 		struct strvec timers;	/* distinct timers ("graph", "direct") */
 		struct strvec ks;	/* distinct "<kind>=<calls per replay>" of graph rows */
 		size_t last_run;	/* 1 + index of the run that last added (duplicates) */
+		size_t op_runs;		/* the rounds it could have (compare_analyse) */
 		struct compare_rounds r[COMPARE_KINDS];
 	} side[2];
 	int paired;
@@ -173,14 +174,12 @@ size_t compare_check_caliber(struct compare *c);
 /* Step 3. Returns -1 (error()) when a results.jsonl cannot be read. */
 int compare_load_results(struct compare *c);
 
-/* Step 4. */
-void compare_analyse(struct compare *c);
-
 /*
- * The rounds row could have on side s: the side's runs, or with several
- * operators (two batches) the side's runs of the row's operator.
+ * Step 4. Also sets each row's op_runs: the rounds it could have on a side,
+ * the side's runs, or with several operators (two batches) the side's runs
+ * of the row's operator.
  */
-size_t compare_row_runs(const struct compare *c, int s, const struct compare_row *row);
+void compare_analyse(struct compare *c);
 
 /* The flagged markers (NULL-terminated). */
 extern const char *const compare_flagged_markers[];

@@ -321,8 +321,8 @@ size_t compare_build_table(const struct compare *c, const struct compare_view *v
 
 		if (!row->paired)
 			continue;
-		nruns[0] = compare_row_runs(c, 0, row);
-		nruns[1] = compare_row_runs(c, 1, row);
+		nruns[0] = row->side[0].op_runs;
+		nruns[1] = row->side[1].op_runs;
 		fill_row(row, tt_add_row(t), nruns);
 		shown++;
 	}

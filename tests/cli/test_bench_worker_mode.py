@@ -42,3 +42,11 @@ def test_zlb_opt_reaches_both_zlb_batches_and_is_recorded(zlb, tmp_path):
         row = next(csv.DictReader(open(work / mode / "ops_status.csv")))
         ident = json.loads((work / mode / row["run_dir"] / "run_identity.json").read_text())
         assert ident["caliber"]["tune_rule"] == "budget", (mode, ident["caliber"])
+    # Where each mode's time went: the engine's phases summed over the rows.
+    modes = json.loads(out.read_text())["modes"]
+    for mode in ("process", "worker"):
+        phases = modes[mode]["op"]["add"]["phase_s"]
+        assert {"first_call", "warmup", "settle", "capture", "sample"} <= set(phases), phases
+        assert all(v >= 0 for v in phases.values()), phases
+        assert sum(phases.values()) <= modes[mode]["op"]["add"]["pytest_s"], modes[mode]
+        assert "%s: of " % mode in r.stdout and "outside the engine" in r.stdout, r.stdout

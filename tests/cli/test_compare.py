@@ -239,6 +239,19 @@ def test_record_on_shared_cache_warns(zlb, tmp_path):
 
 # ---- pairing -------------------------------------------------------------------------
 
+def test_a_row_missing_from_a_round_is_noted_with_its_rounds(zlb, tmp_path):
+    # Three rounds a side; B's second round lost row 4: that row alone says
+    # how many rounds each side had of it.
+    a, b = make_sides(tmp_path)
+    lines = (b / "r1" / "results.jsonl").read_text().splitlines()
+    (b / "r1" / "results.jsonl").write_text("\n".join(lines[:4] + lines[5:]) + "\n")
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--color", "never", "--wide")
+    assert res.rc in (0, 1), res
+    noted = [l for l in res.out.splitlines() if "rounds " in l]
+    assert len(noted) == 1 and "rounds 3/2" in noted[0], res.out
+    assert SHAPES[2] in noted[0] and " float16 " in noted[0], noted       # row 4
+
+
 def test_pairing_and_unpaired_rows(zlb, tmp_path):
     rows = base_rows()
     extra = dict(rows[0], shape="[torch.Size([8192, 8192]), 1]")

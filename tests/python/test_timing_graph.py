@@ -374,3 +374,32 @@ def test_rng_swap_initialises_cuda_first():
     r = subprocess.run([PYTHON, "-c", script], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["graphsafe", "True"]
+
+
+def test_phase_ms_says_where_a_measurements_wall_time_went(graph, stub_torch):
+    import time
+
+    slow_first = []
+
+    def compile_once(*args):
+        if not slow_first:
+            slow_first.append(1)
+            time.sleep(0.2)          # a first call that compiles
+
+    op = stub_torch._stub.make_op("op", cost_ns=5000, body=compile_once)
+    t0 = time.perf_counter()
+    _, rec = measure(op, rep=40)
+    wall_ms = (time.perf_counter() - t0) * 1e3
+    phases = rec["phase_ms"]
+    assert list(phases) == ["first_call", "warmup", "settle", "capture", "sample", "release"]
+    assert phases["first_call"] >= 200
+    assert all(v < 200 for k, v in phases.items() if k != "first_call")
+    assert sum(phases.values()) <= wall_ms
+
+
+def test_phase_ms_counts_the_placement_probes(graph, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "3")
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    _, rec = measure(op, rep=40)
+    assert rec["placement_probes"] == 3
+    assert "probes" in rec["phase_ms"] and rec["phase_ms"]["probes"] > 0
