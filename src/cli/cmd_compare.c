@@ -3,7 +3,6 @@
  * the flow, src/compare/stats_compare.h for the statistics).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,21 +176,6 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 	return 0;
 }
 
-struct dump_job {
-	json_t *j;
-	char *text;
-};
-
-static void *dump_json(void *arg)
-{
-	struct dump_job *d = arg;
-	struct strbuf sb = STRBUF_INIT;
-
-	output_json(&sb, d->j);
-	d->text = strbuf_detach(&sb, NULL);
-	return NULL;
-}
-
 /*
  * DIR/compare.csv and DIR/compare.json, every row. Returns 0, or -1 having
  * said why. *json_text: the document written, for standard output to reuse.
@@ -201,26 +185,17 @@ static int write_files(const struct compare *c, const char *out_dir, int allowed
 {
 	char *csv = path_join(out_dir, COMPARE_CSV), *js = path_join(out_dir, COMPARE_JSON);
 	json_t *j = compare_to_json(c, allowed, code, NULL);
-	struct dump_job d = { j, NULL };
-	pthread_t t;
-	int threaded, csv_failed, r = 0;
+	struct strbuf text = STRBUF_INIT;
+	int r = 0;
 
-	/*
-	 * The JSON text (a second for two whole-suite batches) is made on
-	 * another core while this one writes the CSV: the dump reads only j.
-	 */
-	threaded = !pthread_create(&t, NULL, dump_json, &d);
-	if (!threaded)
-		dump_json(&d);
-	csv_failed = compare_write_csv(c, csv);
-	if (threaded)
-		pthread_join(t, NULL);
-	if (csv_failed || write_file_atomic(js, d.text, strlen(d.text))) {
+	/* the JSON text (22 MB for two whole-suite batches) is made on every core */
+	output_json(&text, j);
+	json_decref(j);
+	if (compare_write_csv(c, csv) || write_file_atomic(js, text.buf, text.len)) {
 		fprintf(stderr, "zlb compare: %s\n", last_error());
 		r = -1;
 	}
-	*json_text = d.text;
-	json_decref(j);
+	*json_text = strbuf_detach(&text, NULL);
 	free(csv);
 	free(js);
 	return r;

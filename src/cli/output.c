@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/usage.h"
+#include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "rundir/exit_codes.h"
 
@@ -38,7 +39,8 @@ int output_dir_prepare(const char *cmd, const char *dir)
 void output_json(struct strbuf *out, const json_t *j)
 {
 	/* 15 digits: every double this writes reads back as itself, 0.05 stays 0.05 */
-	char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	char *text = json_dumps_parallel(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+					 JSON_REAL_PRECISION(15));
 
 	strbuf_addstr(out, text ? text : "null");
 	strbuf_addch(out, '\n');

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/parallel.h"
 #include "lib/paths.h"
 #include "lib/safefile.h"
 #include "lib/strbuf.h"
@@ -145,4 +146,114 @@ json_t *json_strvec(const struct strvec *sv)
 	for (size_t i = 0; i < sv->nr; i++)
 		json_array_append_new(a, json_string(sv->v[i]));
 	return a;
+}
+
+/* ---- json_dumps_parallel ------------------------------------------------ */
+
+/* Fewer items than this are dumped in one piece: a thread costs more. */
+#define DUMP_PARALLEL_MIN 512
+
+struct dump_items {
+	const json_t *array;
+	size_t flags;
+	size_t indent;		/* spaces a line of an item gains: two levels */
+	struct strbuf *out;	/* one per item */
+	int failed;		/* an item did not dump (written by any thread: set once) */
+};
+
+/*
+ * Item i as it appears two levels deep: its own dump, every line after the
+ * first indented by two levels. JSON text has no raw newline inside a
+ * string, so each '\n' is a line break of the layout.
+ */
+static void dump_item(void *ctx, size_t i)
+{
+	struct dump_items *d = ctx;
+	char *text = json_dumps(json_array_get(d->array, i), d->flags | JSON_ENCODE_ANY);
+
+	if (!text) {
+		d->failed = 1;
+		return;
+	}
+	for (const char *p = text, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl) {
+			strbuf_addstr(&d->out[i], p);
+			break;
+		}
+		strbuf_add(&d->out[i], p, (size_t)(nl - p) + 1);
+		strbuf_addf(&d->out[i], "%*s", (int)d->indent, "");
+	}
+	free(text);
+}
+
+char *json_dumps_parallel(const json_t *j, size_t flags)
+{
+	size_t width = flags & JSON_MAX_INDENT, n;
+	const char *last_key = NULL;
+	const json_t *array = NULL;
+	json_t *head;
+	char *head_text, *key_text;
+	struct dump_items d;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (json_is_object(j) && width && !(flags & (JSON_SORT_KEYS | JSON_EMBED | JSON_COMPACT))) {
+		for (void *it = json_object_iter((json_t *)j); it;
+		     it = json_object_iter_next((json_t *)j, it)) {
+			last_key = json_object_iter_key(it);
+			array = json_object_iter_value(it);
+		}
+	}
+	if (!json_is_array(array) || (n = json_array_size(array)) < DUMP_PARALLEL_MIN)
+		return json_dumps(j, flags);
+
+	/* j without its last member, then that member's key */
+	head = json_object();
+	for (void *it = json_object_iter((json_t *)j); it; it = json_object_iter_next((json_t *)j, it))
+		if (json_object_iter_value(it) != array || strcmp(json_object_iter_key(it), last_key))
+			json_object_set(head, json_object_iter_key(it), json_object_iter_value(it));
+	head_text = json_dumps(head, flags);
+	json_decref(head);
+	{
+		json_t *k = json_string(last_key);
+		key_text = k ? json_dumps(k, flags | JSON_ENCODE_ANY) : NULL;
+		json_decref(k);
+	}
+	d.array = array;
+	d.flags = flags;
+	d.indent = 2 * width;
+	d.failed = 0;
+	d.out = xcalloc(n, sizeof(*d.out));
+	for (size_t i = 0; i < n; i++)
+		strbuf_init(&d.out[i], 0);
+	if (head_text && key_text)
+		parallel_for(n, DUMP_PARALLEL_MIN / 2, dump_item, &d);
+
+	if (head_text && key_text && !d.failed) {
+		size_t hl = strlen(head_text);
+
+		/* "{...\n}" less its "\n}"; "{}" less its "}" */
+		if (hl > 2 && !strcmp(head_text + hl - 2, "\n}")) {
+			strbuf_add(&sb, head_text, hl - 2);
+			strbuf_addch(&sb, ',');
+		} else {
+			strbuf_addch(&sb, '{');
+		}
+		strbuf_addf(&sb, "\n%*s%s: [", (int)width, "", key_text);
+		for (size_t i = 0; i < n; i++) {
+			strbuf_addf(&sb, "\n%*s", (int)(2 * width), "");
+			strbuf_add(&sb, d.out[i].buf, d.out[i].len);
+			if (i + 1 < n)
+				strbuf_addch(&sb, ',');
+		}
+		strbuf_addf(&sb, "\n%*s]\n}", (int)width, "");
+	}
+	for (size_t i = 0; i < n; i++)
+		strbuf_release(&d.out[i]);
+	free(d.out);
+	free(head_text);
+	free(key_text);
+	if (!sb.len)
+		return NULL;
+	return strbuf_detach(&sb, NULL);
 }
