@@ -285,7 +285,10 @@ const struct opt_def run_option_defs[] = {
 	 * showed the same 42 configs in 18.46 s against 18.56 s under "rows":
 	 * what a config costs is zlb's engine around it (capture, warm-up,
 	 * settling the graph), not the samples. "triton" hands a config to
-	 * Triton's own do_bench, as FlagGems' harness times it. Caliber: a
+	 * Triton's own do_bench, as FlagGems' harness times it; on the H200 it
+	 * chose other configs for 4 of layer_norm's 5 keys, and 3 of its rows
+	 * read over 1% slower for it: configs are best ranked under the
+	 * caliber their rows are measured in, so "rows" stays. Caliber: a
 	 * config within the noise of another may win instead (a replay of A's
 	 * choices makes B's the same either way).
 	 */
