@@ -53,6 +53,21 @@ def zlb_run(zlb, fg, op, rule, dtypes, run_dir, log):
     return rc, time.monotonic() - t0
 
 
+def why_failed(log):
+    """Why zlb run failed, from its log: a PREFLIGHT_FAILED line with the
+    sentence after it, else its last line about itself (zlb run: ...), else
+    its last line."""
+    try:
+        lines = [l.strip() for l in Path(log).read_text(errors="replace").splitlines() if l.strip()]
+    except OSError:
+        return None
+    for i, line in enumerate(lines):
+        if line.startswith("PREFLIGHT_FAILED"):
+            return " ".join(lines[i:i + 2])
+    own = [l for l in lines if l.startswith("zlb run:")]
+    return (own or lines or [None])[-1]
+
+
 def winners(run_dir, op):
     """(kernel, key) -> config, from the run's autotune record."""
     path = Path(run_dir) / "autotune_records" / ("%s.json" % op)
@@ -114,11 +129,15 @@ def main():
         entry = res["ops"][op] = {}
         for rule in rules:
             d = work / rule / op
-            rc, wall = zlb_run(a.zlb, fg, op, rule, a.dtypes, d, work / ("%s.%s.log" % (op, rule)))
+            log = work / ("%s.%s.log" % (op, rule))
+            rc, wall = zlb_run(a.zlb, fg, op, rule, a.dtypes, d, log)
             calls, secs = tuning(d)
-            entry[rule] = {"rc": rc, "wall_s": wall, "tune_calls": calls, "tune_s": secs}
+            entry[rule] = {"rc": rc, "wall_s": wall, "tune_calls": calls, "tune_s": secs,
+                           "why": why_failed(log) if rc else None}
             print("%-20s %-6s rc=%d wall %6.1f s  tuning %s configs in %s s" % (
                 op, rule, rc, wall, calls, secs), flush=True)
+            if rc:
+                print("    why: %s" % entry[rule]["why"], flush=True)
             save()
         wa, wb = winners(work / base / op, op), winners(work / other_rule / op, op)
         same = sum(1 for k in wa if k in wb and wa[k] == wb[k])

@@ -146,6 +146,13 @@ void policy_remarks(const struct op_progress *p, const struct attempt_result *r,
 		add_count(out, "xfail", r->xfailed);
 		add_count(out, "skipped", r->skipped - r->xfailed);
 	}
+	/*
+	 * A pass that measured nothing: on the H200, FlagGems' own run() of
+	 * test_blas_perf_parallel.py passed with its rows lost, and only the
+	 * summary showed it. Said here, it is seen as the operator ends.
+	 */
+	if (status == OP_PASS && r->rows == 0)
+		add(out, "no_rows");
 	add_count(out, "no_cudagraph_rows", r->rows_direct);
 	add_count(out, "replay_fallback", r->replay_fallbacks);
 }

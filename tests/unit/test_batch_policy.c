@@ -98,8 +98,18 @@ static void test_dtype_fallback_and_rescue(void **state)
 	assert_true(p.dtype_fallback && !p.dtypes_active);
 	r = res(0);
 	r.passed = 1;
+	r.rows = r.rows_ok = 4;
 	assert_int_equal(policy_next(&p, &r, &st), POLICY_DONE);
 	policy_remarks(&p, &r, st, &sb);
+	assert_string_equal(sb.buf, "dtype_fallback");
+	strbuf_reset(&sb);
+	/* the same pass without a row says so */
+	r.rows = r.rows_ok = 0;
+	policy_remarks(&p, &r, st, &sb);
+	assert_string_equal(sb.buf, "dtype_fallback;no_rows");
+	strbuf_reset(&sb);
+	/* a skip measures nothing by its nature */
+	policy_remarks(&p, &r, OP_SKIP, &sb);
 	assert_string_equal(sb.buf, "dtype_fallback");
 	strbuf_reset(&sb);
 
