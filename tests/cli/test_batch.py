@@ -8,6 +8,7 @@ $FAKE_BATCH_PIDS so the tests can prove that nothing survives.
 """
 import csv
 import json
+import re
 import os
 import shutil
 import signal
@@ -178,6 +179,19 @@ def test_every_status_retry_cutoff_and_csv(world):
     assert c["schema_version"] == 2 and c["spec"] == "b_pass" and c["status"] == "PASS"
     assert (c["gpu"], c["gpu_uuid"]) == (FAKE_GPU, fake_uuid(0))
     assert_nothing_left(world)
+
+
+def test_a_pass_that_measured_nothing_says_no_rows(world):
+    # b_trivial passes without a measurement; b_pass measures. On the H200 a
+    # pass whose rows were lost said nothing on its batch line.
+    r = batch(world, "--ops", "b_pass", "b_trivial")
+    assert r.rc == 0, r
+    st = status(world.bdir)
+    assert (st["b_trivial"]["status"], st["b_trivial"]["rows"], st["b_trivial"]["remarks"]) == \
+        ("PASS", "0", "no_rows")
+    assert st["b_pass"]["status"] == "PASS" and int(st["b_pass"]["rows"]) > 0
+    assert st["b_pass"]["remarks"] == ""
+    assert re.search(r"PASS +b_trivial [0-9.]+s no_rows", r.out + r.err), r
 
 
 def test_dtype_fallback_and_rescue(world):
