@@ -59,11 +59,11 @@ struct summary_row {
 	char *timer;		/* "graph", "direct", "graph+direct", "" when unmeasured */
 	char *markers;		/* ';'-separated, in order of appearance */
 	int not_graph;		/* a side was not graph-timed */
-	int unranked;		/* SUMMARY_NO_KERNELS, SUMMARY_COPY_ENGINE or 0 */
+	int unranked;		/* SUMMARY_NO_KERNELS, SUMMARY_COPY_ENGINE, SUMMARY_MIXED_TIMERS or 0 */
 };
 
 /* Why a row is left out of the worst and best speedups. */
-enum { SUMMARY_NO_KERNELS = 1, SUMMARY_COPY_ENGINE };
+enum { SUMMARY_NO_KERNELS = 1, SUMMARY_COPY_ENGINE, SUMMARY_MIXED_TIMERS };
 
 struct summary_op {
 	char *repo, *op;
@@ -91,7 +91,8 @@ struct summary {
 	/* totals */
 	size_t rows_success, rows_not_graph, replay_fallbacks, bad_lines;
 	size_t rows_ranked;	/* SUCCESS with a positive speedup, not unranked */
-	size_t left_out_no_kernels, left_out_copy_engine;	/* would be ranked, but unranked */
+	/* would be ranked, but unranked */
+	size_t left_out_no_kernels, left_out_copy_engine, left_out_mixed_timers;
 	size_t ops_walked_only;	/* on disk, not in ops_status.csv (all, without it) */
 	size_t ops_without_rows;
 };

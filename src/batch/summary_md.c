@@ -116,11 +116,12 @@ void summary_markdown(const struct summary *s, struct strbuf *out)
 	if (s->replay_fallbacks)
 		strbuf_addf(out, "\n**Replay fallbacks:** %zu (autotune points tuned live instead "
 			    "of replayed).\n", s->replay_fallbacks);
-	if (s->left_out_no_kernels || s->left_out_copy_engine)
+	if (s->left_out_no_kernels || s->left_out_copy_engine || s->left_out_mixed_timers)
 		strbuf_addf(out, "\nLeft out of the speedups: %zu row%s with GRAPH_NO_KERNELS "
-			    "(nothing measured), %zu with copy-engine nodes (another caliber).\n",
+			    "(nothing measured), %zu with copy-engine nodes (another caliber), "
+			    "%zu timed by graph on one side and directly on the other.\n",
 			    s->left_out_no_kernels, PLURAL(s->left_out_no_kernels),
-			    s->left_out_copy_engine);
+			    s->left_out_copy_engine, s->left_out_mixed_timers);
 	extremes(s, 0, out);
 	extremes(s, 1, out);
 

@@ -249,8 +249,9 @@ json_t *summary_to_json(const struct summary *s, const char *csv_path)
 	json_object_set_new(j, "ops_with_remarks", remarks);
 	json_object_set_new(j, "ops_found_by_walking", walked);
 	json_object_set_new(j, "speedups_left_out",
-			    json_pack("{s:I, s:I}", "no_kernels", (json_int_t)s->left_out_no_kernels,
-				      "copy_engine", (json_int_t)s->left_out_copy_engine));
+			    json_pack("{s:I, s:I, s:I}", "no_kernels", (json_int_t)s->left_out_no_kernels,
+				      "copy_engine", (json_int_t)s->left_out_copy_engine,
+				      "mixed_timers", (json_int_t)s->left_out_mixed_timers));
 	summary_extreme_counts(s, &k[0], &k[1]);
 	for (int best = 0; best < 2; best++) {
 		n = summary_extremes(s, best, idx, k[best]);
@@ -381,8 +382,9 @@ static void render_extremes(const struct summary *s, int best, int color, struct
 static void render_left_out(const struct summary *s, struct strbuf *out)
 {
 	size_t nk = s->left_out_no_kernels, ce = s->left_out_copy_engine;
+	size_t mt = s->left_out_mixed_timers;
 
-	if (!nk && !ce)
+	if (!nk && !ce && !mt)
 		return;
 	strbuf_addstr(out, "  left out of the speedups:");
 	if (nk)
@@ -392,6 +394,10 @@ static void render_left_out(const struct summary *s, struct strbuf *out)
 		strbuf_addf(out, "%s %zu row%s with GRAPH_MEMCPY_NODES or GRAPH_MEMSET_NODES "
 			    "(copy-engine nodes: another caliber)", nk ? ";" : "", ce,
 			    ce == 1 ? "" : "s");
+	if (mt)
+		strbuf_addf(out, "%s %zu row%s timed by graph on one side and directly on the "
+			    "other (a ratio of two calibers)", nk || ce ? ";" : "", mt,
+			    mt == 1 ? "" : "s");
 	strbuf_addch(out, '\n');
 }
 

@@ -179,8 +179,10 @@ static void distribution(const struct summary *s, struct strbuf *sb)
 		struct strbuf p = STRBUF_INIT;
 		strbuf_addf(&p, "Rows that succeeded with a speedup, on a log axis (right of 1x: "
 			    "gems faster than torch). Left out: %zu row(s) whose graph held no "
-			    "kernel, %zu timing the copy engine (memcpy/memset).",
-			    s->left_out_no_kernels, s->left_out_copy_engine);
+			    "kernel, %zu timing the copy engine (memcpy/memset), %zu timed by "
+			    "graph on one side and directly on the other.",
+			    s->left_out_no_kernels, s->left_out_copy_engine,
+			    s->left_out_mixed_timers);
 		html_p(sb, "sub", p.buf);
 		strbuf_release(&p);
 	}

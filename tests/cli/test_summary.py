@@ -62,13 +62,16 @@ def test_batch_table_is_exact(zlb, tmp_path):
     assert "rows: 10, 9 SUCCESS; 3 operators without rows: main/broken, main/upsample, vllm/fused_moe" in out
     assert "not graph-timed: 1 row in 1 operator: main/sort (1)" in out
     assert "replay fallbacks: 2 in 1 operator: main/tuned_rowsum (2)" in out
-    # sort's GRAPH_MEMSET_NODES row times the copy engine: in no list
+    # sort's GRAPH_MEMSET_NODES row times the copy engine, its other row is
+    # graph against direct: in no list
     assert ("left out of the speedups: 1 row with GRAPH_MEMCPY_NODES or GRAPH_MEMSET_NODES "
-            "(copy-engine nodes: another caliber)") in out
+            "(copy-engine nodes: another caliber); 1 row timed by graph on one side and "
+            "directly on the other (a ratio of two calibers)") in out
     worst = out[out.index("worst speedups"):out.index("best speedups")]
-    assert worst.splitlines()[1].split()[:2] == ["0.800", "main/sort"]
+    assert worst.splitlines()[1].split()[:2] == ["1.000", "main/tuned_rowsum"]
     assert len(worst.strip().splitlines()) == 1 + 4
     assert "GRAPH_MEMSET_NODES" not in out[out.index("worst speedups"):]
+    assert "main/sort" not in out[out.index("worst speedups"):]
     best = out[out.index("best speedups"):].splitlines()
     assert best[1].split()[:2] == ["3.000", "main/tuned_rowsum"]
     assert f"wrote {batch}/summary.csv and {batch}/summary.json" in out
@@ -96,8 +99,8 @@ def test_batch_table_is_exact(zlb, tmp_path):
         ("broken", "no_results;deterministic_failure;rc=1"), ("extra", "not_in_ops_status"),
         ("sort", "no_cudagraph_rows=1"), ("tuned_rowsum", "replay_fallback=2;bad_lines=1;dtype_fallback"),
         ("upsample", "no_run_dir;skip_reason=needs sm90"), ("fused_moe", "no_run_dir")}
-    assert [round(w["speedup"], 3) for w in j["worst_speedups"]][:3] == [0.8, 1.0, 1.48]
-    assert j["speedups_left_out"] == {"no_kernels": 0, "copy_engine": 1}
+    assert [round(w["speedup"], 3) for w in j["worst_speedups"]][:3] == [1.0, 1.48, 1.999]
+    assert j["speedups_left_out"] == {"no_kernels": 0, "copy_engine": 1, "mixed_timers": 1}
 
     # Run again: the same files, byte for byte; nothing of its own is read back.
     first = (batch / "summary.csv").read_bytes(), (batch / "summary.json").read_bytes()
@@ -158,7 +161,8 @@ def test_formats_on_standard_output(zlb, tmp_path):
     assert md.startswith("## zlb summary of `batch`\n")
     assert "| status | operators |\n| --- | ---: |\n| PASS | 4 |\n" in md
     assert "### Worst speedups (gems vs torch)" in md
-    assert "| 0.800 | `main/sort` | `torch.float16` | `[torch.Size([1024, 1024])]` |" in md
+    assert "| 1.000 | `main/tuned_rowsum` | `torch.float16` |" in md
+    assert "`main/sort`" not in md[md.index("### Worst speedups"):md.index("### Best speedups")]
     # the operators to read first: not PASS/SKIP, or with remarks
     assert ("| `main/broken` | FAIL | 0 | `no_results;deterministic_failure;rc=1` | "
             "`NVIDIA H200` |") in md
@@ -169,16 +173,19 @@ def test_formats_on_standard_output(zlb, tmp_path):
     assert not (batch / "summary.csv").exists()
 
 
-def _row(op, i, shape, torch_ms, gems_ms, torch_markers=(), gems_markers=()):
-    def meas(ms, markers):
-        return {"timer": "graph", "median_ms": ms, "n": 5, "calls_per_replay": 4096,
+def _row(op, i, shape, torch_ms, gems_ms, torch_markers=(), gems_markers=(),
+         timers=("graph", "graph")):
+    def meas(ms, markers, timer):
+        return {"timer": timer, "median_ms": ms, "n": 5,
+                "calls_per_replay": 4096 if timer == "graph" else None,
                 "markers": list(markers), "fallback": None}
     return json.dumps({"schema_version": 1, "kind": "row", "nodeid": f"test_{op}.py::test_{op}",
                        "op": op, "op_name": op, "dtype": "torch.float16", "index": i,
                        "status": "SUCCESS", "shape_detail": shape,
                        "latency_base_ms": torch_ms, "latency_ms": gems_ms,
-                       "speedup": torch_ms / gems_ms, "torch": meas(torch_ms, torch_markers),
-                       "gems": meas(gems_ms, gems_markers)}) + "\n"
+                       "speedup": torch_ms / gems_ms,
+                       "torch": meas(torch_ms, torch_markers, timers[0]),
+                       "gems": meas(gems_ms, gems_markers, timers[1])}) + "\n"
 
 
 def test_rows_that_time_no_kernel_are_left_out_of_the_speedups(zlb, tmp_path):
@@ -195,6 +202,15 @@ def test_rows_that_time_no_kernel_are_left_out_of_the_speedups(zlb, tmp_path):
                       gems_markers=["GRAPH_MEMCPY_NODES"])],
         "add": [_row("add", i, f"[torch.Size([{n}])]", 0.010, 0.010 / sp)
                 for i, (n, sp) in enumerate([(1024, 0.9), (2048, 1.1), (4096, 1.3)])],
+        # reshape_and_cache on the H200 screen: torch eager 2.39 ms, gems replayed
+        # 2.4 us, "1007x"; a ratio of two calibers heads no list
+        "reshape_and_cache": [_row("reshape_and_cache", 0, "[torch.Size([64])]", 2.39, 0.0024,
+                                   timers=("direct", "graph"))],
+        "hermite": [_row("hermite", 0, "[torch.Size([64])]", 0.0038, 0.54,
+                         timers=("graph", "direct"))],
+        # both sides eager: one caliber, ranked
+        "choose_qparams": [_row("choose_qparams", 0, "[torch.Size([64])]", 0.012, 0.010,
+                                timers=("direct", "direct"))],
     }
     for op, lines in rows.items():
         (batch / "main" / op).mkdir(parents=True)
@@ -204,17 +220,19 @@ def test_rows_that_time_no_kernel_are_left_out_of_the_speedups(zlb, tmp_path):
     out = r.out
     assert ("left out of the speedups: 2 rows with GRAPH_NO_KERNELS (the graph held no kernel "
             "node: nothing measured); 1 row with GRAPH_MEMCPY_NODES or GRAPH_MEMSET_NODES "
-            "(copy-engine nodes: another caliber)") in out
+            "(copy-engine nodes: another caliber); 2 rows timed by graph on one side and "
+            "directly on the other (a ratio of two calibers)") in out
     lists = out[out.index("worst speedups"):]
-    for op in ("conj", "fill_scalar_out", "copy"):
+    for op in ("conj", "fill_scalar_out", "copy", "reshape_and_cache", "hermite"):
         assert op not in lists, out
+    assert "main/choose_qparams" in lists, out
     worst = lists[:lists.index("best speedups")].splitlines()
     best = lists[lists.index("best speedups"):].splitlines()
     assert worst[1].split()[:2] == ["0.900", "main/add"]
     assert best[1].split()[:2] == ["1.300", "main/add"]
     j = json.loads((batch / "summary.json").read_text())
-    assert j["speedups_left_out"] == {"no_kernels": 2, "copy_engine": 1}
-    assert {w["op"] for w in j["worst_speedups"] + j["best_speedups"]} == {"add"}
+    assert j["speedups_left_out"] == {"no_kernels": 2, "copy_engine": 1, "mixed_timers": 2}
+    assert {w["op"] for w in j["worst_speedups"] + j["best_speedups"]} == {"add", "choose_qparams"}
     # The rows stay in the table, markers and all.
     table = list(csv.DictReader(io.StringIO((batch / "summary.csv").read_text())))
     fill = next(t for t in table if t["op"] == "fill_scalar_out")
