@@ -158,7 +158,7 @@ struct dump_items {
 	size_t flags;
 	size_t indent;		/* spaces a line of an item gains: two levels */
 	struct strbuf *out;	/* one per item */
-	int failed;		/* an item did not dump (written by any thread: set once) */
+	int failed;		/* an item did not dump (set atomically by any thread) */
 };
 
 /*
@@ -172,7 +172,7 @@ static void dump_item(void *ctx, size_t i)
 	char *text = json_dumps(json_array_get(d->array, i), d->flags | JSON_ENCODE_ANY);
 
 	if (!text) {
-		d->failed = 1;
+		__atomic_store_n(&d->failed, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	for (const char *p = text, *nl; *p; p = nl + 1) {
