@@ -371,7 +371,7 @@ class PhaseClock:
 
     def lap(self, phase):
         now = time.perf_counter()
-        self.ms[phase] = round(self.ms.get(phase, 0.0) + (now - self._t) * 1e3, 3)
+        self.ms[phase] = self.ms.get(phase, 0.0) + (now - self._t) * 1e3
         self._t = now
 
 

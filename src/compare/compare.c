@@ -209,13 +209,8 @@ static void row_job_run(void *ctx, size_t i)
  */
 #define ROWS_PER_THREAD_MIN 64
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* The first of sorted[0, n) not less than op (upper: greater than op). */
-static size_t bound(const char **sorted, size_t n, const char *op, int upper)
+static size_t bound(char *const *sorted, size_t n, const char *op, int upper)
 {
 	size_t lo = 0, hi = n;
 
@@ -239,22 +234,22 @@ static size_t bound(const char **sorted, size_t n, const char *op, int upper)
 static void count_op_runs(struct compare *c)
 {
 	for (int s = 0; s < 2; s++) {
-		size_t n = c->side[s].nr;
-		const char **ops = xmalloc((n ? n : 1) * sizeof(*ops));
+		struct strvec ops = STRVEC_INIT;
 
-		for (size_t i = 0; i < n; i++)
-			ops[i] = compare_run_op(&c->side[s].runs[i]);
-		qsort(ops, n, sizeof(*ops), cmp_str);
+		for (size_t i = 0; i < c->side[s].nr; i++)
+			strvec_push(&ops, compare_run_op(&c->side[s].runs[i]));
+		strvec_sort(&ops);
 		for (size_t r = 0; r < c->nr_rows; r++) {
 			struct compare_row *row = &c->rows[r];
 
 			if (!c->by_operator)
-				row->side[s].op_runs = n;
+				row->side[s].op_runs = ops.nr;
 			else
 				row->side[s].op_runs = !row->op ? 0 :
-					bound(ops, n, row->op, 1) - bound(ops, n, row->op, 0);
+					bound(ops.v, ops.nr, row->op, 1) -
+					bound(ops.v, ops.nr, row->op, 0);
 		}
-		free(ops);
+		strvec_clear(&ops);
 	}
 }
 
@@ -332,5 +327,3 @@ void compare_analyse(struct compare *c)
 	free(q);
 	free(idx);
 }
-
-

@@ -210,7 +210,7 @@ char *json_dumps_parallel(const json_t *j, size_t flags)
 	/* j without its last member, then that member's key */
 	head = json_object();
 	for (void *it = json_object_iter((json_t *)j); it; it = json_object_iter_next((json_t *)j, it))
-		if (json_object_iter_value(it) != array || strcmp(json_object_iter_key(it), last_key))
+		if (strcmp(json_object_iter_key(it), last_key))
 			json_object_set(head, json_object_iter_key(it), json_object_iter_value(it));
 	head_text = json_dumps(head, flags);
 	json_decref(head);
