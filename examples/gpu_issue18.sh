@@ -75,20 +75,9 @@ stage_summary() {
 }
 
 stage_abset() {
-	cat > "$W/set_small.yaml" <<'EOF'
-layer_norm:
-  shapes:
-    - [1024, 1024]
-    - [4096, 4096]
-EOF
-	cat > "$W/set_large.yaml" <<'EOF'
-layer_norm:
-  shapes:
-    - [16384, 4096]
-EOF
 	step "$Z" ab layer_norm --axis TRITON_DEFAULT_FP_FUSION=0,1 --rounds 2 --dtypes float16 \
-		--flaggems-dir "$FG" --shape-set "$W/set_small.yaml" --shape-set "$W/set_large.yaml" \
-		--runs-dir "$W/ab" --color never
+		--flaggems-dir "$FG" --shape-set examples/shapes/layer_norm_small.yaml \
+		--shape-set examples/shapes/layer_norm_large.yaml --runs-dir "$W/ab" --color never
 	local d; d=$(ls -1d "$W"/ab/ab_layer_norm_sets_* | tail -1)
 	grep -E '^#####' "$d/ab.log"
 	cp "$d/ab.log" "$d/ab_sets.json" "$d/compare_sets.csv" "$OUTDIR"/

@@ -68,6 +68,39 @@ static int flag_set(const struct batch_cmd *bc, const char *name)
 	return v && opt_parse_bool(v) == 1;
 }
 
+/*
+ * --all and the vllm repository: ops_dir/inventory_vllm.csv is written only
+ * when zlb inventory is given the FlagGems-vllm checkout (--vllm-dir), and
+ * the repository ships none. Asked for (--vllm-dir or FLAGGEMS_VLLM_DIR given
+ * with --all) and absent: refused, exit 2. Not asked for: --all takes main
+ * alone and says so. 0, or the usage error's exit code.
+ */
+static int vllm_inventory(const struct batch_cmd *bc, const char *ops_dir)
+{
+	char *name = inventory_csv_name("vllm"), *csv = path_join(ops_dir, name);
+	char *recorded = inventory_checkout(ops_dir, "vllm");
+	enum opt_source src = opt_source_of(batch_option_defs, &bc->raw, "vllm-dir");
+	const char *given = src == OPT_FROM_FLAG ? "--vllm-dir" : "FLAGGEMS_VLLM_DIR";
+	const char *why = recorded ? "inventory.json records a vllm checkout, but the file is gone"
+				   : "the inventory was built without a FlagGems-vllm checkout";
+	int rc = 0;
+
+	if (!is_file(csv)) {
+		if (src == OPT_FROM_FLAG || src == OPT_FROM_ENV)
+			rc = usage_error("batch", "--all with %s: %s does not exist (%s), so --all "
+					 "has no vllm operator to take; build it with `zlb inventory "
+					 "--vllm-dir DIR --out %s`, or drop %s to screen main alone",
+					 given, csv, why, ops_dir, given);
+		else if (!flag_set(bc, "quiet"))
+			printf("zlb batch: --all: no vllm operators: %s does not exist (%s); `zlb "
+			       "inventory --vllm-dir DIR --out %s` adds them\n", csv, why, ops_dir);
+	}
+	free(recorded);
+	free(csv);
+	free(name);
+	return rc;
+}
+
 /* The operators: --ops, --ops-file, --all, or a bare --resume's own list; each once. */
 static int select_operators(struct batch_cmd *bc)
 {
@@ -94,6 +127,11 @@ static int select_operators(struct batch_cmd *bc)
 			if (!has_inventory(ops_dir))
 				REFUSE("--all: no operator inventory in %s; run `zlb inventory` "
 					   "first (or point --ops-dir at one)", ops_dir);
+			{
+				int rc = vllm_inventory(bc, ops_dir);
+				if (rc)
+					return rc;
+			}
 			if (inventory_select_all(ops_dir, opt_get(batch_option_defs, &bc->raw, "dismiss"),
 						 &bc->spec_text, &excluded)) {
 				strvec_clear(&excluded);

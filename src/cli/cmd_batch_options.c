@@ -184,7 +184,9 @@ const char *const scrubbed_env[] = {
 static const struct cmd_exit batch_exits[] = {
 	{ "0", "every operator PASS or SKIP" },
 	{ "1", "some operator FAIL, TIMEOUT or CANCELLED" },
-	{ "2", "bad command line, or the batch directory cannot be used" },
+	{ "2", "bad command line, or the batch directory cannot be used; --all without an "
+	       "inventory in --ops-dir, or with --vllm-dir (FLAGGEMS_VLLM_DIR) and no "
+	       "<ops-dir>/inventory_vllm.csv" },
 	{ "3", "a preflight check failed before any operator ran: the Python interpreter "
 	       "(probed once for the whole batch), the executor, or no visible device; or "
 	       "the environment stopped the batch (on a cluster node too)" },
