@@ -576,8 +576,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         probe = dict.fromkeys(PROBE_KEYS)
         probe["placement_probes"] = 0
         if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:
-            probe = _probe_placements(torch, lib, call, k, on_rng, graphs,
-                                      stats.get("clock_mhz"), rule, max_wall)
+            probe = _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall)
             clock.lap("probes")
     finally:
         for g in graphs:
@@ -601,26 +600,44 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
 
 # What _probe_placements adds to a record.
 PROBE_KEYS = ("placement_probes", "placement_sd", "placement_probe_ms", "placement_probe_mhz",
-              "placement_probe_error")
-# Samples (replays) per placement probe: the median of a few 2 ms replays
-# is already far surer than the spread between placements it is there for.
-PROBE_SAMPLES = 11
+              "placement_probe_ref_ms", "placement_probe_error")
+# Samples (replays) per block: the median of a few 2 ms replays is already
+# far surer than the spread between placements it is there for.
+PROBE_SAMPLES = 9
 
 
-def _probe_placements(torch, lib, call, k, on_rng, graphs, measured_mhz, rule, max_wall):
+def probe_order(n):
+    """The blocks' graphs in timing order for n probes: the measured graph
+    (0) before, between and after them: 0 1 0 2 ... 0 n 0."""
+    order = [0]
+    for i in range(1, n + 1):
+        order += [i, 0]
+    return order
+
+
+def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
     """Steps 5b: time rule.placement_probes more graphs of the same k calls,
     each captured on memory of its own while the measured one (graphs[0])
     is alive. One graph is one draw of where a small kernel's buffers land;
     these are more draws, and their spread is what a second process could
-    read. Like is timed with like: the measured graph again, then each
-    probe, PROBE_SAMPLES replays a block.
+    read.
+
+    Each probe is timed between two blocks of the measured graph and read
+    against their mean (probe_spread): on an H200, probes timed one after
+    another read later ones slower and slower (a 2048x4096 rms_norm +0.3%
+    .. +1.2% over eight, a power-capped mm 10% faster in the first block
+    than in the rest), a drift of the device over the probe's own second
+    that a second process of the same batch does not see; a reference on
+    each side of a probe takes out any drift that is linear over its three
+    blocks.
 
     Returns {"placement_probes": the probes kept (the spread's degrees of
     freedom), "placement_sd": probe_spread's sd (None with no probe),
-    "placement_probe_ms" / "placement_probe_mhz": each block's median and
-    steady clock, the measured graph's first, "placement_probe_error": why
-    probes are missing, or None}. A probe that fails leaves the measurement
-    as it is. The graphs are appended to graphs, which the caller releases."""
+    "placement_probe_ms" / "placement_probe_mhz": each probe's block median
+    and steady clock, "placement_probe_ref_ms": the measured graph's blocks
+    (one more than the probes), "placement_probe_error": why probes are
+    missing, or None}. A probe that fails leaves the measurement as it is.
+    The graphs are appended to graphs, which the caller releases."""
     blocks = []
     error = None
     want = 1 + rule.placement_probes
@@ -635,45 +652,56 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, measured_mhz, rule, m
         while len(graphs) < want:
             graphs.append(_capture_or_fail(torch, call, k, on_rng, lib=lib))
         if want > 1:
-            for g in graphs[:want]:
-                st, _, _ = _replay(torch, lib, g, k, PROBE_SAMPLES, PROBE_SAMPLES, 0.0,
+            for i in probe_order(want - 1):
+                st, _, _ = _replay(torch, lib, graphs[i], k, PROBE_SAMPLES, PROBE_SAMPLES, 0.0,
                                    max_wall, rule=rule)
                 blocks.append((st["median_ms"] if st["n"] > 0 else None,
                                st.get("clock_mhz")))
     except CaptureFailure as cf:
         error = "%s: %s" % (cf.phase, _io.first_line(first_cause(cf.error)))
         blocks = []
-    sd, kept, why = probe_spread(blocks, measured_mhz, rule.clock_floor)
-    return {"placement_probes": max(0, kept - 1), "placement_sd": sd,
-            "placement_probe_ms": [b[0] for b in blocks] or None,
-            "placement_probe_mhz": [b[1] for b in blocks] or None,
+    refs, probes = blocks[0::2], blocks[1::2]
+    sd, kept, why = probe_spread(refs, probes, rule.clock_floor)
+    return {"placement_probes": kept, "placement_sd": sd,
+            "placement_probe_ms": [b[0] for b in probes] or None,
+            "placement_probe_mhz": [b[1] for b in probes] or None,
+            "placement_probe_ref_ms": [b[0] for b in refs] or None,
             "placement_probe_error": error or why}
 
 
-def probe_spread(blocks, measured_mhz, clock_floor):
-    """(sd of ln(median) over the blocks kept, how many were kept, why some
-    were not or None). blocks: (median_ms, steady clock MHz or None), the
-    measured graph's first. A block whose steady clock is off the
-    measurement's own by more than 1 - clock_floor, either way, is left
-    out: a power-capped kernel's clock wanders between blocks (on an H200
-    a 4096x4096 mm measured at 1395 MHz had blocks at 1267-1395 MHz, a
-    2048x2048 one at 1515-1845), and that is not where its buffers land."""
-    kept, off = [], 0
+def probe_spread(refs, probes, clock_floor):
+    """(sd of ln placement over the measured graph and the probes kept, how
+    many probes were kept, why some were not or None). refs: n + 1 blocks
+    of the measured graph, probes: n blocks, probe i timed between refs i
+    and i + 1; a block is (median_ms, steady clock MHz or None). Probe i
+    reads ln(probe) - (ln(ref_i) + ln(ref_i+1)) / 2 against the measured
+    graph's 0. A probe whose steady clock is off its references' mean by
+    more than 1 - clock_floor, either way, is left out: a power-capped
+    kernel's clock wanders (on an H200 a 4096x4096 mm measured at 1395 MHz
+    had blocks at 1267-1395 MHz), and that is not where its buffers land."""
+    draws, off = [0.0], 0
     band = 1.0 - clock_floor
-    for ms, mhz in blocks:
-        if ms is None or ms <= 0:
+    for i, (ms, mhz) in enumerate(probes):
+        if i + 1 >= len(refs):
+            break
+        (r0, c0), (r1, c1) = refs[i], refs[i + 1]
+        if not ms or ms <= 0 or not r0 or r0 <= 0 or not r1 or r1 <= 0:
             continue
-        if clock_floor > 0 and measured_mhz and mhz and abs(mhz / measured_mhz - 1) > band:
+        ref_mhz = (c0 + c1) / 2 if c0 and c1 else None
+        if clock_floor > 0 and ref_mhz and mhz and abs(mhz / ref_mhz - 1) > band:
             off += 1
             continue
-        kept.append(ms)
+        draws.append(math.log(ms) - (math.log(r0) + math.log(r1)) / 2)
     why = None
     if off:
-        why = "clock: %d of %d block%s off the measured %.0f MHz by more than %g%%, left out" % (
-            off, len(blocks), "" if len(blocks) == 1 else "s", measured_mhz, 100 * band)
-    if len(kept) < 2:
-        return None, len(kept), why
-    return log_sd(kept), len(kept), why
+        why = "clock: %d of %d probe%s off %s references' clock by more than %g%%, left out" % (
+            off, len(probes), "" if len(probes) == 1 else "s",
+            "its" if len(probes) == 1 else "their", 100 * band)
+    kept = len(draws) - 1
+    if kept < 1:
+        return None, 0, why
+    mean = sum(draws) / len(draws)
+    return math.sqrt(sum((x - mean) ** 2 for x in draws) / kept), kept, why
 
 
 def log_sd(values):

@@ -36,17 +36,15 @@ def test_probes_measure_the_spread_and_leave_the_number(real, stub_torch, monkey
     assert rec["centre_ms"] == pytest.approx(0.005, rel=1e-6)
     assert rec["calls_per_replay"] == 512 and rec["placements"] == 1
     assert rec["placement_probes"] == 3 and rec["placement_probe_error"] is None
-    logs = [math.log(c) for c in [5000] + probes]
-    mean = sum(logs) / 4
-    want = math.sqrt(sum((x - mean) ** 2 for x in logs) / 3)
-    assert rec["placement_sd"] == pytest.approx(want, rel=1e-4)
-    assert rec["placement_probe_ms"] == pytest.approx([c / 1e6 for c in [5000] + probes],
-                                                      rel=1e-5)
-    # Three more graphs of K calls; then the measured graph and each probe
-    # replayed 1 + 11 times (the untimed first replay, then PROBE_SAMPLES).
+    assert rec["placement_sd"] == pytest.approx(_graph.log_sd([5000] + probes), rel=1e-4)
+    assert rec["placement_probe_ms"] == pytest.approx([c / 1e6 for c in probes], rel=1e-5)
+    assert rec["placement_probe_ref_ms"] == pytest.approx([0.005] * 4, rel=1e-5)
+    # Three more graphs of K calls; then the measured graph before, between
+    # and after the probes: 7 blocks of 1 + 9 replays (the untimed first
+    # replay, then PROBE_SAMPLES).
     assert len(op.graphs) == 6
     assert op.captured_calls == 1 + 8 + 4 * 512
-    assert real.fake_cuda_launch_count() - launches == 3 * (1 + 5) + (1 + 16) + 4 * (1 + 11)
+    assert real.fake_cuda_launch_count() - launches == 3 * (1 + 5) + (1 + 16) + 7 * (1 + 9)
     assert stub_torch._stub.live_graphs == 0
 
 
@@ -121,21 +119,44 @@ def test_log_sd():
     assert _graph.log_sd([1.0, math.e]) == pytest.approx(math.sqrt(0.5))
 
 
-def test_a_block_at_another_clock_is_left_out():
-    # measured at 1545 MHz; the third block ran at 1480 (4% below), the
-    # fifth at 1845 (19% above): both left out
-    blocks = [(0.010, 1545.0), (0.0101, 1515.0), (0.0115, 1480.0), (0.0099, 1590.0),
-              (0.0120, 1845.0)]
-    sd, kept, why = _graph.probe_spread(blocks, 1545.0, 0.97)
-    assert kept == 3 and sd == pytest.approx(_graph.log_sd([0.010, 0.0101, 0.0099]))
-    assert why == "clock: 2 of 5 blocks off the measured 1545 MHz by more than 3%, left out"
-    # no clock check, or no clock known: every block counts
-    assert _graph.probe_spread(blocks, 1545.0, 0.0)[1] == 5
-    assert _graph.probe_spread(blocks, None, 0.97)[1] == 5
-    assert _graph.probe_spread([(0.01, None), (0.011, None)], 1980.0, 0.97)[1] == 2
-    # fewer than two left: no spread
-    assert _graph.probe_spread([(0.01, 1980.0), (0.02, 1000.0)], 1980.0, 0.97)[:2] == (None, 1)
-    assert _graph.probe_spread([(None, 1980.0), (0.01, 1980.0)], 1980.0, 0.97)[:2] == (None, 1)
+def test_probe_order():
+    assert _graph.probe_order(0) == [0]
+    assert _graph.probe_order(3) == [0, 1, 0, 2, 0, 3, 0]
+
+
+def test_a_drift_of_the_device_is_not_placement():
+    # The measured graph reads 1% slower at each of its blocks (the device
+    # drifts); each probe reads the same as its references' mean: no
+    # placement spread, where blocks read one after another would show one.
+    refs = [(0.010 * 1.01 ** i, 1980.0) for i in range(4)]
+    probes = [(0.010 * 1.01 ** (i + 0.5), 1980.0) for i in range(3)]
+    sd, kept, why = _graph.probe_spread(refs, probes, 0.97)
+    assert kept == 3 and why is None and sd == pytest.approx(0.0, abs=1e-12)
+    assert _graph.log_sd([b[0] for b in refs]) > 0.009
+    # a probe 2% slower than its references: a placement that a second
+    # process could draw
+    probes[1] = (probes[1][0] * 1.02, 1980.0)
+    sd, kept, _ = _graph.probe_spread(refs, probes, 0.97)
+    want = _graph.log_sd([1.0, 1.0, 1.02, 1.0])
+    assert kept == 3 and sd == pytest.approx(want, rel=1e-9)
+
+
+def test_a_probe_at_another_clock_is_left_out():
+    # references at 1515-1545 MHz; the second probe ran at 1460 (4.1%
+    # below their mean), the third at 1845: both left out
+    refs = [(0.010, 1545.0), (0.010, 1515.0), (0.010, 1530.0), (0.010, 1545.0)]
+    probes = [(0.0101, 1530.0), (0.0115, 1460.0), (0.0120, 1845.0)]
+    sd, kept, why = _graph.probe_spread(refs, probes, 0.97)
+    assert kept == 1 and sd == pytest.approx(_graph.log_sd([0.010, 0.0101]))
+    assert why == "clock: 2 of 3 probes off their references' clock by more than 3%, left out"
+    # no clock check, or no clock known: every probe counts
+    assert _graph.probe_spread(refs, probes, 0.0)[1] == 3
+    nock = [(ms, None) for ms, _ in refs]
+    assert _graph.probe_spread(nock, probes, 0.97)[1] == 3
+    # no probe left, or a block without a time: no spread from it
+    assert _graph.probe_spread(refs[:2], [(0.02, 1000.0)], 0.97)[:2] == (None, 0)
+    assert _graph.probe_spread([(None, 1980.0), (0.01, 1980.0)], [(0.01, 1980.0)],
+                               0.97)[:2] == (None, 0)
 
 
 def _tuned_then_measured(stub_torch):
