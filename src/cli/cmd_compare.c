@@ -40,7 +40,7 @@ static const struct opt_def compare_option_defs[] = {
 	  "the band of no practical difference, in percent (\"0.5\" and \"0.5%\" mean 0.5%)" },
 	{ "fdr", NULL, NULL, "0.05", OPT_STRING, NULL, 0, 0, "Q",
 	  "false discovery rate across rows" },
-	{ "drift-floor", NULL, NULL, "0.3", OPT_STRING, NULL, 0, 0, "PCT",
+	{ "drift-floor", NULL, NULL, "0.1", OPT_STRING, NULL, 0, 0, "PCT",
 	  "assumed process-to-process drift of one run's centre, in percent, used when a "
 	  "side has a single round (0 trusts within-run samples alone, which false-flags)" },
 	{ "bootstrap", NULL, NULL, "2000", OPT_STRING, NULL, 0, 0, "N",

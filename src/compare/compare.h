@@ -74,7 +74,7 @@ struct compare_opts {
 	double confidence;	/* 0.95 */
 };
 
-#define COMPARE_OPTS_INIT { 0.01, 0.05, 0.003, 2000, 1, 0.95 }
+#define COMPARE_OPTS_INIT { 0.01, 0.05, 0.001, 2000, 1, 0.95 }
 
 struct compare_run {
 	char *dir;		/* absolute */

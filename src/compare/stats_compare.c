@@ -434,7 +434,8 @@ struct side {
 	double v, df;		/* variance of ybar and its degrees of freedom */
 	double shrink;		/* a */
 	double floor;		/* sqrt(f^2 + place^2) (k == 1) */
-	double place;		/* the round's measured placement sd, NAN when none */
+	double place;		/* the row's measured placement sd, NAN when none */
+	double place_ss, place_df;	/* its rounds' sum of df x placement variance, and of df */
 };
 
 /*
@@ -484,19 +485,20 @@ static void side_set_spread(struct side *s, double spread2, double df)
 		sqrt((double)s->k * (target - s->w2) / ((double)(s->k - 1) * s->s2)) : 0;
 }
 
-static int side_init(struct side *s, const struct stats_sample_set *sets, size_t k,
-		     double drift_floor)
+static int side_init(struct side *s, const struct stats_sample_set *sets, size_t k)
 {
-	const struct stats_sample_set *first = NULL;
-
 	memset(s, 0, sizeof(*s));
 	s->place = NAN;
 	s->r = xcalloc(k ? k : 1, sizeof(*s->r));
 	for (size_t i = 0; i < k; i++)
 		if (!stats_round_init_strata(&s->r[s->k], sets[i].x, sets[i].n,
 					     sets[i].strata)) {
-			if (!s->k)
-				first = &sets[i];
+			double pdf, pv = placement_var(&sets[i], &s->r[s->k], &pdf);
+
+			if (pdf > 0) {
+				s->place_ss += pdf * pv;
+				s->place_df += pdf;
+			}
 			s->n += s->r[s->k].n;
 			s->k++;
 		}
@@ -508,23 +510,35 @@ static int side_init(struct side *s, const struct stats_sample_set *sets, size_t
 	}
 	s->mean /= (double)s->k;
 	s->w2 /= (double)s->k;
+	if (s->k == 1)
+		return 0;
+	for (size_t i = 0; i < s->k; i++)
+		s->s2 += (s->r[i].y - s->mean) * (s->r[i].y - s->mean);
+	s->s2 /= (double)(s->k - 1);
+	return 0;
+}
+
+/*
+ * A side's variance once the row's placement variance pv (df pdf, pooled
+ * over every round of both sides; pdf 0: none measured) is known. One
+ * round: w^2 + f^2 + pv, Satterthwaite df from pv's. Rounds: their own
+ * scatter and pv are two estimates of one between-process variance,
+ * pooled by their degrees of freedom.
+ */
+static void side_finish(struct side *s, double pv, double pdf, double drift_floor)
+{
 	if (s->k == 1) {
-		double pdf, pv = placement_var(first, &s->r[0], &pdf);
 		double f2 = drift_floor * drift_floor + pv;
 
 		s->floor = sqrt(f2);
 		s->v = s->w2 + f2;
-		/* Satterthwaite: only the measured placement part is uncertain. */
 		s->df = pdf > 0 && pv > 0 ? s->v * s->v / (pv * pv / pdf) : INFINITY;
 		if (pdf > 0)
 			s->place = sqrt(pv);
-		return 0;
+		return;
 	}
-	for (size_t i = 0; i < s->k; i++)
-		s->s2 += (s->r[i].y - s->mean) * (s->r[i].y - s->mean);
-	s->s2 /= (double)(s->k - 1);
-	side_set_spread(s, s->s2, (double)(s->k - 1));
-	return 0;
+	side_set_spread(s, ((double)(s->k - 1) * s->s2 + pdf * pv) / ((double)(s->k - 1) + pdf),
+			(double)(s->k - 1) + pdf);
 }
 
 static void side_release(struct side *s)
@@ -616,14 +630,14 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 {
 	struct side A, B;
 	struct stats_welch w;
-	double alpha = 1 - o->confidence, tq;
+	double alpha = 1 - o->confidence, tq, pv, pdf;
 	int ra, rb, pooled;
 
 	memset(c, 0, sizeof(*c));
 	c->p_mwu = c->spread_a = c->spread_b = NAN;
 	c->drift_a = c->drift_b = c->place_a = c->place_b = NAN;
-	ra = side_init(&A, a, ka, o->drift_floor);
-	rb = side_init(&B, b, kb, o->drift_floor);
+	ra = side_init(&A, a, ka);
+	rb = side_init(&B, b, kb);
 	if (ra || rb) {
 		not_ok(c, "no valid sample on one side");
 		c->ratio = c->a_ms = c->b_ms = c->diff = NAN;
@@ -631,6 +645,11 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 		side_release(&B);
 		return -1;
 	}
+	/* where buffers land is the row's on this GPU, not a build's: pooled */
+	pdf = A.place_df + B.place_df;
+	pv = pdf > 0 ? (A.place_ss + B.place_ss) / pdf : 0;
+	side_finish(&A, pv, pdf, o->drift_floor);
+	side_finish(&B, pv, pdf, o->drift_floor);
 	describe_sides(&A, &B, c);
 
 	if ((A.k == 1 && A.n < o->min_samples) || (B.k == 1 && B.n < o->min_samples)) {
@@ -640,8 +659,8 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	pooled = A.k >= 2 && A.k == B.k;
 	if (pooled) {
 		/* balanced rounds: one drift variance for both builds (Student's t) */
-		double df = (double)(A.k + B.k - 2);
-		double s2p = ((double)(A.k - 1) * A.s2 + (double)(B.k - 1) * B.s2) / df;
+		double df = (double)(A.k + B.k - 2) + pdf;
+		double s2p = ((double)(A.k - 1) * A.s2 + (double)(B.k - 1) * B.s2 + pdf * pv) / df;
 
 		side_set_spread(&A, s2p, df);
 		side_set_spread(&B, s2p, df);
@@ -652,6 +671,10 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	}
 	if (pooled) {
 		w.df = A.df;
+		w.p = fmin(1.0, 2.0 * stats_t_sf(fabs(w.t), w.df));
+	} else if (A.k == 1 && B.k == 1 && pdf > 0 && pv > 0) {
+		/* both sides hold the same pv: its uncertainty counts once, doubled */
+		w.df = (A.v + B.v) * (A.v + B.v) / (4 * pv * pv / pdf);
 		w.p = fmin(1.0, 2.0 * stats_t_sf(fabs(w.t), w.df));
 	}
 	c->ok = 1;

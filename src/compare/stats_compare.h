@@ -36,21 +36,35 @@
  *   k >= 2: max(s^2, wbar^2), s^2 the sample variance of the y_r (df k-1)
  *           and wbar^2 the mean w_r^2. The floor at wbar^2 is conservative
  *           only: rounds cannot scatter less than their own medians do, and
- *           three rounds that agree by chance must not claim more.
- *   k == 1: w^2 + f^2, df infinite, where f is the *drift floor*
- *           (--drift-floor, default 0.3%): an assumed standard deviation
- *           of one process's centre around the build's true centre. One
- *           process cannot see its own placement drift; without f a
- *           single-round comparison judges a 0.3% process-to-process move
- *           against a 0.01% sampling noise and flags most rows (the
- *           failure of nvbench_compare, measurement.md section 2; the A/A
- *           simulation in tests/unit/test_stats_sim_aa.c shows both).
+ *           three rounds that agree by chance must not claim more. When
+ *           rounds measured placements (below), s^2 and P are two estimates
+ *           of one between-process variance, pooled by their df:
+ *           ((k-1) s^2 + pdf P) / (k-1 + pdf), df k-1 + pdf.
+ *   k == 1: w^2 + f^2 + P, where f is the *drift floor* (--drift-floor,
+ *           default 0.1%): an assumed standard deviation of one process's
+ *           centre around the build's true centre that placement does not
+ *           explain (clocks, the driver's state). One process cannot see its
+ *           own drift; without f a single-round comparison judges a 0.1%
+ *           process-to-process move against a 0.01% sampling noise and flags
+ *           most rows (the failure of nvbench_compare, measurement.md
+ *           section 2; the A/A simulation in tests/unit/test_stats_sim_aa.c
+ *           shows both). df: Satterthwaite's from P's (infinite without P).
+ *   P, the row's placement variance: what the rounds measured of where
+ *           buffers land (each round's probes' place_sd^2 with place_df
+ *           df, or its strata's variance / strata with strata - 1), pooled
+ *           by df over every round of BOTH sides (pdf the sum), 0 when no
+ *           round measured it. Where buffers land is a property of the row's
+ *           shapes on this GPU, not of the compiler build; H200 A/A runs
+ *           of 10 operators x 3 sizes showed probe spreads of one row
+ *           scattering 2-3x between processes at 3 probes, so one side's
+ *           3 df alone both false-flags and blurs.
  *
  * Estimate: D = ybar_B - ybar_A, ratio B/A = exp(D) (> 1: B is slower).
  *
  * Test (p-value for the FDR step):
  *   both sides k >= 2, the same k ("student"): Student's t with the pooled
- *     s^2 of both sides (df = 2k - 2), each side floored at its own wbar^2.
+ *     s^2 of both sides and P (df = 2k - 2 + pdf), each side floored at its
+ *     own wbar^2.
  *     Placement drift is a property of the row on this GPU, not of the
  *     compiler build, so one variance for both sides is the model; with
  *     equal rounds the pooled test is robust to unequal variances, and its
@@ -62,8 +76,9 @@
  *     variance (infinite df) and the other side's estimated one;
  *   both sides k == 1 ("mwu+floor"): p = max(p_MWU, p_z). p_MWU is
  *     Mann-Whitney U on the two rounds' samples (distribution-free, but
- *     blind to process drift); p_z the z test of D against v_A + v_B (which
- *     hold the drift floor). The maximum of two p-values is a valid p-value
+ *     blind to process drift); p_z the test of D against v_A + v_B (which
+ *     hold the drift floor and P; a t with Satterthwaite's df where P was
+ *     measured, P counted once for both sides since it is one estimate). The maximum of two p-values is a valid p-value
  *     whenever either one is (P(max <= a) <= P(p_i <= a)). Rank tests on
  *     round centres are no use with rounds: 3 against 3 cannot go below
  *     p = 0.1;
@@ -154,13 +169,13 @@ double stats_round_draw(const struct stats_round *r, struct stats_rng *rng);
 
 struct stats_cmp_opts {
 	double confidence;	/* 0.95 */
-	double drift_floor;	/* f: assumed sd of ln(centre) of one process; 0.003 */
+	double drift_floor;	/* f: assumed sd of ln(centre) of one process; 0.001 */
 	unsigned nboot;		/* bootstrap replicates; 2000 */
 	size_t min_samples;	/* a single round needs this many samples; 5 */
 	uint64_t seed;		/* the bootstrap's seed for this row */
 };
 
-#define STATS_CMP_OPTS_INIT { 0.95, 0.003, 2000, 5, 1 }
+#define STATS_CMP_OPTS_INIT { 0.95, 0.001, 2000, 5, 1 }
 
 struct stats_cmp {
 	int ok;			/* 1: an interval and a p-value were computed */
@@ -179,9 +194,9 @@ struct stats_cmp {
 	int floor_a, floor_b;	/* the side's variance holds the drift floor */
 	/*
 	 * A single-round side's assumed drift, the sd of ln(centre) a second
-	 * process could read: sqrt(drift_floor^2 + placement variance) with
-	 * the placement variance measured by the round itself (its probes'
-	 * place_sd^2, or its strata's variance / strata); NAN for k >= 2.
+	 * process could read: sqrt(drift_floor^2 + P) with P the row's
+	 * placement variance pooled over both sides' rounds (above); NAN for
+	 * k >= 2.
 	 */
 	double drift_a, drift_b;
 	double place_a, place_b;	/* that placement part as an sd, NAN when none */

@@ -126,14 +126,21 @@ static void test_drift_floor_widens_single_rounds(void **state)
 	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
 	struct stats_cmp wide, narrow;
 
+	assert_true(o.drift_floor == 0.001);
 	run(f, 1, 1, &o, &wide);
 	o.drift_floor = 0;
 	run(f, 1, 1, &o, &narrow);
-	/* with f = 0.3% per side the half-width is at least 1.96 sqrt(2) f */
-	assert_true(log(wide.hi) - log(wide.lo) >= 2 * 1.959 * sqrt(2) * 0.003);
-	assert_true(log(narrow.hi) - log(narrow.lo) < 0.5 * (log(wide.hi) - log(wide.lo)));
+	/* with f per side the half-width is at least 1.96 sqrt(2) f */
+	assert_true(log(wide.hi) - log(wide.lo) >= 2 * 1.959 * sqrt(2) * 0.001);
+	assert_true(log(narrow.hi) - log(narrow.lo) < log(wide.hi) - log(wide.lo));
 	assert_true(wide.p >= narrow.p);
 	assert_false(narrow.floor_a);
+	/* the t interval adds f^2 per side to the variance, nothing else */
+	o.nboot = 0;
+	run(f, 1, 1, &o, &narrow);
+	o.drift_floor = 0.001;
+	run(f, 1, 1, &o, &wide);
+	assert_true(fabs(wide.se * wide.se - narrow.se * narrow.se - 2 * 0.001 * 0.001) < 1e-15);
 }
 
 static void test_no_inference(void **state)
@@ -282,7 +289,8 @@ static void test_placements_are_strata(void **state)
  * A single round that measured where its buffers land: its probes' spread
  * joins the drift floor, with the probes' degrees of freedom. Two one-graph
  * processes 5% apart with 1% sample noise are a shift by samples alone and
- * no verdict once each round says its placements scatter by 3%.
+ * no verdict once their placements scatter by 3%. The placement variance is
+ * the row's on this GPU, not a build's: probes of either side serve both.
  */
 static void test_placement_sd_widens_single_rounds(void **state)
 {
@@ -290,7 +298,8 @@ static void test_placement_sd_widens_single_rounds(void **state)
 	double b[N];
 	struct stats_sample_set a1, b1;
 	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
-	struct stats_cmp bare, probed;
+	struct stats_cmp bare, probed, one;
+	double f2 = o.drift_floor * o.drift_floor;
 
 	for (int i = 0; i < N; i++)
 		b[i] = 1.05 * f->x[0][0][i];
@@ -298,22 +307,73 @@ static void test_placement_sd_widens_single_rounds(void **state)
 	b1 = (struct stats_sample_set){ b, N, 0, 0, 0 };
 	assert_int_equal(stats_compare(&a1, 1, &b1, 1, &o, &bare), 0);
 	assert_true(bare.ok && bare.p < 1e-6 && bare.lo > 1.03);
-	assert_true(fabs(bare.drift_a - 0.003) < 1e-15 && isnan(bare.place_a));
+	assert_true(fabs(bare.drift_a - o.drift_floor) < 1e-15 && isnan(bare.place_a));
 	assert_true(isinf(bare.df));
 
-	a1.place_sd = b1.place_sd = 0.03;
-	a1.place_df = b1.place_df = 3;
+	/* A alone probed: B's side is widened by A's probes too */
+	a1.place_sd = 0.03;
+	a1.place_df = 3;
+	assert_int_equal(stats_compare(&a1, 1, &b1, 1, &o, &one), 0);
+	assert_true(one.ok && one.p > 0.05 && one.lo < 1.0);
+	assert_true(fabs(one.place_a - 0.03) < 1e-15 && fabs(one.place_b - 0.03) < 1e-15);
+	assert_true(fabs(one.drift_b - sqrt(f2 + 0.03 * 0.03)) < 1e-15);
+	/* one variance estimate of 3 df under both sides: about 3 df, not 6 */
+	assert_true(one.df > 2.9 && one.df < 3.3);
+
+	b1.place_sd = 0.03;
+	b1.place_df = 3;
 	assert_int_equal(stats_compare(&a1, 1, &b1, 1, &o, &probed), 0);
 	assert_true(probed.ok && probed.p > 0.05 && probed.lo < 1.0);
 	assert_true(fabs(probed.ratio - bare.ratio) < 1e-15);
-	assert_true(fabs(probed.drift_a - sqrt(0.003 * 0.003 + 0.03 * 0.03)) < 1e-15);
-	assert_true(probed.place_a == 0.03 && probed.place_b == 0.03);
-	/* Satterthwaite over two sides of 3 probes each, mostly placement */
-	assert_true(probed.df > 5.5 && probed.df < 6.5);
+	assert_true(fabs(probed.drift_a - sqrt(f2 + 0.03 * 0.03)) < 1e-15);
+	assert_true(fabs(probed.place_a - 0.03) < 1e-15 && fabs(probed.place_b - 0.03) < 1e-15);
+	/* two sides of 3 probes each pool into 6 df, mostly placement */
+	assert_true(probed.df > 5.5 && probed.df < 6.6);
+	assert_true(probed.p < one.p);
 
-	/* rounds measure the drift themselves: the probes play no part */
+	/* unequal probes pool by their degrees of freedom */
+	a1.place_sd = 0.02;
+	b1.place_sd = 0.04;
+	b1.place_df = 9;
+	assert_int_equal(stats_compare(&a1, 1, &b1, 1, &o, &probed), 0);
+	{
+		double pv = (3 * 0.02 * 0.02 + 9 * 0.04 * 0.04) / 12;
+
+		assert_true(fabs(probed.place_a - sqrt(pv)) < 1e-15);
+		assert_true(fabs(probed.place_b - sqrt(pv)) < 1e-15);
+	}
+
+	/* rounds without probes measure the drift themselves */
 	assert_int_equal(stats_compare(f->set[0], 3, f->set[1], 3, &o, &bare), 0);
 	assert_true(isnan(bare.drift_a) && isnan(bare.place_a));
+}
+
+/*
+ * Rounds with probes: their scatter and the probes' variance estimate one
+ * between-process variance; Student's t takes both degrees of freedom.
+ */
+static void test_placement_sd_joins_rounds(void **state)
+{
+	struct fixture *f = fx();
+	struct stats_sample_set a[3], b[3];
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp bare, probed;
+
+	for (int i = 0; i < 3; i++) {
+		a[i] = f->set[0][i];
+		b[i] = f->set[1][i];
+	}
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &bare), 0);
+	assert_true(bare.ok && fabs(bare.df - 4) < 1e-12);
+	for (int i = 0; i < 3; i++) {
+		a[i].place_sd = b[i].place_sd = 0.02;
+		a[i].place_df = b[i].place_df = 3;
+	}
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &probed), 0);
+	assert_true(probed.ok && fabs(probed.df - (4 + 18)) < 1e-12);
+	assert_true(fabs(probed.ratio - bare.ratio) < 1e-15);
+	/* 2% placements over rounds that scatter far less: a wider interval */
+	assert_true(log(probed.hi) - log(probed.lo) > log(bare.hi) - log(bare.lo));
 }
 
 /* A round over P placements: the spread of their centres over P. */
@@ -339,7 +399,7 @@ static void test_strata_spread_joins_a_single_round(void **state)
 	stats_round_release(&round);
 	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &r), 0);
 	assert_true(fabs(r.place_a - sqrt(ss / (P - 1) / P)) < 1e-12);
-	assert_true(fabs(r.drift_a * r.drift_a - 0.003 * 0.003 - ss / (P - 1) / P) < 1e-12);
+	assert_true(fabs(r.drift_a * r.drift_a - o.drift_floor * o.drift_floor - ss / (P - 1) / P) < 1e-12);
 	assert_true(isfinite(r.df));
 }
 
@@ -355,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_shift_is_found_and_mirrored),
 		cmocka_unit_test(test_placements_are_strata),
 		cmocka_unit_test(test_placement_sd_widens_single_rounds),
+		cmocka_unit_test(test_placement_sd_joins_rounds),
 		cmocka_unit_test(test_strata_spread_joins_a_single_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
