@@ -393,8 +393,10 @@ static int same_gpus(const struct compare *c, int g, const char **a_gpu, const c
 				const char *v = run_gpu(o);
 				found = (g < 0 || o->group == g) && (!v || !strcmp(u, v));
 			}
-			if (!found)
+			if (!found) {
+				*first[s] = u;	/* the GPU the other side lacks, not its first */
 				return 0;
+			}
 		}
 	return 1;
 }

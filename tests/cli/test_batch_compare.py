@@ -77,6 +77,10 @@ def test_operators_that_met_other_gpus_are_named_and_pin_avoids_it(world, tmp_pa
     r = compare(world, a, b, tmp_path / "c1")
     assert "2 operators ran on other GPUs in A than in B (by uuid)" in r.out + r.err, r
     assert "b_pass (A on " in r.out + r.err
+    # the GPUs named are the two that differ
+    import re
+    named = re.search(r"b_pass \(A on (\S+), B on (\S+?)\)", r.out + r.err)
+    assert named and named.group(1) != named.group(2), r
     pa = two(tmp_path / "PA", ["b_slow", "b_pass"], "--pin")
     pb = two(tmp_path / "PB", ["b_pass", "b_slow"], "--pin", "--replay-root", str(tmp_path / "PA"))
     r = compare(world, pa, pb, tmp_path / "c2")
