@@ -600,7 +600,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
 
 # What _probe_placements adds to a record.
 PROBE_KEYS = ("placement_probes", "placement_sd", "placement_probe_ms", "placement_probe_mhz",
-              "placement_probe_ref_ms", "placement_probe_error")
+              "placement_probe_ref_ms", "placement_probe_draws", "placement_probe_error")
 # Samples (replays) per block: the median of a few 2 ms replays is already
 # far surer than the spread between placements it is there for.
 PROBE_SAMPLES = 9
@@ -635,7 +635,8 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
     freedom), "placement_sd": probe_spread's sd (None with no probe),
     "placement_probe_ms" / "placement_probe_mhz": each probe's block median
     and steady clock, "placement_probe_ref_ms": the measured graph's blocks
-    (one more than the probes), "placement_probe_error": why probes are
+    (one more than the probes), "placement_probe_draws": probe_draws', by
+    probe, "placement_probe_error": why probes are
     missing, or None}. A probe that fails leaves the measurement as it is.
     The graphs are appended to graphs, which the caller releases."""
     blocks = []
@@ -661,37 +662,58 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
         error = "%s: %s" % (cf.phase, _io.first_line(first_cause(cf.error)))
         blocks = []
     refs, probes = blocks[0::2], blocks[1::2]
+    draws, _ = probe_draws(refs, probes, rule.clock_floor)
     sd, kept, why = probe_spread(refs, probes, rule.clock_floor)
     return {"placement_probes": kept, "placement_sd": sd,
             "placement_probe_ms": [b[0] for b in probes] or None,
             "placement_probe_mhz": [b[1] for b in probes] or None,
             "placement_probe_ref_ms": [b[0] for b in refs] or None,
+            "placement_probe_draws": draws or None,
             "placement_probe_error": error or why}
 
 
-def probe_spread(refs, probes, clock_floor):
-    """(sd of ln placement over the measured graph and the probes kept, how
-    many probes were kept, why some were not or None). refs: n + 1 blocks
+def probe_draws(refs, probes, clock_floor):
+    """(each probe's ln offset from the measured graph, None where it was
+    left out; how many were left out for their clock). refs: n + 1 blocks
     of the measured graph, probes: n blocks, probe i timed between refs i
     and i + 1; a block is (median_ms, steady clock MHz or None). Probe i
-    reads ln(probe) - (ln(ref_i) + ln(ref_i+1)) / 2 against the measured
-    graph's 0. A probe whose steady clock is off its references' mean by
-    more than 1 - clock_floor, either way, is left out: a power-capped
-    kernel's clock wanders (on an H200 a 4096x4096 mm measured at 1395 MHz
-    had blocks at 1267-1395 MHz), and that is not where its buffers land."""
-    draws, off = [0.0], 0
+    reads ln(probe) - (ln(ref_i) + ln(ref_i+1)) / 2. A probe whose steady
+    clock is off its references' mean by more than 1 - clock_floor, either
+    way, is left out: a power-capped kernel's clock wanders (on an H200 a
+    4096x4096 mm measured at 1395 MHz had blocks at 1267-1395 MHz), and that
+    is not where its buffers land.
+
+    The draws are kept by index because probe i of one process is a
+    placement like probe i of another: on an H200 the probes of fresh
+    processes of the same batch repeated each other's offsets to ~0.1%
+    (a 4096x16384 cumsum +0.8 -0.5 -0.5% in each of four), so where the
+    buffers land follows the allocation history, and zlb compare reads how
+    far two processes' placements differ from how their draws disagree."""
+    draws, off = [], 0
     band = 1.0 - clock_floor
     for i, (ms, mhz) in enumerate(probes):
         if i + 1 >= len(refs):
             break
         (r0, c0), (r1, c1) = refs[i], refs[i + 1]
         if not ms or ms <= 0 or not r0 or r0 <= 0 or not r1 or r1 <= 0:
+            draws.append(None)
             continue
         ref_mhz = (c0 + c1) / 2 if c0 and c1 else None
         if clock_floor > 0 and ref_mhz and mhz and abs(mhz / ref_mhz - 1) > band:
             off += 1
+            draws.append(None)
             continue
         draws.append(math.log(ms) - (math.log(r0) + math.log(r1)) / 2)
+    return draws, off
+
+
+def probe_spread(refs, probes, clock_floor):
+    """(sd of ln placement over the measured graph and the probes kept, how
+    many probes were kept, why some were not or None): the spread of
+    probe_draws' values and the measured graph's 0."""
+    kept_draws, off = probe_draws(refs, probes, clock_floor)
+    draws = [0.0] + [d for d in kept_draws if d is not None]
+    band = 1.0 - clock_floor
     why = None
     if off:
         why = "clock: %d of %d probe%s off %s references' clock by more than %g%%, left out" % (

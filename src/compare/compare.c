@@ -53,8 +53,10 @@ void compare_init(struct compare *c, const struct compare_opts *o)
 
 static void rounds_release(struct compare_rounds *r)
 {
-	for (size_t i = 0; i < r->nr; i++)
+	for (size_t i = 0; i < r->nr; i++) {
 		free((double *)r->set[i].x);
+		free((double *)r->set[i].place_draws);
+	}
 	free(r->set);
 }
 

@@ -50,6 +50,8 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 	json_object_set_new(o, "drift_floor_b", r->floor_b ? json_real(r->drift_b) : json_null());
 	json_object_set_new(o, "placement_sd_a", num_or_null(r->place_a));
 	json_object_set_new(o, "placement_sd_b", num_or_null(r->place_b));
+	json_object_set_new(o, "placement_model",
+			    r->place_model ? json_string(r->place_model) : json_null());
 	json_object_set_new(o, "verdict", json_string(compare_verdict_text(row, k)));
 	json_object_set_new(o, "why", r->why ? json_string(r->why) : json_null());
 	return o;

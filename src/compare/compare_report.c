@@ -451,9 +451,9 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 	strbuf_addch(sb, '\n');
 	if (c->single_round_rows)
 		strbuf_addf(sb, "note: one round (run) per side on some rows: their intervals "
-			    "assume a drift per side of %.2f%% (--drift-floor) plus what the round "
-			    "measured of where its buffers land (its placement probes, or its "
-			    "placements: several percent for a kernel of a few us on one graph); "
+			    "assume a drift per side of %.2f%% (--drift-floor) plus how far the "
+			    "rounds' placement probes say two processes' buffers land apart "
+			    "(several percent for a kernel of a few us on one graph); "
 			    "give rounds (A1 A2 A3 -- B1 B2 B3) to measure the drift itself\n",
 			    100 * c->opts.drift_floor);
 	for (size_t i = 0; i < c->notes.nr; i++)

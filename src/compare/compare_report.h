@@ -19,15 +19,17 @@
  *   <cmp> = { a_ms, b_ms, ratio, ci_low, ci_high, p, q, p_mwu, test, df,
  *             rounds_a, rounds_b, samples_a, samples_b, spread_a, spread_b,
  *             drift_floor_a, drift_floor_b, placement_sd_a, placement_sd_b,
- *             verdict, why }
+ *             placement_model, verdict, why }
  * Latencies in ms; ratio = B/A (> 1: B slower); ci_* bound the ratio; test
  * is student, welch, welch+floor, mwu+floor or none (then why says why);
  * df is null for a z test or no test; spread_* = sd of ln(round centre)
  * (null with one round); drift_floor_* the drift a single-round side
  * assumed, sqrt(--drift-floor^2 + placement_sd_*^2) (else null);
- * placement_sd_* what that round measured of where its buffers land (its
- * placement probes, or its placements' spread / sqrt(placements)), null
- * when it measured none; any other number that does not
+ * placement_sd_* the row's placement part of that drift (stats_compare.h's
+ * P as an sd), null when no round measured one; placement_model how P was
+ * measured: "aligned" (every round's probe draws lined up by index),
+ * "spread" (each round's own probe or placement spread), null (not
+ * measured); any other number that does not
  * exist is null. q is the Benjamini-Hochberg adjusted p-value (gems rows
  * and torch rows are separate families).
  */

@@ -105,6 +105,38 @@ static void measurement_placement(const json_t *meas, struct stats_sample_set *s
 	}
 }
 
+/*
+ * The probes' draws by index (placement_probe_draws, docs/protocol.md
+ * section 3), NAN where one was left out (null); NULL with *n 0 when
+ * absent (files older than the field) or anything but numbers and nulls,
+ * which leaves the comparison to the spreads. A draw is a log ratio of two
+ * block medians: beyond +-ln 100 it is no placement.
+ */
+static double *measurement_draws(const json_t *meas, size_t *n)
+{
+	const json_t *a = json_object_get(meas, "placement_probe_draws");
+	size_t i, len = json_is_array(a) ? json_array_size(a) : 0;
+	double *d;
+	json_t *v;
+
+	*n = 0;
+	if (!len)
+		return NULL;
+	d = xmalloc(len * sizeof(*d));
+	json_array_foreach(a, i, v) {
+		if (json_is_null(v)) {
+			d[i] = NAN;
+		} else if (json_is_number(v) && fabs(json_number_value(v)) < log(100.0)) {
+			d[i] = json_number_value(v);
+		} else {
+			free(d);
+			return NULL;
+		}
+	}
+	*n = len;
+	return d;
+}
+
 static void collect_markers(struct strvec *out, const json_t *markers)
 {
 	size_t i;
@@ -184,6 +216,8 @@ struct loaded_meas {
 	size_t n, strata;
 	double place_sd;
 	size_t place_df;
+	double *draws;                  /* placement_probe_draws (owned until merged) */
+	size_t ndraws;
 };
 
 struct loaded_row {
@@ -273,6 +307,7 @@ static int load_row(void *vctx, const struct results_row *rr, size_t lineno)
 			measurement_placement(meas, &set);
 			m->place_sd = set.place_sd;
 			m->place_df = set.place_df;
+			m->draws = measurement_draws(meas, &m->ndraws);
 		}
 	}
 	(void)lineno;
@@ -311,6 +346,7 @@ static void loaded_run_release(struct loaded_run *lr)
 			strvec_clear(&row->m[k].markers);
 			free(row->m[k].timer_owned);
 			free(row->m[k].x);
+			free(row->m[k].draws);
 		}
 	}
 	free(lr->rows);
@@ -369,7 +405,10 @@ static void merge_row(struct compare *c, int s, size_t run, struct compare_run *
 		set.strata = m->strata;
 		set.place_sd = m->place_sd;
 		set.place_df = m->place_df;
+		set.place_draws = m->draws;
+		set.place_ndraws = m->ndraws;
 		m->x = NULL;	/* the row owns them now */
+		m->draws = NULL;
 		push_round(&row->side[s].r[k], &set);
 	}
 }

@@ -17,6 +17,7 @@
 
 struct side {
 	struct stats_round *r;
+	const struct stats_sample_set **set;	/* the round's samples, r[i]'s */
 	size_t k;
 	size_t n;		/* samples, all rounds */
 	double mean;		/* ybar */
@@ -80,6 +81,7 @@ static int side_init(struct side *s, const struct stats_sample_set *sets, size_t
 	memset(s, 0, sizeof(*s));
 	s->place = NAN;
 	s->r = xcalloc(k ? k : 1, sizeof(*s->r));
+	s->set = xcalloc(k ? k : 1, sizeof(*s->set));
 	for (size_t i = 0; i < k; i++)
 		if (!stats_round_init_strata(&s->r[s->k], sets[i].x, sets[i].n,
 					     sets[i].strata)) {
@@ -89,6 +91,7 @@ static int side_init(struct side *s, const struct stats_sample_set *sets, size_t
 				s->place_ss += pdf * pv;
 				s->place_df += pdf;
 			}
+			s->set[s->k] = &sets[i];
 			s->n += s->r[s->k].n;
 			s->k++;
 		}
@@ -136,6 +139,82 @@ static void side_release(struct side *s)
 	for (size_t i = 0; i < s->k; i++)
 		stats_round_release(&s->r[i]);
 	free(s->r);
+	free(s->set);
+}
+
+/* The used round i of both sides taken as one list, A's first. */
+static const struct stats_sample_set *round_set(const struct side *A, const struct side *B,
+						size_t i)
+{
+	return i < A->k ? A->set[i] : B->set[i - A->k];
+}
+
+/*
+ * P "aligned" (stats_compare.h): the residual variance of the additive fit
+ * to the processes' draws by probe index. 0 with *pv and *pdf set; -1 when
+ * it does not apply: a round without draws, a round over several
+ * placements, draws of unequal count, fewer than two processes or no
+ * probe that every process kept.
+ */
+static int placement_aligned(const struct side *A, const struct side *B, double *pv,
+			     double *pdf)
+{
+	size_t np = A->k + B->k, n, m = 1;
+	double *col, grand = 0, ss = 0;
+	unsigned char *kept;
+
+	if (np < 2)
+		return -1;
+	n = round_set(A, B, 0)->place_ndraws;
+	for (size_t p = 0; p < np; p++) {
+		const struct stats_sample_set *set = round_set(A, B, p);
+		const struct stats_round *r = p < A->k ? &A->r[p] : &B->r[p - A->k];
+
+		if (!n || set->place_ndraws != n || !set->place_draws || r->nstrata > 1)
+			return -1;
+	}
+	kept = xcalloc(n, 1);
+	for (size_t j = 0; j < n; j++) {
+		kept[j] = 1;
+		for (size_t p = 0; p < np && kept[j]; p++)
+			kept[j] = isfinite(round_set(A, B, p)->place_draws[j]);
+		m += kept[j];
+	}
+	if (m < 2) {
+		free(kept);
+		return -1;
+	}
+	/* column means over the processes (column 0, the measured graph, is 0) */
+	col = xcalloc(n, sizeof(*col));
+	for (size_t j = 0; j < n; j++)
+		if (kept[j]) {
+			for (size_t p = 0; p < np; p++)
+				col[j] += round_set(A, B, p)->place_draws[j];
+			col[j] /= (double)np;
+			grand += col[j];
+		}
+	grand /= (double)m;
+	for (size_t p = 0; p < np; p++) {
+		const double *d = round_set(A, B, p)->place_draws;
+		double row = 0, e;
+
+		for (size_t j = 0; j < n; j++)
+			if (kept[j])
+				row += d[j];
+		row /= (double)m;
+		e = grand - row;	/* column 0: d = 0, and so its mean */
+		ss += e * e;
+		for (size_t j = 0; j < n; j++)
+			if (kept[j]) {
+				e = d[j] - row - col[j] + grand;
+				ss += e * e;
+			}
+	}
+	free(col);
+	free(kept);
+	*pdf = (double)(np - 1) * (double)(m - 1);
+	*pv = ss / *pdf;
+	return 0;
 }
 
 static double side_draw(const struct side *s, struct stats_rng *rng)
@@ -236,8 +315,13 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 		return -1;
 	}
 	/* where buffers land is the row's on this GPU, not a build's: pooled */
-	pdf = A.place_df + B.place_df;
-	pv = pdf > 0 ? (A.place_ss + B.place_ss) / pdf : 0;
+	if (!placement_aligned(&A, &B, &pv, &pdf)) {
+		c->place_model = "aligned";
+	} else {
+		pdf = A.place_df + B.place_df;
+		pv = pdf > 0 ? (A.place_ss + B.place_ss) / pdf : 0;
+		c->place_model = pdf > 0 ? "spread" : NULL;
+	}
 	side_finish(&A, pv, pdf, o->drift_floor);
 	side_finish(&B, pv, pdf, o->drift_floor);
 	describe_sides(&A, &B, c);

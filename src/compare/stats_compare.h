@@ -49,15 +49,31 @@
  *           most rows (the failure of nvbench_compare, measurement.md
  *           section 2; the A/A simulation in tests/unit/test_stats_sim_aa.c
  *           shows both). df: Satterthwaite's from P's (infinite without P).
- *   P, the row's placement variance: what the rounds measured of where
- *           buffers land (each round's probes' place_sd^2 with place_df
- *           df, or its strata's variance / strata with strata - 1), pooled
- *           by df over every round of BOTH sides (pdf the sum), 0 when no
- *           round measured it. Where buffers land is a property of the row's
- *           shapes on this GPU, not of the compiler build; H200 A/A runs
- *           of 10 operators x 3 sizes showed probe spreads of one row
- *           scattering 2-3x between processes at 3 probes, so one side's
- *           3 df alone both false-flags and blurs.
+ *   P, the row's placement variance: how far the measured graphs of two
+ *           processes can land apart, per process. Where buffers land is a
+ *           property of the row's shapes and allocation history on this
+ *           GPU, not of the compiler build, so one P serves both sides,
+ *           estimated over every round of BOTH sides:
+ *           "aligned", when every round recorded its probes' draws by
+ *           index (n of them): the residual variance of the additive fit
+ *           (process + index) to the table d[p][j], j = 0 the measured
+ *           graph (0), j >= 1 the probes every process kept, with df
+ *           (processes - 1)(columns - 1). d[p][j] = z[p][j] - z[p][0],
+ *           where z is the placement's effect; the process term absorbs
+ *           z[p][0] and any shift between builds, the index term what the
+ *           processes share, the residual what they do not: an estimate of
+ *           var(z[p][0] - z[q][0]) / 2. On an H200 the probes of fresh
+ *           processes of one batch repeated each other's offsets to ~0.1%
+ *           (a 4096x16384 cumsum +0.8 -0.5 -0.5% in each of four) while
+ *           the row's centre moved < 0.05%: the processes' placements
+ *           followed one allocation history, and their spread was not a
+ *           difference between them. When histories differ the table has
+ *           no common index term and the residual is the within-process
+ *           spread again (a 2048x4096 log_softmax whose second process read
+ *           -4.8 -12.0 +0.2% where the first read 0.4 0.4 0.5%).
+ *           "spread", otherwise: each round's probes' place_sd^2 with
+ *           place_df df, or its strata's variance / strata with strata - 1,
+ *           pooled by df (pdf the sum). 0 when no round measured it.
  *
  * Estimate: D = ybar_B - ybar_A, ratio B/A = exp(D) (> 1: B is slower).
  *
@@ -132,6 +148,16 @@ struct stats_sample_set {
 	 */
 	double place_sd;
 	size_t place_df;
+	/*
+	 * The same probes as draws lined up by probe index: draw i is ln(probe
+	 * i) - ln(the measured graph), NAN where the probe was left out;
+	 * place_ndraws 0: none recorded. Probe i of one process lands where
+	 * probe i of another does when their allocation histories agree, so
+	 * how the draws of two processes disagree says how far their measured
+	 * graphs' placements do (P below).
+	 */
+	const double *place_draws;
+	size_t place_ndraws;
 };
 
 struct stats_round {
@@ -200,6 +226,12 @@ struct stats_cmp {
 	 */
 	double drift_a, drift_b;
 	double place_a, place_b;	/* that placement part as an sd, NAN when none */
+	/*
+	 * How P was measured: "aligned" (the probes' draws lined up by index
+	 * over every round), "spread" (each round's own spread, pooled), NULL
+	 * (not measured).
+	 */
+	const char *place_model;
 };
 
 /*

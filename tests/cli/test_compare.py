@@ -11,9 +11,9 @@ import csv
 import os
 import json
 import math
-import os
 import subprocess
 import random
+import statistics
 import re
 from pathlib import Path
 
@@ -43,12 +43,13 @@ def base_rows(op="softmax"):
 
 def make_run(path, rows, seed, mode="record", caliber=None, identity=True, n=200, noise=0.01,
              drift=0.001, shift=None, status=None, markers=None, drop=(), replay_from=None,
-             events=(), ks=None, placement=None, torch_shift=None):
+             events=(), ks=None, placement=None, torch_shift=None, draws=None):
     """One run (round). shift: {row index: fraction} applied to gems (torch_shift:
     to torch); status: {index: str};
     markers: {index: [gems markers]}; drop: indices left out; events: events.jsonl lines;
     ks: {index: calls_per_replay of gems} (2048 for the others when given);
-    placement: (placement_sd, placement_probes) every measurement reports."""
+    placement: (placement_sd, placement_probes) every measurement reports;
+    draws: its placement_probe_draws."""
     rng = random.Random(seed)
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
@@ -77,6 +78,9 @@ def make_run(path, rows, seed, mode="record", caliber=None, identity=True, n=200
         if placement is not None:
             for m in (g, t):
                 m["placement_sd"], m["placement_probes"] = placement
+        if draws is not None:
+            for m in (g, t):
+                m["placement_probe_draws"] = list(draws)
         if ks is not None:
             g["calls_per_replay"] = ks.get(i, 2048)
             t["calls_per_replay"] = 2048
@@ -350,6 +354,38 @@ def test_aa_gives_same_or_unsure_and_exit_0(zlb, tmp_path):
     assert "result: no significant regression beyond 1.00%" in res.out
 
 
+def test_single_rounds_line_up_their_probe_draws(zlb, tmp_path):
+    # Each process's probes spread 0.6% about its measured graph, but probe i
+    # lands alike in both (one allocation history: an H200 batch's processes
+    # repeated a cumsum's +0.8 -0.5 -0.5% to 0.2%): what they do not share is
+    # small, and one round a side says SAME.
+    kw = dict(rounds=1, drift=0.0003, placement=(0.006, 3))
+    a, b = make_sides(tmp_path / "spread", **kw)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    rows = paired(res)
+    assert {r["gems"]["placement_model"] for r in rows} == {"spread"}
+    assert {r["gems"]["verdict"] for r in rows} == {"UNSURE"}
+    a, b = make_sides(tmp_path / "aligned", a_kw={"draws": [0.0084, -0.0050, -0.0047]},
+                      b_kw={"draws": [0.0066, -0.0051, None]}, **kw)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    rows = paired(res)
+    assert {r[k]["placement_model"] for r in rows for k in ("gems", "torch")} == {"aligned"}
+    assert {r[k]["verdict"] for r in rows for k in ("gems", "torch")} == {"SAME"}
+    # probe 3 is left out of both; 0, 0.0018, 0.0001 differ: var / 2
+    want = statistics.variance([0, 0.0018, 0.0001]) / 2
+    assert all(r["gems"]["placement_sd_a"] ** 2 == pytest.approx(want) for r in rows)
+    # B's measured graph landed where A's probes did not (a 2048x4096
+    # log_softmax's second process read -4.8 -12.0 +0.2% where the first
+    # read +0.4 +0.4 +0.5%): its offsets are a placement apart, UNSURE
+    a, b = make_sides(tmp_path / "apart", a_kw={"draws": [0.004, 0.004, 0.005]},
+                      b_kw={"draws": [-0.048, -0.120, 0.002]}, **kw)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    rows = paired(res)
+    assert {r["gems"]["verdict"] for r in rows} == {"UNSURE"}
+    assert all(r["gems"]["placement_sd_a"] > 0.03 for r in rows)
+
+
 def test_single_rounds_take_the_placement_spread_they_measured(zlb, tmp_path):
     # One graph per process, 3% between where two processes' buffers land (an
     # H200's 1024x1024 softmax read 7.6% apart): the 0.1% floor false-flags,
@@ -388,7 +424,7 @@ def test_aa_single_round_notes_the_drift_floor(zlb, tmp_path):
     assert {r["gems"]["test"] for r in rows} == {"mwu+floor"}
     assert all(r["gems"]["verdict"] in ("SAME", "UNSURE") for r in rows)
     assert all(r["gems"]["drift_floor_a"] == pytest.approx(0.001) for r in rows)
-    assert "assume a drift per side of 0.10% (--drift-floor) plus what the round" in res.out
+    assert "assume a drift per side of 0.10% (--drift-floor) plus how far the rounds'" in res.out
     assert res.json["summary"]["single_round"] is True
     # ... and without the floor the same data false-flag (threshold 0: the test alone)
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--drift-floor", "0", "--threshold", "0")

@@ -39,6 +39,8 @@ def test_probes_measure_the_spread_and_leave_the_number(real, stub_torch, monkey
     assert rec["placement_sd"] == pytest.approx(_graph.log_sd([5000] + probes), rel=1e-4)
     assert rec["placement_probe_ms"] == pytest.approx([c / 1e6 for c in probes], rel=1e-5)
     assert rec["placement_probe_ref_ms"] == pytest.approx([0.005] * 4, rel=1e-5)
+    assert rec["placement_probe_draws"] == pytest.approx([math.log(c / 5000) for c in probes],
+                                                         abs=1e-4)
     # Three more graphs of K calls; then the measured graph before, between
     # and after the probes: 7 blocks of 1 + 9 replays (the untimed first
     # replay, then PROBE_SAMPLES).
@@ -157,6 +159,19 @@ def test_a_probe_at_another_clock_is_left_out():
     assert _graph.probe_spread(refs[:2], [(0.02, 1000.0)], 0.97)[:2] == (None, 0)
     assert _graph.probe_spread([(None, 1980.0), (0.01, 1980.0)], [(0.01, 1980.0)],
                                0.97)[:2] == (None, 0)
+
+
+def test_draws_keep_their_probe_index():
+    # zlb compare lines up probe i of one process with probe i of another,
+    # so a left-out probe stays a hole at its index rather than closing up
+    refs = [(0.010, 1545.0), (0.010, 1515.0), (0.010, 1530.0), (0.010, 1545.0)]
+    probes = [(0.0101, 1530.0), (0.0115, 1460.0), (0.0098, 1530.0)]
+    draws, off = _graph.probe_draws(refs, probes, 0.97)
+    assert off == 1 and draws[1] is None
+    assert draws[0] == pytest.approx(math.log(1.01)) and draws[2] == pytest.approx(math.log(0.98))
+    # a block without a time is a hole too, not counted as a clock
+    draws, off = _graph.probe_draws([(None, 1980.0), (0.01, 1980.0)], [(0.01, 1980.0)], 0.97)
+    assert draws == [None] and off == 0
 
 
 def _tuned_then_measured(stub_torch):

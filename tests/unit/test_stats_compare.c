@@ -376,6 +376,84 @@ static void test_placement_sd_joins_rounds(void **state)
 	assert_true(log(probed.hi) - log(probed.lo) > log(bare.hi) - log(bare.lo));
 }
 
+/* var(x) / 2 over x = {0, dA[0] - dB[0], ...}: P aligned for two processes. */
+static double half_var_of_differences(const double *da, const double *db, size_t n)
+{
+	double x[8] = { 0 }, m = 0, ss = 0;
+
+	for (size_t j = 0; j < n; j++)
+		x[j + 1] = da[j] - db[j];
+	for (size_t j = 0; j <= n; j++)
+		m += x[j] / (double)(n + 1);
+	for (size_t j = 0; j <= n; j++)
+		ss += (x[j] - m) * (x[j] - m);
+	return ss / (double)n / 2;
+}
+
+static void test_placement_draws_line_up_by_index(void **state)
+{
+	struct fixture *f = fx();
+	struct stats_sample_set a, b;
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp spread, aligned, apart, hole, other;
+	/* the same allocation history: each process's probes land alike */
+	double da[3] = { 0.0084, -0.0050, -0.0047 }, db[3] = { 0.0063, -0.0051, -0.0047 };
+	/* another history: B's measured graph landed where A's probes did not */
+	double flat[3] = { 0.0004, 0.0004, 0.0005 }, far[3] = { -0.0475, -0.1201, 0.0016 };
+	double holed[3] = { 0.0063, NAN, -0.0047 }, two[2] = { 0.0063, -0.0051 };
+
+	a = f->set[0][0];
+	b = f->set[1][0];
+	a.place_sd = b.place_sd = 0.006;
+	a.place_df = b.place_df = 3;
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &spread), 0);
+	assert_string_equal(spread.place_model, "spread");
+
+	a.place_draws = da;
+	b.place_draws = db;
+	a.place_ndraws = b.place_ndraws = 3;
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &aligned), 0);
+	assert_string_equal(aligned.place_model, "aligned");
+	assert_true(fabs(aligned.place_a * aligned.place_a - half_var_of_differences(da, db, 3)) <
+		    1e-15);
+	assert_true(aligned.place_a == aligned.place_b && aligned.place_a < 0.001);
+	assert_true(fabs(aligned.ratio - spread.ratio) < 1e-15);
+	/* the spreads said 0.6% each; the draws say the processes landed alike */
+	assert_true(log(aligned.hi) - log(aligned.lo) < 0.5 * (log(spread.hi) - log(spread.lo)));
+
+	a.place_draws = flat;
+	b.place_draws = far;
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &apart), 0);
+	assert_string_equal(apart.place_model, "aligned");
+	assert_true(fabs(apart.place_a * apart.place_a - half_var_of_differences(flat, far, 3)) <
+		    1e-15);
+	assert_true(apart.place_a > 0.03 && log(apart.hi) - log(apart.lo) > 0.1);
+
+	/* a probe one process left out is left out of every process */
+	a.place_draws = da;
+	b.place_draws = holed;
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &hole), 0);
+	{
+		double ka[2] = { da[0], da[2] }, kb[2] = { holed[0], holed[2] };
+
+		assert_string_equal(hole.place_model, "aligned");
+		assert_true(fabs(hole.place_a * hole.place_a - half_var_of_differences(ka, kb, 2)) <
+			    1e-15);
+	}
+
+	/* draws of unequal count, or one side without any: the spreads */
+	b.place_draws = two;
+	b.place_ndraws = 2;
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &other), 0);
+	assert_string_equal(other.place_model, "spread");
+	assert_true(other.lo == spread.lo && other.hi == spread.hi);
+	b.place_draws = NULL;
+	b.place_ndraws = 0;
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &other), 0);
+	assert_string_equal(other.place_model, "spread");
+	(void)state;
+}
+
 /* A round over P placements: the spread of their centres over P. */
 static void test_strata_spread_joins_a_single_round(void **state)
 {
@@ -416,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_placements_are_strata),
 		cmocka_unit_test(test_placement_sd_widens_single_rounds),
 		cmocka_unit_test(test_placement_sd_joins_rounds),
+		cmocka_unit_test(test_placement_draws_line_up_by_index),
 		cmocka_unit_test(test_strata_spread_joins_a_single_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
