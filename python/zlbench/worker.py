@@ -48,6 +48,7 @@ import struct
 import sys
 import threading
 import time
+import traceback
 
 PROTOCOL_VERSION = 1
 MAX_REQUEST = 16 << 20
@@ -185,19 +186,27 @@ class Worker:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         _send(conn, {"v": PROTOCOL_VERSION, "started": True, "pid": os.getpid(),
                      "job": self.jobs})
-        rc = 3
+        rc = 1
+        raised = None
         try:
             rc = int(pytest.main(req["argv"]))
         except KeyboardInterrupt:
             rc = 2
         except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else 1
+            rc = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
         except BaseException as e:  # a job's failure must reach its client
+            # What `python -m pytest` gives when pytest itself raises (the
+            # checkout removed under a session: its final chdir fails): the
+            # traceback and exit 1, a failed run zlb batch tries again, and
+            # the retry's preflight tells the environment from the operator.
+            # The session did not end, so this process serves no other job.
+            traceback.print_exc()
             sys.stderr.write("zlbench.worker: pytest raised %s: %s\n" % (type(e).__name__, e))
-            rc = 3
+            raised = "pytest raised %s; its session did not end" % type(e).__name__
+            rc = 1
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         t_job = time.monotonic() - t0 - t_reset
-        poisoned = self.reset.device_unusable() or self.reset.state_left()
+        poisoned = raised or self.reset.device_unusable() or self.reset.state_left()
         if poisoned:
             sys.stderr.write("zlbench.worker: this process cannot serve another job (%s); "
                              "the worker ends and the next job gets a fresh one\n" % poisoned)

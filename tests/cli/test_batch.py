@@ -404,11 +404,14 @@ def test_a_python_changed_under_the_batch_is_probed_again(world, logging_python)
     assert "): ok (probed)" in (world.bdir / "main/b_skipif/run.log").read_text()
 
 
+@pytest.mark.parametrize("isolation", ["process", "worker"])
 @pytest.mark.parametrize("kind", ["exits_1", "missing"])
-def test_broken_python_stops_the_batch_before_any_operator(world, logging_python, kind):
+def test_broken_python_stops_the_batch_before_any_operator(world, logging_python, kind,
+                                                           isolation):
     py = logging_python(broken=True)
     path = py.path if kind == "exits_1" else py.path.with_name("nopython")
-    r = batch(world, "--ops", "b_pass", "b_skipif", "b_flaky", env={"ZLB_PYTHON": str(path)})
+    r = batch(world, "--isolation", isolation, "--ops", "b_pass", "b_skipif", "b_flaky",
+              env={"ZLB_PYTHON": str(path)})
     assert r.rc == 3, r
     assert r.err.count("PREFLIGHT_FAILED check=python") == 1, r
     assert ("could not be probed (exit 1)" if kind == "exits_1" else

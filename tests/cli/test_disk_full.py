@@ -82,11 +82,13 @@ def test_a_disk_too_full_to_start_a_run_is_said_at_once(zlb, small_fs):
     assert list(runs.iterdir()) == []
 
 
-def test_a_batch_on_a_full_disk_stops_resumably_and_loses_nothing(world, small_fs):
+@pytest.mark.parametrize("isolation", ["process", "worker"])
+def test_a_batch_on_a_full_disk_stops_resumably_and_loses_nothing(world, small_fs, isolation):
     fs = small_fs(300)
     bdir = fs / "b"
     ops = ["b_pass", "b_fp32only", "b_slow", "softmax", "add", "b_xfail"]
-    r = world.cmd("batch", "--batch-dir", str(bdir), "--progress", "plain", "--ops", *ops)
+    r = world.cmd("batch", "--batch-dir", str(bdir), "--progress", "plain",
+                  "--isolation", isolation, "--ops", *ops)
     assert r.rc == 7, r
     assert "stopped by the environment" in r.err + r.out, r
     with open(bdir / "ops_status.csv", newline="") as f:
@@ -94,6 +96,7 @@ def test_a_batch_on_a_full_disk_stops_resumably_and_loses_nothing(world, small_f
     assert set(st) == set(ops)
     done = {op for op, row in st.items() if row["status"] in ("PASS", "SKIP")}
     assert done and any(row["status"] == "PENDING" for row in st.values()), st
+    assert not any(row["status"] in ("FAIL", "TIMEOUT") for row in st.values()), st
     for op in done:
         json.loads((bdir / "main" / op / ".complete").read_text())
     assert json.loads((bdir / "batch.json").read_text())["status"] == "environment"
