@@ -34,7 +34,12 @@ object of the same kind found at that path (see _autotune.walk). Then:
 
 Each point that cannot be replayed: AUTOTUNE_REPLAY_FALLBACK, as an event and
 as the stdout line `AUTOTUNE_REPLAY_FALLBACK reason=<r> kernel=<k>`, once per
-tuner and key (tuner_missing once per recorded tuner, at the end).
+tuner and key (tuner_missing once per recorded tuner, at the end, with no
+nodeid: it is the whole run's). One that fires while a torch/gems measurement
+is under way (the tuner's first call with a new key is inside timing's
+do_bench) is also that measurement's: {reason, kernel} joins its record's
+replay_fallbacks and its markers get AUTOTUNE_REPLAY_FALLBACK (the event says
+measured: true), so zlb compare flags that row and not the test's others.
 """
 
 import glob
@@ -423,11 +428,21 @@ class Replayer:
         return "replay: %d entr%s of %d tuner(s) from %s" % (
             n, "y" if n == 1 else "ies", len(self.records), self.replay_from)
 
-    def fallback(self, reason, kernel, where, key_values, detail):
+    def fallback(self, reason, kernel, where, key_values, detail, run_wide=False):
+        """One point not replayed: the stdout line and the event; inside a
+        measurement (timing.do_bench) also that measurement's record
+        (_state.measure_fallbacks), the event then says measured. run_wide:
+        tied to no test (tuner_missing, at session end), nodeid null."""
         self.fallbacks += 1
+        during = None if run_wide else _state.measure_fallbacks
+        if during is not None:
+            point = {"reason": reason, "kernel": kernel}
+            if point not in during:
+                during.append(point)
         _io.marker("%s reason=%s kernel=%s" % (MARKER, reason, kernel))
         _io.event(MARKER, reason=reason, kernel=kernel, where=where, key=key_values,
-                  detail=detail, nodeid=_state.nodeid)
+                  detail=detail, nodeid=None if run_wide else _state.nodeid,
+                  measured=during is not None)
 
     def scan(self):
         found, entries = _autotune.walk()
@@ -465,7 +480,8 @@ class Replayer:
                               "no %s %s at %s in this process: its %d recorded entr%s "
                               "were not replayed" % (
                                   rec["tuner"], rec["kernel"], where, len(rec["entries"]),
-                                  "y" if len(rec["entries"]) == 1 else "ies"))
+                                  "y" if len(rec["entries"]) == 1 else "ies"),
+                              run_wide=True)
         for b in self.bound.values():
             if b.kind == "libtuner":
                 b.count_resolvable()

@@ -60,6 +60,14 @@ tune_s = 0.0
 tuning_now = False
 
 
+# The autotune replay fallbacks (_autotune_replay) of the outermost
+# torch/gems measurement under way (timing.do_bench): a list of distinct
+# {"reason", "kernel"} while one is, else None. A tuner chooses its config at
+# the first call with a new key, which is inside that measurement; a fallback
+# then belongs to its record (protocol section 3, replay_fallbacks).
+measure_fallbacks = None
+
+
 def reset_pending():
     """Drop unpaired measurements; returns how many there were."""
     n = len(pending)

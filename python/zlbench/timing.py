@@ -12,7 +12,10 @@ An outermost call is a measurement: what it took (timer, statistics, samples,
 markers, the value returned) goes to the shared pending list, where the
 results plugin pairs it with the metric it became (torch or gems). A call
 made while another of ours is running (autotuning triggered by the first,
-eager call of a measurement) has the role "tune" and is not recorded.
+eager call of a measurement) has the role "tune" and is not recorded. An
+autotune replay point that falls back while a measurement runs (the tuner
+chose live at that first call) is that measurement's: its record gets the
+marker AUTOTUNE_REPLAY_FALLBACK and replay_fallbacks [{reason, kernel}].
 
 ZLB_TIMER=direct: the median of ZLB_DIRECT_REPEAT calls of the original
 do_bench with the same arguments (one call when quantiles are asked for or
@@ -270,6 +273,8 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
     ir = _state.ir
     tuning = nested or quantiles is not None
     attribute = ir if not tuning else None
+    if not tuning:
+        _state.measure_fallbacks = []      # the autotune replay's, during this one
     _state.depth += 1
     try:
         with _tune_tally.Timed(_state, tuning), \
@@ -282,6 +287,11 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
             value, record = _measure(fn, args, ctx, attribute, tuning=tuning)
     finally:
         _state.depth -= 1
+        fallbacks = _state.measure_fallbacks
+        if not tuning:
+            _state.measure_fallbacks = None
+    if not tuning and fallbacks:
+        _replay_fallbacks(record, fallbacks)
     if not nested:
         _state.pending.append({"value": value, "record": record,
                                "role_hint": ctx["role"], "op_name": ctx["op_name"],
@@ -290,6 +300,17 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
 
 
 do_bench._zlb_wrapped = True
+
+
+def _replay_fallbacks(record, fallbacks):
+    """The autotune replay points that fell back while this measurement ran
+    (a tuner's first call with a new key is inside it): the marker and
+    replay_fallbacks [{reason, kernel}] on its record (protocol section 3)."""
+    markers = list(record.get("markers") or [])
+    if _markers.MARKER_REPLAY_FALLBACK not in markers:
+        markers.append(_markers.MARKER_REPLAY_FALLBACK)
+    record["markers"] = markers
+    record["replay_fallbacks"] = list(fallbacks)
 
 
 def _measure(fn, args, ctx, ir=None, tuning=False):

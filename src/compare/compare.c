@@ -83,6 +83,8 @@ void compare_release(struct compare *c)
 			strvec_clear(&row->side[s].markers);
 			strvec_clear(&row->side[s].timers);
 			strvec_clear(&row->side[s].ks);
+			strvec_clear(&row->side[s].fallbacks);
+			strvec_clear(&row->side[s].fallback_from);
 			for (int k = 0; k < COMPARE_KINDS; k++)
 				rounds_release(&row->side[s].r[k]);
 		}

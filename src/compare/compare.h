@@ -42,10 +42,12 @@
  *      the gems thresholds); each row gets its verdict.
  *
  * Rows whose measurement carries BENCHMARK_DIRECT_NO_CUDAGRAPH or
- * GRAPH_MEMCPY_NODES on either side (in any round), or whose test node had
- * an AUTOTUNE_REPLAY_FALLBACK event (events.jsonl), are flagged: their
- * timing is another caliber than a clean graph replay, or a side did not
- * run the recorded configs. A row with GRAPH_NO_KERNELS on either side (in
+ * GRAPH_MEMCPY_NODES on either side (in any round), or an autotune replay
+ * fallback (AUTOTUNE_REPLAY_FALLBACK: in the measurement's own
+ * replay_fallbacks, else an event of the row's test node outside its
+ * measurements, else an event of no test, for every row), are flagged:
+ * their timing is another caliber than a clean graph replay, or a side did
+ * not run the recorded configs (the reason and kernel are the row's). A row with GRAPH_NO_KERNELS on either side (in
  * any round: a measured graph without a kernel node, such as a view's) is
  * flagged and excluded: it measured nothing, so it gets no verdict, does
  * not count as SAME/FASTER/SLOWER and stays out of the FDR family.
@@ -111,6 +113,15 @@ struct compare_row {
 		struct strvec markers;	/* distinct markers, all rounds, both kinds */
 		struct strvec timers;	/* distinct timers ("graph", "direct") */
 		struct strvec ks;	/* distinct "<kind>=<calls per replay>" of graph rows */
+		/*
+		 * The autotune replay points that fell back on this row, all
+		 * rounds: "<reason>:<kernel>" and, at the same index, where it
+		 * was found: "gems" or "torch" (that measurement's
+		 * replay_fallbacks), "test" (an event of the row's test node
+		 * outside any of its measurements), "run" (an event of no
+		 * test: every row of the run). Each pair once.
+		 */
+		struct strvec fallbacks, fallback_from;
 		size_t last_run;	/* 1 + index of the run that last added (duplicates) */
 		size_t op_runs;		/* the rounds it could have (compare_analyse) */
 		struct compare_rounds r[COMPARE_KINDS];

@@ -97,6 +97,24 @@ static json_t *counts_json(const struct compare_counts *k)
 	return o;
 }
 
+/* [{reason, kernel, from}] of a side's replay fallbacks (compare.h). */
+static json_t *fallbacks_json(const struct strvec *fb, const struct strvec *from)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < fb->nr; i++) {
+		const char *colon = strchr(fb->v[i], ':');
+		json_t *e = json_object();
+
+		json_object_set_new(e, "reason", colon ? json_stringn(fb->v[i], colon - fb->v[i])
+						       : json_string(fb->v[i]));
+		json_object_set_new(e, "kernel", json_string(colon ? colon + 1 : "?"));
+		json_object_set_new(e, "from", json_string(from->v[i]));
+		json_array_append_new(a, e);
+	}
+	return a;
+}
+
 static json_t *row_json(const struct compare *c, const struct compare_row *row)
 {
 	json_t *e = json_object();
@@ -115,6 +133,10 @@ static json_t *row_json(const struct compare *c, const struct compare_row *row)
 	json_object_set_new(e, "timers_a", json_strvec(&row->side[0].timers));
 	json_object_set_new(e, "timers_b", json_strvec(&row->side[1].timers));
 	json_object_set_new(e, "fallback", json_boolean(row->fallback));
+	json_object_set_new(e, "replay_fallbacks_a", fallbacks_json(&row->side[0].fallbacks,
+								    &row->side[0].fallback_from));
+	json_object_set_new(e, "replay_fallbacks_b", fallbacks_json(&row->side[1].fallbacks,
+								    &row->side[1].fallback_from));
 	for (int k = 0; k < COMPARE_KINDS; k++)
 		json_object_set_new(e, compare_kind_name[k], cmp_json(row, k, c));
 	return e;
@@ -219,6 +241,17 @@ static void csv_join(struct strbuf *sb, const struct strvec *v)
 	strbuf_release(&j);
 }
 
+/* "<reason>:<kernel>;...": each point once, wherever it was found. */
+static void csv_fallbacks(struct strbuf *sb, const struct strvec *fb)
+{
+	struct strvec once = STRVEC_INIT;
+
+	for (size_t i = 0; i < fb->nr; i++)
+		strvec_push_unique(&once, fb->v[i]);
+	csv_join(sb, &once);
+	strvec_clear(&once);
+}
+
 void compare_csv(const struct compare *c, const struct compare_view *v, struct strbuf *out)
 {
 	size_t *idx, nidx = compare_view_rows(c, v, &idx);
@@ -227,7 +260,8 @@ void compare_csv(const struct compare *c, const struct compare_view *v, struct s
 	for (int k = 0; k < COMPARE_KINDS; k++)
 		strbuf_addf(out, ",%1$s_a_ms,%1$s_b_ms,%1$s_ratio,%1$s_ci_low,%1$s_ci_high,%1$s_p,"
 			    "%1$s_q,%1$s_test,%1$s_rounds_a,%1$s_rounds_b,%1$s_verdict", compare_kind_name[k]);
-	strbuf_addstr(out, ",markers_a,markers_b,status_a,status_b\n");
+	strbuf_addstr(out, ",markers_a,markers_b,status_a,status_b,replay_fallbacks_a,"
+		      "replay_fallbacks_b\n");
 	for (size_t x = 0; x < nidx; x++) {
 		const struct compare_row *row = &c->rows[idx[x]];
 
@@ -272,6 +306,10 @@ void compare_csv(const struct compare *c, const struct compare_view *v, struct s
 		csv_join(out, &row->side[0].statuses);
 		strbuf_addch(out, ',');
 		csv_join(out, &row->side[1].statuses);
+		strbuf_addch(out, ',');
+		csv_fallbacks(out, &row->side[0].fallbacks);
+		strbuf_addch(out, ',');
+		csv_fallbacks(out, &row->side[1].fallbacks);
 		strbuf_addch(out, '\n');
 	}
 	free(idx);

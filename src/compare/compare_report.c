@@ -255,6 +255,39 @@ static int control_moved_too(const struct compare_row *row)
 	       row->verdict[COMPARE_TORCH] == g;
 }
 
+/* The reason of a "<reason>:<kernel>" point, appended to sb. */
+static void add_reason(struct strbuf *sb, const char *point)
+{
+	const char *colon = strchr(point, ':');
+
+	strbuf_add(sb, point, colon ? (size_t)(colon - point) : strlen(point));
+}
+
+/* "(key_missing,compile_failed)": the distinct reasons of a side's fallbacks. */
+static void fallback_reasons(struct strbuf *sb, const struct strvec *fb)
+{
+	size_t start = sb->len;
+
+	for (size_t i = 0; i < fb->nr; i++) {
+		struct strbuf r = STRBUF_INIT;
+		int seen = 0;
+
+		add_reason(&r, fb->v[i]);
+		for (size_t j = 0; j < i && !seen; j++) {
+			struct strbuf q = STRBUF_INIT;
+
+			add_reason(&q, fb->v[j]);
+			seen = !strcmp(q.buf, r.buf);
+			strbuf_release(&q);
+		}
+		if (!seen)
+			strbuf_addf(sb, "%c%s", sb->len > start ? ',' : '(', r.buf);
+		strbuf_release(&r);
+	}
+	if (sb->len > start)
+		strbuf_addch(sb, ')');
+}
+
 static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -263,8 +296,11 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < row->side[s].markers.nr; i++) {
 			const char *ab = marker_abbrev(row->side[s].markers.v[i]);
-			if (ab)
-				strbuf_addf(&sb, "%s!%c:%s", sb.len ? " " : "", s ? 'B' : 'A', ab);
+			if (!ab)
+				continue;
+			strbuf_addf(&sb, "%s!%c:%s", sb.len ? " " : "", s ? 'B' : 'A', ab);
+			if (!strcmp(row->side[s].markers.v[i], MARKER_REPLAY_FALLBACK))
+				fallback_reasons(&sb, &row->side[s].fallbacks);
 		}
 	if (row->has[COMPARE_GEMS]) {
 		/* rounds, when the row has fewer than its sides have runs */
@@ -399,6 +435,78 @@ static void render_counts(struct strbuf *sb, const struct compare_counts *k, int
 	}
 }
 
+#define FALLBACK_POINTS_SHOWN 12
+
+/* Where a row's fallback was found (compare.h's fallback_from), in words. */
+static const char *fallback_from_text(const char *from)
+{
+	if (!strcmp(from, "gems"))
+		return "its gems measurement";
+	if (!strcmp(from, "torch"))
+		return "its torch measurement";
+	if (!strcmp(from, "test"))
+		return "its test, outside a measurement";
+	if (!strcmp(from, "run"))
+		return "no test: the whole run";
+	return from;
+}
+
+/*
+ * The legend of !A:replay-fallback(r): then one line per side, point
+ * (reason and kernel) and where it was found, with the paired rows it
+ * touched, in the order first met.
+ */
+static void render_fallback_legend(const struct compare *c, struct strbuf *sb)
+{
+	struct strvec keys = STRVEC_INIT;
+	size_t *count = NULL, alloc = 0;
+
+	for (size_t i = 0; i < c->nr_rows; i++) {
+		const struct compare_row *row = &c->rows[i];
+
+		if (!row->paired)
+			continue;
+		for (int s = 0; s < 2; s++)
+			for (size_t j = 0; j < row->side[s].fallbacks.nr; j++) {
+				char *k = xstrfmt("%c%c%s%c%s", s ? 'B' : 'A', 0x1f,
+						  row->side[s].fallbacks.v[j], 0x1f,
+						  row->side[s].fallback_from.v[j]);
+				int at = strvec_find(&keys, k);
+
+				if (at < 0) {
+					strvec_push(&keys, k);
+					at = (int)keys.nr - 1;
+					if (keys.nr > alloc) {
+						alloc = alloc ? 2 * alloc : 8;
+						count = xrealloc(count, alloc * sizeof(*count));
+					}
+					count[at] = 0;
+				}
+				count[at]++;
+				free(k);
+			}
+	}
+	strbuf_addstr(sb, "!A:replay-fallback(r) / !B:replay-fallback(r)  "
+		      "AUTOTUNE_REPLAY_FALLBACK: the side did not run the recorded config "
+		      "(reason r); each point, its rows and where it was found:\n");
+	for (size_t i = 0; i < keys.nr && i < FALLBACK_POINTS_SHOWN; i++) {
+		struct strvec f = STRVEC_INIT;
+		const char *colon;
+
+		strvec_split(&f, keys.v[i], "\x1f");
+		if (f.nr == 3 && (colon = strchr(f.v[1], ':')))
+			strbuf_addf(sb, "  %s %.*s %s: %zu row%s (%s)\n", f.v[0],
+				    (int)(colon - f.v[1]), f.v[1], colon + 1, count[i],
+				    PLURAL(count[i]), fallback_from_text(f.v[2]));
+		strvec_clear(&f);
+	}
+	if (keys.nr > FALLBACK_POINTS_SHOWN)
+		strbuf_addf(sb, "  ... and %zu more (replay_fallbacks_a/_b in %s)\n",
+			    keys.nr - FALLBACK_POINTS_SHOWN, COMPARE_JSON);
+	strvec_clear(&keys);
+	free(count);
+}
+
 void compare_render_report(const struct compare *c, const struct compare_view *v,
 			   struct strbuf *sb, int color)
 {
@@ -431,8 +539,7 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 		strbuf_addstr(sb, "!A:memcpy / !B:memcpy  GRAPH_MEMCPY_NODES: the captured graph holds "
 			      "copy-engine nodes, timed differently from the eager copy\n");
 	if (marker_seen[2])
-		strbuf_addstr(sb, "!A:replay-fallback / !B:replay-fallback  AUTOTUNE_REPLAY_FALLBACK: "
-			      "the side tuned instead of replaying the recorded configs\n");
+		render_fallback_legend(c, sb);
 	if (marker_seen[3])
 		strbuf_addstr(sb, "!A:K / !B:K  CALLS_PER_REPLAY_DIFFERS: the sides captured "
 			      "different numbers of calls per graph replay; for ~1 us kernels that "

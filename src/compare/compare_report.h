@@ -15,7 +15,14 @@
  *                  regression, exit_code },
  *     "rows": [ { op, op_name, dtype, shape_detail, paired, unpaired_reason,
  *                 status_a, status_b, markers_a, markers_b, timers_a, timers_b,
- *                 fallback, gems: <cmp> | null, torch: <cmp> | null } ] }
+ *                 fallback, replay_fallbacks_a, replay_fallbacks_b,
+ *                 gems: <cmp> | null, torch: <cmp> | null } ] }
+ *   replay_fallbacks_* = [ { reason, kernel, from } ]: the side's autotune
+ *   replay points that fell back on this row (AUTOTUNE_REPLAY_FALLBACK),
+ *   from "gems" / "torch" (that measurement's own replay_fallbacks), "test"
+ *   (an event of the row's test outside its measurements) or "run" (an
+ *   event of no test: every row); empty when none. compare.csv's
+ *   replay_fallbacks_a / _b columns: "<reason>:<kernel>" joined by ";".
  *   <cmp> = { a_ms, b_ms, ratio, ci_low, ci_high, p, q, p_mwu, test, df,
  *             rounds_a, rounds_b, samples_a, samples_b, spread_a, spread_b,
  *             drift_floor_a, drift_floor_b, placement_sd_a, placement_sd_b,

@@ -71,6 +71,8 @@ static struct compare_row *row_for(struct compare *c, const char *key, int *crea
 		strvec_init(&row->side[s].markers);
 		strvec_init(&row->side[s].timers);
 		strvec_init(&row->side[s].ks);
+		strvec_init(&row->side[s].fallbacks);
+		strvec_init(&row->side[s].fallback_from);
 	}
 	c->map[h] = c->nr_rows++;
 	*created = 1;
@@ -224,38 +226,107 @@ struct loaded_row {
 	char *key, *op, *op_name, *dtype, *shape, *status, *nodeid;
 	struct strvec markers;          /* the row's markers */
 	struct loaded_meas m[COMPARE_KINDS];
+	/* its replay fallbacks, "<reason>:<kernel>", and where each was found */
+	struct strvec fb, fb_from;
+	size_t fb_own;                  /* the first fb_own: its measurements' own */
+};
+
+/* One AUTOTUNE_REPLAY_FALLBACK event. */
+struct loaded_fallback {
+	char *node;                     /* its test; NULL: none, the whole run's */
+	char *point;                    /* "<reason>:<kernel>" */
+	int measured;                   /* fired in a measurement, whose record says so */
 };
 
 struct loaded_run {
 	struct loaded_row *rows;
 	size_t nr, alloc;
-	struct strvec fallback_nodes;   /* nodeids with AUTOTUNE_REPLAY_FALLBACK events */
+	struct loaded_fallback *fb;     /* its AUTOTUNE_REPLAY_FALLBACK events */
+	size_t nr_fb, alloc_fb;
 	int fallback_all;               /* one without a nodeid: every row of the run */
-	size_t replay_fallbacks;
 	size_t skipped_lines;
 	int rc;                         /* results_each's */
 };
 
 /*
- * AUTOTUNE_REPLAY_FALLBACK is an event (events.jsonl), tied to the test
- * node that was running, not to a row: every row of that node is flagged
- * (which of its shapes used the point cannot be told), every row of the run
- * when the event has no node (a recorded tuner that never appeared).
+ * AUTOTUNE_REPLAY_FALLBACK events (events.jsonl). Which rows one touches is
+ * settled once the rows are read (resolve_fallbacks).
  */
 static int load_event(void *vctx, json_t *obj, size_t lineno)
 {
 	struct loaded_run *lr = vctx;
 	const char *ev = json_str(obj, "event"), *node = json_str(obj, "nodeid");
+	const char *reason = json_str(obj, "reason"), *kernel = json_str(obj, "kernel");
+	struct loaded_fallback *f;
 
 	if (!ev || strcmp(ev, MARKER_REPLAY_FALLBACK))
 		return 0;
-	lr->replay_fallbacks++;
-	if (!node || !*node)
+	if (lr->nr_fb == lr->alloc_fb) {
+		lr->alloc_fb = lr->alloc_fb ? 2 * lr->alloc_fb : 8;
+		lr->fb = xrealloc(lr->fb, lr->alloc_fb * sizeof(*lr->fb));
+	}
+	f = &lr->fb[lr->nr_fb++];
+	f->node = node && *node ? xstrdup(node) : NULL;
+	f->point = xstrfmt("%s:%s", reason ? reason : "?", kernel ? kernel : "?");
+	f->measured = json_is_true(json_object_get(obj, "measured"));
+	if (!f->node)
 		lr->fallback_all = 1;
-	else if (strvec_find(&lr->fallback_nodes, node) < 0)
-		strvec_push(&lr->fallback_nodes, node);
 	(void)lineno;
 	return 0;
+}
+
+/* Add point, found at from, to a row's fallbacks (each pair once). */
+static void add_fallback(struct strvec *fb, struct strvec *from, const char *point,
+			 const char *where)
+{
+	for (size_t i = 0; i < fb->nr; i++)
+		if (!strcmp(fb->v[i], point) && !strcmp(from->v[i], where))
+			return;
+	strvec_push(fb, point);
+	strvec_push(from, where);
+}
+
+/* Does a row of node carry point in its own measurements' replay_fallbacks? */
+static int node_carries(const struct loaded_run *lr, const char *node, const char *point)
+{
+	for (size_t i = 0; i < lr->nr; i++) {
+		const struct loaded_row *row = &lr->rows[i];
+
+		if (!row->nodeid || strcmp(row->nodeid, node))
+			continue;
+		for (size_t j = 0; j < row->fb_own; j++)
+			if (!strcmp(row->fb.v[j], point))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * The rows each event touches, besides the points a row's measurements
+ * carry themselves (replay_fallbacks, read by load_row): an event of no
+ * test (a recorded tuner that never appeared) touches every row of the run,
+ * "run"; one of a test outside its measurements touches every row of that
+ * test (which of its shapes used the point cannot be told), "test"; one
+ * that fired in a measurement is that row's, already read, unless no row of
+ * its test carries it (the measurement was paired with no row, or a file
+ * older than replay_fallbacks: measured absent), when it touches the test.
+ */
+static void resolve_fallbacks(struct loaded_run *lr)
+{
+	for (size_t e = 0; e < lr->nr_fb; e++) {
+		const struct loaded_fallback *f = &lr->fb[e];
+
+		if (f->node && f->measured && node_carries(lr, f->node, f->point))
+			continue;
+		for (size_t i = 0; i < lr->nr; i++) {
+			struct loaded_row *row = &lr->rows[i];
+
+			if (!f->node)
+				add_fallback(&row->fb, &row->fb_from, f->point, "run");
+			else if (row->nodeid && !strcmp(row->nodeid, f->node))
+				add_fallback(&row->fb, &row->fb_from, f->point, "test");
+		}
+	}
 }
 
 static const char *latency_key[COMPARE_KINDS] = { "latency_ms", "latency_base_ms" };
@@ -283,6 +354,15 @@ static int load_row(void *vctx, const struct results_row *rr, size_t lineno)
 	row->nodeid = rr->nodeid ? xstrdup(rr->nodeid) : NULL;
 	strvec_init(&row->markers);
 	collect_markers(&row->markers, json_object_get(rr->obj, "markers"));
+	strvec_init(&row->fb);
+	strvec_init(&row->fb_from);
+	for (int k = 0; k < COMPARE_KINDS; k++) {
+		/* a point both measurements carry is the first one's (gems) */
+		results_meas_replay_fallbacks(k == COMPARE_GEMS ? rr->gems : rr->torch, &row->fb);
+		while (row->fb_from.nr < row->fb.nr)
+			strvec_push(&row->fb_from, compare_kind_name[k]);
+	}
+	row->fb_own = row->fb.nr;
 	if (!rr->status || strcmp(rr->status, "SUCCESS"))
 		return 0;
 	for (int k = 0; k < COMPARE_KINDS; k++) {
@@ -327,6 +407,8 @@ static void read_run(const struct compare_run *r, struct loaded_run *lr)
 				  &lr->skipped_lines);
 	free(path);
 	lr->rc = rc;
+	if (rc >= 0)
+		resolve_fallbacks(lr);
 }
 
 static void loaded_run_release(struct loaded_run *lr)
@@ -334,6 +416,8 @@ static void loaded_run_release(struct loaded_run *lr)
 	for (size_t i = 0; i < lr->nr; i++) {
 		struct loaded_row *row = &lr->rows[i];
 
+		strvec_clear(&row->fb);
+		strvec_clear(&row->fb_from);
 		free(row->key);
 		free(row->op);
 		free(row->op_name);
@@ -350,13 +434,17 @@ static void loaded_run_release(struct loaded_run *lr)
 		}
 	}
 	free(lr->rows);
-	strvec_clear(&lr->fallback_nodes);
+	for (size_t i = 0; i < lr->nr_fb; i++) {
+		free(lr->fb[i].node);
+		free(lr->fb[i].point);
+	}
+	free(lr->fb);
 	memset(lr, 0, sizeof(*lr));
 }
 
 /* One loaded row into the comparison's rows, as the serial reader did. */
 static void merge_row(struct compare *c, int s, size_t run, struct compare_run *r,
-		      const struct loaded_run *lr, struct loaded_row *lrow)
+		      struct loaded_row *lrow)
 {
 	struct compare_row *row;
 	int created;
@@ -378,8 +466,10 @@ static void merge_row(struct compare *c, int s, size_t run, struct compare_run *
 	strvec_push_unique(&row->side[s].statuses, lrow->status ? lrow->status : "(none)");
 	for (size_t i = 0; i < lrow->markers.nr; i++)
 		strvec_push_unique(&row->side[s].markers, lrow->markers.v[i]);
-	if (lr->fallback_all || (lrow->nodeid &&
-				 strvec_find(&lr->fallback_nodes, lrow->nodeid) >= 0))
+	for (size_t i = 0; i < lrow->fb.nr; i++)
+		add_fallback(&row->side[s].fallbacks, &row->side[s].fallback_from, lrow->fb.v[i],
+			     lrow->fb_from.v[i]);
+	if (lrow->fb.nr)
 		strvec_push_unique(&row->side[s].markers, MARKER_REPLAY_FALLBACK);
 	if (!lrow->status || strcmp(lrow->status, "SUCCESS"))
 		return;
@@ -413,6 +503,43 @@ static void merge_row(struct compare *c, int s, size_t run, struct compare_run *
 	}
 }
 
+/*
+ * "A run r0: 3 autotune points could not be replayed (AUTOTUNE_REPLAY_FALLBACK:
+ * 2 key_missing, 1 tuner_missing) and tuned live; ...": the reasons by how
+ * many points each, in the order they first came.
+ */
+static void warn_fallbacks(struct compare *c, int s, const struct compare_run *r,
+			   const struct loaded_run *lr)
+{
+	struct strvec reasons = STRVEC_INIT;
+	size_t *count = xcalloc(lr->nr_fb, sizeof(*count));
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t e = 0; e < lr->nr_fb; e++) {
+		const char *p = lr->fb[e].point, *colon = strchr(p, ':');
+		char *reason = xstrndup(p, colon ? (size_t)(colon - p) : strlen(p));
+		int at = strvec_find(&reasons, reason);
+
+		if (at < 0) {
+			strvec_push(&reasons, reason);
+			at = (int)reasons.nr - 1;
+		}
+		count[at]++;
+		free(reason);
+	}
+	strbuf_addf(&sb, "%s run %s: %zu autotune point%s could not be replayed "
+		    "(AUTOTUNE_REPLAY_FALLBACK:", c->side[s].name, path_basename(r->dir),
+		    lr->nr_fb, PLURAL(lr->nr_fb));
+	for (size_t i = 0; i < reasons.nr; i++)
+		strbuf_addf(&sb, "%s %zu %s", i ? "," : "", count[i], reasons.v[i]);
+	strbuf_addf(&sb, ") and tuned live; %s", lr->fallback_all ?
+		    "every row of the run is flagged" : "the rows they touched are flagged");
+	strvec_push(&c->warnings, sb.buf);
+	strbuf_release(&sb);
+	strvec_clear(&reasons);
+	free(count);
+}
+
 /* The runs to read, for parallel_for: run i's files into out[i]. */
 struct read_job {
 	struct compare_run **runs;
@@ -436,7 +563,6 @@ int compare_load_results(struct compare *c)
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < c->side[s].nr; i++) {
 			w.runs[at] = &c->side[s].runs[i];
-			strvec_init(&w.out[at].fallback_nodes);
 			at++;
 		}
 	/* Jansson's hash seed is set once, before any thread parses. */
@@ -451,16 +577,15 @@ int compare_load_results(struct compare *c)
 			if (lr->rc < 0) {
 				/* Read again here: its error() is this thread's to say. */
 				struct loaded_run again = { 0 };
-				strvec_init(&again.fallback_nodes);
 				read_run(r, &again);
 				loaded_run_release(&again);
 				ret = -1;
 				break;
 			}
 			r->skipped_lines = lr->skipped_lines;
-			r->replay_fallbacks = lr->replay_fallbacks;
+			r->replay_fallbacks = lr->nr_fb;
 			for (size_t k = 0; k < lr->nr; k++)
-				merge_row(c, s, i, r, lr, &lr->rows[k]);
+				merge_row(c, s, i, r, &lr->rows[k]);
 			r->has_results = lr->rc == 0;
 			if (r->skipped_lines) {
 				/* Rows lost this way would otherwise read as "only in A". */
@@ -478,17 +603,8 @@ int compare_load_results(struct compare *c)
 				strvec_push(&c->warnings, msg);
 				free(msg);
 			}
-			if (r->replay_fallbacks) {
-				char *msg = xstrfmt("%s run %s: %zu autotune point%s could not be "
-						    "replayed (AUTOTUNE_REPLAY_FALLBACK) and tuned live; "
-						    "the rows of %s test%s are flagged", c->side[s].name,
-						    path_basename(r->dir), r->replay_fallbacks,
-						    r->replay_fallbacks == 1 ? "" : "s",
-						    lr->fallback_all ? "every" : "its",
-						    lr->fallback_all ? "" : "s");
-				strvec_push(&c->warnings, msg);
-				free(msg);
-			}
+			if (r->replay_fallbacks)
+				warn_fallbacks(c, s, r, lr);
 		}
 	for (size_t i = 0; i < n; i++)
 		loaded_run_release(&w.out[i]);

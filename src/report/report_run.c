@@ -19,6 +19,7 @@
 #include "report/report_safe.h"
 #include "rundir/exit_codes.h"
 #include "rundir/identity.h"
+#include "rundir/markers.h"
 #include "rundir/results_file.h"
 
 double report_shape_size(const char *shape)
@@ -61,6 +62,30 @@ static char *meas_timer(const json_t *meas)
 	return xstrdup(t ? t : "");
 }
 
+/*
+ * AUTOTUNE_REPLAY_FALLBACK becomes AUTOTUNE_REPLAY_FALLBACK(<reason>:<kernel>,...)
+ * where the measurements say which points fell back (replay_fallbacks).
+ */
+static void name_replay_fallbacks(const struct results_row *r, struct strvec *markers)
+{
+	struct strvec fb = STRVEC_INIT;
+	int at = strvec_find(markers, MARKER_REPLAY_FALLBACK);
+
+	results_meas_replay_fallbacks(r->torch, &fb);
+	results_meas_replay_fallbacks(r->gems, &fb);
+	if (at >= 0 && fb.nr) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addstr(&sb, MARKER_REPLAY_FALLBACK);
+		for (size_t i = 0; i < fb.nr; i++)
+			strbuf_addf(&sb, "%c%s", i ? ',' : '(', fb.v[i]);
+		strbuf_addch(&sb, ')');
+		free(markers->v[at]);
+		markers->v[at] = strbuf_detach(&sb, NULL);
+	}
+	strvec_clear(&fb);
+}
+
 static int add_row(void *ctx, const struct results_row *r, size_t lineno)
 {
 	struct report_run *m = ctx;
@@ -94,6 +119,7 @@ static int add_row(void *ctx, const struct results_row *r, size_t lineno)
 	free(tg);
 	results_meas_markers(r->torch, &markers);
 	results_meas_markers(r->gems, &markers);
+	name_replay_fallbacks(r, &markers);
 	report_join(&sb, &markers, " ");
 	x->markers = strbuf_detach(&sb, NULL);
 	strvec_clear(&markers);

@@ -54,6 +54,26 @@ void results_meas_markers(const json_t *meas, struct strvec *out)
 		strvec_push_unique(out, MARKER_DIRECT);
 }
 
+size_t results_meas_replay_fallbacks(const json_t *meas, struct strvec *out)
+{
+	const json_t *a = json_is_object(meas) ? json_object_get(meas, "replay_fallbacks") : NULL;
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(a))
+		return 0;
+	json_array_foreach((json_t *)a, i, e) {
+		const char *reason = json_str(e, "reason"), *kernel = json_str(e, "kernel");
+
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%s:%s", reason ? reason : "?", kernel ? kernel : "?");
+		strvec_push_unique(out, sb.buf);
+	}
+	strbuf_release(&sb);
+	return json_array_size(a);
+}
+
 int results_meas_taken(const struct results_row *r, const json_t *meas, const double **x,
 		       size_t *n)
 {

@@ -69,6 +69,16 @@ int results_row_get(const json_t *obj, struct results_row *r);
 void results_meas_markers(const json_t *meas, struct strvec *out);
 
 /*
+ * Push onto out (without duplicates) "<reason>:<kernel>" for each entry of
+ * meas's replay_fallbacks (docs/protocol.md §3: the autotune replay points
+ * that fell back while the measurement ran); "?" stands for a reason or a
+ * kernel that is not a string. Returns how many entries the field holds
+ * (0 when absent: no fallback, or a file older than the field). meas may
+ * be NULL.
+ */
+size_t results_meas_replay_fallbacks(const json_t *meas, struct strvec *out);
+
+/*
  * The samples_ms of meas when RESULTS_TAKE_SAMPLES took them from the line:
  * 1 with *x (valid during the row callback) and *n, every one a number. 0
  * when meas holds its samples as JSON (or has none): read them from meas.

@@ -43,10 +43,13 @@ def base_rows(op="softmax"):
 
 def make_run(path, rows, seed, mode="record", caliber=None, identity=True, n=200, noise=0.01,
              drift=0.001, shift=None, status=None, markers=None, drop=(), replay_from=None,
-             events=(), ks=None, placement=None, torch_shift=None, draws=None):
+             events=(), ks=None, placement=None, torch_shift=None, draws=None,
+             gems_fields=None, nodeids=None):
     """One run (round). shift: {row index: fraction} applied to gems (torch_shift:
     to torch); status: {index: str};
     markers: {index: [gems markers]}; drop: indices left out; events: events.jsonl lines;
+    gems_fields: {index: {field: value}} added to the gems measurement; nodeids:
+    {index: nodeid} in place of the op's test;
     ks: {index: calls_per_replay of gems} (2048 for the others when given);
     placement: (placement_sd, placement_probes) every measurement reports;
     draws: its placement_probe_draws."""
@@ -84,8 +87,9 @@ def make_run(path, rows, seed, mode="record", caliber=None, identity=True, n=200
         if ks is not None:
             g["calls_per_replay"] = ks.get(i, 2048)
             t["calls_per_replay"] = 2048
+        g.update((gems_fields or {}).get(i, {}))
         row = {"schema_version": 1, "kind": "row", "op": r["op"], "op_name": r["op"],
-               "nodeid": f"benchmark/test_{r['op']}.py::test_{r['op']}",
+               "nodeid": (nodeids or {}).get(i, f"benchmark/test_{r['op']}.py::test_{r['op']}"),
                "dtype": r["dtype"], "status": st, "shape_detail": r["shape"], "index": i,
                "latency_base_ms": t["median_ms"], "latency_ms": g["median_ms"],
                "torch": t, "gems": g}
@@ -221,8 +225,106 @@ def test_replay_fallback_event_flags_the_test_rows(zlb, tmp_path):
     assert res.rc == 0, res
     assert all(r["fallback"] and r["markers_b"] == ["AUTOTUNE_REPLAY_FALLBACK"] for r in paired(res))
     assert res.json["summary"]["fallback_rows"] == 10
-    assert "!B:replay-fallback" in res.out
-    assert "B run r0: 1 autotune point could not be replayed (AUTOTUNE_REPLAY_FALLBACK)" in res.err
+    assert "!B:replay-fallback(key_missing)" in res.out
+    assert ("B run r0: 1 autotune point could not be replayed (AUTOTUNE_REPLAY_FALLBACK: "
+            "1 key_missing) and tuned live; the rows they touched are flagged") in res.err
+    # a file from before "measured" and replay_fallbacks: the event is its test's
+    assert all(r["replay_fallbacks_b"] == [{"reason": "key_missing", "kernel": "softmax_kernel",
+                                            "from": "test"}] for r in paired(res))
+    assert all(r["replay_fallbacks_a"] == [] for r in paired(res))
+
+
+def fallback_event(reason, kernel, nodeid, measured):
+    return {"schema_version": 1, "ts": 1.0, "event": "AUTOTUNE_REPLAY_FALLBACK",
+            "reason": reason, "kernel": kernel, "where": "m:k", "key": [1], "detail": None,
+            "nodeid": nodeid, "measured": measured}
+
+
+SOFTMAX = "benchmark/test_softmax.py::test_softmax"
+LARGE = "benchmark/test_softmax.py::test_softmax_large"
+
+
+def test_replay_fallbacks_are_named_on_the_rows_they_touched(zlb, tmp_path):
+    # B r0: row 2's gems measurement fell back (key_missing, a new shape): its
+    # record says so, and its event (measured) touches no other row of the
+    # test. B r1: an event of test_softmax_large (rows 5-9) outside any
+    # measurement touches that test's rows. A: nothing.
+    large = {i: LARGE for i in range(5, 10)}
+    fb = {"replay_fallbacks": [{"reason": "key_missing", "kernel": "softmax_kernel"}],
+          "markers": ["AUTOTUNE_REPLAY_FALLBACK"]}
+    rec = tmp_path / "A" / "r0"
+    for k in range(2):
+        make_run(tmp_path / "A" / f"r{k}", base_rows(), 100 + k, nodeids=large,
+                 **({"mode": "record"} if k == 0 else {"mode": "replay", "replay_from": rec}))
+    make_run(tmp_path / "B" / "r0", base_rows(), 200, mode="replay", replay_from=rec,
+             nodeids=large, gems_fields={2: fb},
+             events=[fallback_event("key_missing", "softmax_kernel", SOFTMAX, True)])
+    make_run(tmp_path / "B" / "r1", base_rows(), 201, mode="replay", replay_from=rec,
+             nodeids=large,
+             events=[fallback_event("config_missing", "big_kernel", LARGE, False)])
+    res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    rows = paired(res)
+    assert len(rows) == 10
+    want = {2: [{"reason": "key_missing", "kernel": "softmax_kernel", "from": "gems"}]}
+    want.update({i: [{"reason": "config_missing", "kernel": "big_kernel", "from": "test"}]
+                 for i in range(5, 10)})
+    for i, r in enumerate(rows):
+        assert (r["dtype"], r["shape_detail"]) == (DTYPES[i % 2], SHAPES[i // 2])
+        assert r["replay_fallbacks_b"] == want.get(i, []), i
+        assert r["replay_fallbacks_a"] == [] and r["markers_a"] == []
+        assert r["fallback"] is (i in want)
+        assert r["markers_b"] == (["AUTOTUNE_REPLAY_FALLBACK"] if i in want else [])
+    assert res.json["summary"]["fallback_rows"] == 6
+    # the text: the flag names the reason on its rows only, the legend the points
+    lines = res.out.splitlines()
+    for i in range(10):
+        shape = SHAPES[i // 2].split("(")[1].split(")")[0]     # "[512, 512]"
+        (line,) = [l for l in lines if shape in l and f" {DTYPES[i % 2][6:]} " in l]
+        flag = {2: "!B:replay-fallback(key_missing)"}.get(
+            i, "!B:replay-fallback(config_missing)" if i >= 5 else None)
+        if flag:
+            assert flag in line, line
+        else:
+            assert "replay-fallback" not in line, line
+    assert "  B key_missing softmax_kernel: 1 row (its gems measurement)" in lines
+    assert "  B config_missing big_kernel: 5 rows (its test, outside a measurement)" in lines
+    assert ("B run r0: 1 autotune point could not be replayed (AUTOTUNE_REPLAY_FALLBACK: "
+            "1 key_missing) and tuned live; the rows they touched are flagged") in res.err
+    assert "B run r1: 1 autotune point could not be replayed (AUTOTUNE_REPLAY_FALLBACK: " \
+        "1 config_missing)" in res.err
+    # the CSV
+    assert len(res.csv) == 10
+    for i, r in enumerate(res.csv):
+        assert r["replay_fallbacks_a"] == ""
+        assert r["replay_fallbacks_b"] == {2: "key_missing:softmax_kernel"}.get(
+            i, "config_missing:big_kernel" if i >= 5 else ""), i
+
+
+def test_a_run_wide_fallback_touches_every_row_and_a_lost_one_its_test(zlb, tmp_path):
+    # tuner_missing has no test: every row of B r0. A measured event that no
+    # row of its test carries (its measurement was paired with no row) is
+    # taken as its test's.
+    large = {i: LARGE for i in range(5, 10)}
+    a, b = make_sides(tmp_path, rounds=2, a_kw={"nodeids": large}, b_kw={
+        "nodeids": large,
+        "events": [fallback_event("tuner_missing", "old_kernel", None, False),
+                   fallback_event("compile_failed", "big_kernel", LARGE, True),
+                   fallback_event("compile_failed", "big_kernel", LARGE, True)]})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0, res
+    run = {"reason": "tuner_missing", "kernel": "old_kernel", "from": "run"}
+    lost = {"reason": "compile_failed", "kernel": "big_kernel", "from": "test"}
+    for i, r in enumerate(paired(res)):
+        assert r["replay_fallbacks_b"] == ([run, lost] if i >= 5 else [run]), i
+        assert r["replay_fallbacks_a"] == []
+    assert "  B tuner_missing old_kernel: 10 rows (no test: the whole run)" in res.out
+    assert "!B:replay-fallback(tuner_missing,compile_failed)" in res.out
+    assert ("B run r0: 3 autotune points could not be replayed (AUTOTUNE_REPLAY_FALLBACK: "
+            "1 tuner_missing, 2 compile_failed) and tuned live; every row of the run is "
+            "flagged") in res.err
+    assert {r["replay_fallbacks_b"] for r in res.csv} == {
+        "tuner_missing:old_kernel", "tuner_missing:old_kernel;compile_failed:big_kernel"}
 
 
 def test_record_on_shared_cache_warns(zlb, tmp_path):

@@ -329,6 +329,26 @@ def test_run_latency_against_size(zlb):
     assert "float16 gems" in page.plain and "float16 torch" in page.plain
 
 
+def test_a_replay_fallback_names_its_reason_and_kernel(zlb, tmp_path):
+    fb = [{"reason": "key_missing", "kernel": "softmax_kernel"}]
+    run = write_run(tmp_path / "run", [
+        {"op": "softmax", "op_name": "softmax", "dtype": "torch.float16",
+         "shape_detail": "[torch.Size([4])]", "latency_base_ms": 1.0, "latency_ms": 0.5,
+         "speedup": 2.0, "torch": {"timer": "graph", "markers": []},
+         "gems": {"timer": "graph", "markers": ["AUTOTUNE_REPLAY_FALLBACK"],
+                  "replay_fallbacks": fb}},
+        {"op": "softmax", "op_name": "softmax", "dtype": "torch.float16",
+         "shape_detail": "[torch.Size([8])]", "latency_base_ms": 1.0, "latency_ms": 0.5,
+         "speedup": 2.0, "torch": {"timer": "graph", "markers": []},
+         "gems": {"timer": "graph", "markers": []}},
+    ])
+    r, out = report(zlb, run)
+    assert r.rc == 0, r
+    plain = Page(out.read_text()).plain
+    assert plain.count("AUTOTUNE_REPLAY_FALLBACK(key_missing:softmax_kernel)") == 1
+    assert plain.count("AUTOTUNE_REPLAY_FALLBACK") == 1
+
+
 def test_hostile_names_are_escaped(zlb, tmp_path):
     evil = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
     run = write_run(tmp_path / "run", [

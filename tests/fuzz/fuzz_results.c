@@ -23,6 +23,8 @@ static int on_row(void *ctx, const struct results_row *row, size_t lineno)
 
 	results_meas_markers(row->torch, &markers);
 	results_meas_markers(row->gems, &markers);
+	results_meas_replay_fallbacks(row->torch, &markers);
+	results_meas_replay_fallbacks(row->gems, &markers);
 	if (row->taken && results_meas_taken(row, row->gems, &x, &k) && k)
 		*n += (size_t)(x[k - 1] == x[0]);
 	strvec_clear(&markers);

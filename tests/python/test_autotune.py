@@ -711,6 +711,8 @@ def test_tuner_missing(gems, monkeypatch, capsys):
     assert fallbacks(gems / "b") == [("tuner_missing", "rowsum_kernel", None)]
     ev = events(gems / "b", MARKER)[0]
     assert ev["where"] == MOD + ":rowsum_kernel.fn"
+    # the whole run's, not the last test's (its session ends after that test)
+    assert ev["nodeid"] is None and ev["measured"] is False
     assert "its 2 recorded entries were not replayed" in ev["detail"]
     assert "AUTOTUNE_REPLAY_FALLBACK reason=tuner_missing kernel=rowsum_kernel\n" in \
         capsys.readouterr().out
@@ -812,3 +814,41 @@ def test_nodeid_is_carried_by_fallback_events(gems, monkeypatch):
         scale(mod, 8)
     assert [e["nodeid"] for e in events(gems / "b", MARKER)] == ["benchmark/t.py::t"]
     assert _state.nodeid == "benchmark/t.py::t"
+
+
+def test_a_fallback_inside_a_measurement_lands_on_that_record(gems, monkeypatch):
+    # A tuner chooses at its first call with a new key, which is inside the
+    # measurement (timing.do_bench): that measurement's record says which
+    # points fell back; the one before it and the one after it stay clean.
+    import triton.testing as tt
+
+    from zlbench import timing
+
+    record_a(monkeypatch, gems / "a")
+    mod = build()
+    monkeypatch.setenv("ZLB_TIMER", "direct")
+    monkeypatch.setenv("ZLB_DIRECT_REPEAT", "1")
+    monkeypatch.setattr(_state, "original_do_bench", tt.do_bench)
+
+    def new_shapes():
+        scale(mod, 512)                           # not recorded
+        scale(mod, 256)                           # nor this: the same point, once
+        rowsum(mod, 2, 2000)                      # nor this
+
+    with session(monkeypatch, gems / "b", "replay", gems / "a"):
+        timing.do_bench(lambda: scale(mod, 4096), return_mode="median")     # A's config
+        timing.do_bench(new_shapes, return_mode="median")
+        scale(mod, 64)                            # outside any measurement
+        timing.do_bench(lambda: scale(mod, 64), return_mode="median")       # tuned already
+        assert _state.measure_fallbacks is None
+    first, new, after = [p["record"] for p in _state.pending]
+    assert first["markers"] == [] and "replay_fallbacks" not in first
+    assert new["markers"] == [MARKER]
+    assert new["replay_fallbacks"] == [{"reason": "key_missing", "kernel": "scale_kernel"},
+                                       {"reason": "key_missing", "kernel": "rowsum_kernel"}]
+    assert after["markers"] == [] and "replay_fallbacks" not in after
+    evs = events(gems / "b", MARKER)
+    assert [(e["kernel"], e["key"][0], e["measured"]) for e in evs] == [
+        ("scale_kernel", 512, True), ("scale_kernel", 256, True), ("rowsum_kernel", 2, True),
+        ("scale_kernel", 64, False)]
+    assert {e["nodeid"] for e in evs} == {"benchmark/test_x.py::test_x"}

@@ -193,6 +193,27 @@ def test_replay_fallbacks_of_a_run(tmp_path):
     assert len(calls) == 4
     assert {x["status"] for x in rows(b)} == {"SUCCESS"}
     assert all(e["nodeid"].startswith("benchmark/test_tuned.py::") for e in events(b, MARKER))
+    # each fired in the gems measurement of its row, which says so; no other
+    # row of its test does
+    assert all(e["measured"] for e in events(b, MARKER))
+    got = {(x["op_name"], x["shape_detail"], x["dtype"]):
+           (x["gems"].get("replay_fallbacks"), x["gems"]["markers"],
+            x["torch"].get("replay_fallbacks"))
+           for x in rows(b)}
+    want = {}
+    for dt in (F16, F32):
+        want[("tuned_scale", "[torch.Size([4096, 4096])]", dt)] = "compile_failed", "scale_kernel"
+        want[("tuned_scale", "[torch.Size([2, 2000])]", dt)] = "key_missing", "scale_kernel"
+        want[("tuned_rowsum", "[torch.Size([2, 2000])]", dt)] = "key_missing", "rowsum_kernel"
+        want[("tuned_hooked", "[torch.Size([64, 64])]", dt)] = "key_missing", "hooked_copy_kernel"
+    assert set(want) <= set(got) and len(got) == 4 * 2 + 4 * 2 + 2
+    for k, (fbs, markers, torch_fbs) in got.items():
+        if k in want:
+            assert fbs == [dict(zip(("reason", "kernel"), want[k]))], k
+            assert MARKER in markers, k
+        else:
+            assert fbs is None and MARKER not in markers, k
+        assert torch_fbs is None, k
 
 
 def test_a_recording_of_other_terms_stops_pytest(tmp_path):
