@@ -127,7 +127,9 @@ const struct opt_def batch_option_defs[] = {
 	  "serves one operator after another (on a cluster: in each task; compiled "
 	  "kernels and tuner choices are dropped between operators, and an operator that "
 	  "fails after others in the same worker is rerun in a fresh one). Recorded as "
-	  "caliber isolation", NULL },
+	  "caliber isolation", NULL,
+	  /* a batch recorded without it ran a process per operator, and continues so */
+	  .if_unrecorded = "process" },
 	{ "override", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "with --resume: options given again with another value than the batch was "
 	  "started with take effect for the rest of the batch (recorded with this "

@@ -563,26 +563,28 @@ size_t opt_values_restore(const struct opt_def *defs, struct opt_values *v,
 
 	for (size_t i = 0; i < v->nr; i++) {
 		const json_t *r = json_object_get(rec, defs[i].name);
-		const char *was;
+		const char *was, *older;
 
-		if (!r || strlist_has(skip, defs[i].name))
+		if ((!r && !defs[i].if_unrecorded) || strlist_has(skip, defs[i].name))
 			continue;
-		was = json_string_value(r);
+		/* a record from before the option was recorded: what its sessions ran with */
+		was = r ? json_string_value(r) : defs[i].if_unrecorded;
+		older = r ? "" : " (written before the option was recorded: its sessions ran so)";
 		if (v->source[i] == OPT_FROM_ENV && !same_value(&defs[i], was, v->value[i]) &&
 		    !same_value(&defs[i], json_string_value(json_object_get(env_then, defs[i].env)),
 				v->value[i]))
-			strvec_pushf(notes, "%s=%s is not used: %s has --%s %s (give --%s with "
+			strvec_pushf(notes, "%s=%s is not used: %s has --%s %s%s (give --%s with "
 				     "--override to change it)", v->origin[i], v->value[i], from_what,
-				     defs[i].name, was ? was : "unset", defs[i].name);
+				     defs[i].name, was ? was : "unset", older, defs[i].name);
 		if (v->source[i] == OPT_FROM_DEFAULT || v->source[i] == OPT_FROM_ENV) {
 			free(v->value[i]);
 			v->value[i] = was ? xstrdup(was) : NULL;
 			v->source[i] = OPT_FROM_RECORD;
 			v->origin[i] = from_what;
 		} else if (!same_value(&defs[i], was, v->value[i])) {
-			strvec_pushf(conflicts, "--%s: %s has %s%s%s, given %s%s%s (by %s%s)",
+			strvec_pushf(conflicts, "--%s: %s has %s%s%s%s, given %s%s%s (by %s%s)",
 				     defs[i].name, from_what, was ? "'" : "", was ? was : "nothing",
-				     was ? "'" : "", v->value[i] ? "'" : "",
+				     was ? "'" : "", older, v->value[i] ? "'" : "",
 				     v->value[i] ? v->value[i] : "nothing", v->value[i] ? "'" : "",
 				     v->source[i] == OPT_FROM_FLAG ? "--" : "",
 				     v->source[i] == OPT_FROM_FLAG ? defs[i].name : v->origin[i]);

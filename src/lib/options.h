@@ -61,6 +61,13 @@ struct opt_def {
 	const char *export_env;      /* passed to a child as this variable, or NULL */
 	const char *record;          /* recorded under this key (opt_record_json), or NULL */
 	char short_name;             /* "-q" as well as "--quiet": the letter, or 0 */
+	/*
+	 * What a record that does not name this option stands for
+	 * (opt_values_restore): the value every session ran with before the
+	 * option was recorded, where that is not today's default (a default
+	 * changed since). NULL: such a record leaves the option alone.
+	 */
+	const char *if_unrecorded;
 };
 
 /* What options_parse found besides options: a request for help or the version. */
@@ -184,8 +191,10 @@ struct json_t *opt_values_record(const struct opt_def *defs, const struct opt_va
  * in notes). A flag
  * given again with another value is a conflict, one line each in conflicts:
  * "--name: <from_what> has 'X', given 'Y' (by --name)"; its value stays in
- * v: the caller refuses, or lets it override. Options in skip, and those
- * rec does not name, are left alone. Returns the number of conflicts.
+ * v: the caller refuses, or lets it override. Options in skip are left
+ * alone, and so are those rec does not name, unless their def says what
+ * such a record stands for (if_unrecorded: then as if rec held that).
+ * Returns the number of conflicts.
  */
 size_t opt_values_restore(const struct opt_def *defs, struct opt_values *v,
 			  const struct json_t *rec, const char *const *skip,

@@ -156,3 +156,37 @@ def test_a_batch_of_ops_status_v2_resumes_into_v3(world):
     assert st["b_pass"]["status"] == "PASS" and st["b_fail"]["status"] == "FAIL"
     assert json.loads((world.bdir / "batch.json").read_text())["tables"] == \
         {"ops_status": 3, "complete": 2}
+
+
+def test_a_batch_recorded_before_isolation_continues_in_processes(world):
+    """A record that does not name --isolation is of a zlb whose batches all
+    ran a process per operator: it continues so, whatever today's default,
+    and a worker asked for is refused with a sentence (or --override)."""
+    r = batch(world, "--isolation", "process", "--ops", "b_pass", "b_fail", "--retries", "0")
+    assert r.rc == 1, r
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    del bj["resume"]["batch"]["isolation"], bj["options"]["isolation"]
+    (world.bdir / "batch.json").write_text(json.dumps(bj))
+    before = (world.bdir / "batch.json").read_bytes()
+
+    r = batch(world, "--resume", "--isolation", "worker")
+    assert r.rc == 2, r
+    assert "--isolation: batch.json has 'process' (written before the option was " \
+           "recorded: its sessions ran so), given 'worker' (by --isolation)" in r.err, r
+    assert (world.bdir / "batch.json").read_bytes() == before
+    r = batch(world, "--resume", env={"ZLB_ISOLATION": "worker"})
+    assert r.rc == 1, r
+    assert "ZLB_ISOLATION=worker is not used: batch.json has --isolation process" in r.err, r
+    assert ident(world, "b_fail")["caliber"]["isolation"] == "process"
+    assert ident(world, "b_pass")["caliber"]["isolation"] == "process"   # kept
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    assert bj["options"]["isolation"] == "process"
+    assert bj["resume"]["batch"]["isolation"] == "process"    # said from now on
+    assert not (world.bdir / ".logs" / "workers").exists() or \
+        not list((world.bdir / ".logs" / "workers").iterdir())
+    runs = [n.split(".")[0] for n, _, _ in recorded(world)]
+    assert runs.count("b_pass") == 1 and runs.count("b_fail") == 2, runs
+    r = batch(world, "--resume")
+    assert r.rc == 1, r
+    assert "is not used" not in r.err, r
+    assert ident(world, "b_fail")["caliber"]["isolation"] == "process"

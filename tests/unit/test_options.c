@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "lib/error.h"
 #include "lib/options.h"
 #include "run/run_config.h"
@@ -1030,6 +1032,78 @@ static void take_value_forms(void **state)
 	assert_int_equal(i, 6);
 }
 
+/* --- continuing a record (opt_values_restore) ---------------------------- */
+
+static const char *const modes[] = { "warm", "cold", NULL };
+
+/* "mode" came later than the records of old sessions, and its default changed since. */
+static const struct opt_def later_defs[] = {
+	{ "count", NULL, "N_COUNT", "3", OPT_INT, NULL, 1, 10, "N", "a count", NULL },
+	{ "mode", NULL, "MODE", "warm", OPT_CHOICE, modes, 0, 0, "MODE", "the mode", NULL,
+	  .if_unrecorded = "cold" },
+	{ NULL },
+};
+
+static size_t restore_later(struct opt_values *v, const char *const *args,
+			    const char *const *env, const char *rec_text,
+			    struct strvec *conflicts, struct strvec *notes)
+{
+	struct strvec argv = STRVEC_INIT, pos = STRVEC_INIT;
+	json_t *rec = json_loads(rec_text, 0, NULL);
+	int help;
+	size_t n;
+
+	strvec_push(&argv, "cmd");
+	for (; args && *args; args++)
+		strvec_push(&argv, *args);
+	assert_int_equal(options_parse(later_defs, (int)argv.nr, argv.v, (char *const *)env, v,
+				       &pos, &help), 0);
+	assert_non_null(rec);
+	n = opt_values_restore(later_defs, v, rec, NULL, "batch.json", NULL, conflicts, notes);
+	json_decref(rec);
+	strvec_clear(&argv);
+	strvec_clear(&pos);
+	return n;
+}
+
+static void a_record_without_a_later_option_stands_for_its_old_value(void **state)
+{
+	struct strvec conflicts = STRVEC_INIT, notes = STRVEC_INIT;
+	struct opt_values v;
+
+	/* Not named: the value its sessions ran with, not today's default. */
+	assert_int_equal(restore_later(&v, NOARGS, NOARGS, "{\"count\": \"5\"}", &conflicts,
+				       &notes), 0);
+	assert_string_equal(opt_get(later_defs, &v, "mode"), "cold");
+	assert_int_equal(opt_source_of(later_defs, &v, "mode"), OPT_FROM_RECORD);
+	assert_string_equal(opt_get(later_defs, &v, "count"), "5");
+	opt_values_release(&v);
+	/* Named: what it says. An option without if_unrecorded is left alone. */
+	assert_int_equal(restore_later(&v, NOARGS, NOARGS, "{\"mode\": \"warm\"}", &conflicts,
+				       &notes), 0);
+	assert_string_equal(opt_get(later_defs, &v, "mode"), "warm");
+	assert_string_equal(opt_get(later_defs, &v, "count"), "3");
+	assert_int_equal(opt_source_of(later_defs, &v, "count"), OPT_FROM_DEFAULT);
+	opt_values_release(&v);
+	/* A flag that says otherwise is a conflict that says why the record has it. */
+	assert_int_equal(restore_later(&v, ARGS("--mode", "warm"), NOARGS, "{}", &conflicts,
+				       &notes), 1);
+	assert_string_equal(conflicts.v[0], "--mode: batch.json has 'cold' (written before the "
+			    "option was recorded: its sessions ran so), given 'warm' (by --mode)");
+	assert_string_equal(opt_get(later_defs, &v, "mode"), "warm");
+	opt_values_release(&v);
+	/* A variable that says otherwise is named and not used. */
+	assert_int_equal(restore_later(&v, NOARGS, ARGS("MODE=warm"), "{}", &conflicts, &notes),
+			 0);
+	assert_int_equal(notes.nr, 1);
+	assert_non_null(strstr(notes.v[0], "MODE=warm is not used: batch.json has --mode cold "
+			       "(written before the option was recorded"));
+	assert_string_equal(opt_get(later_defs, &v, "mode"), "cold");
+	opt_values_release(&v);
+	strvec_clear(&conflicts);
+	strvec_clear(&notes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1065,6 +1139,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(run_test_node_and_op_file, setup, teardown),
 		cmocka_unit_test(take_value_forms),
 		cmocka_unit_test(find_by_name_or_alias),
+		cmocka_unit_test(a_record_without_a_later_option_stands_for_its_old_value),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
