@@ -95,7 +95,7 @@ const struct opt_def batch_option_defs[] = {
 	  "cluster allows", NULL },
 	{ "task-ops", NULL, "ZLB_TASK_OPS", "16", OPT_INT, NULL, 1, 100000, "N",
 	  "cluster: operators per task at most (fewer when the partition's time limit "
-	  "needs it); with --isolation worker each task starts Python once", NULL },
+	  "needs it); each task starts Python once (--isolation worker)", NULL },
 	{ "partition", NULL, "ZLB_PARTITION", NULL, OPT_STRING, NULL, 0, 0, "NAME",
 	  "cluster: the partition the tasks go to", NULL },
 	{ "account", NULL, "ZLB_ACCOUNT", NULL, OPT_STRING, NULL, 0, 0, "NAME",
@@ -121,14 +121,14 @@ const struct opt_def batch_option_defs[] = {
 	{ "task", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "ARRAY_INDEX",
 	  "(what `zlb task` runs on a node) this batch's cluster task ARRAY_INDEX: its "
 	  "share of the operators, with the options the batch was started with", NULL },
-	{ "isolation", NULL, "ZLB_ISOLATION", "process", OPT_CHOICE, isolations, 0, 0, "MODE",
-	  "process: each operator's pytest in a process of its own; worker: in a warm "
-	  "Python worker per device that imports torch, triton and flag_gems once and "
-	  "serves one operator after another (on a cluster: in each task; compiled "
-	  "kernels and tuner choices are dropped between operators, and an operator that "
-	  "fails after others in the same worker is rerun in a fresh one). Recorded as "
-	  "caliber isolation", NULL,
-	  /* a batch recorded without it ran a process per operator, and continues so */
+	{ "isolation", NULL, "ZLB_ISOLATION", "worker", OPT_CHOICE, isolations, 0, 0, "MODE",
+	  "worker: each operator's pytest in a warm Python worker per device that imports "
+	  "torch, triton and flag_gems once and serves one operator after another (on a "
+	  "cluster: in each task; compiled kernels and tuner choices are dropped between "
+	  "operators, and an operator that fails after others in the same worker is rerun "
+	  "in a fresh one); process: in a process of its own (~25 s more per operator; "
+	  "taken when --isolate-tuner-cache is given). Recorded as caliber isolation", NULL,
+	  /* the default was process: a batch recorded without it continues as one */
 	  .if_unrecorded = "process" },
 	{ "override", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "with --resume: options given again with another value than the batch was "
@@ -216,11 +216,12 @@ const struct cmd_doc batch_doc = {
 	.about =
 		"Measure many operators: one `zlb run` child per operator in its own process\n"
 		"group, serial per device, devices in parallel taking the next operator from\n"
-		"one queue (--pin: each on the device its name hashes to). With --isolation\n"
-		"worker each device's pytest sessions run in one warm Python worker. An\n"
-		"operator is [repo:]op[@file]: repo main (default) or vllm; @file picks the\n"
-		"benchmark file when several define the test function. --resume continues a\n"
-		"batch with every option it was started with (--override to change one).\n"
+		"one queue (--pin: each on the device its name hashes to). Each device's\n"
+		"pytest sessions run in one warm Python worker (--isolation process: a\n"
+		"Python start per operator). An operator is [repo:]op[@file]: repo main\n"
+		"(default) or vllm; @file picks the benchmark file when several define the\n"
+		"test function. --resume continues a batch with every option it was started\n"
+		"with (--override to change one).\n"
 		"\n"
 		"Writes <batch>/ops_status.csv (one row per operator, rewritten atomically),\n"
 		"batch.json, and <batch>/<repo>/<op>/ (normal run directories; .complete marks\n"
@@ -372,10 +373,17 @@ int batch_cmd_check_run_options(struct batch_cmd *bc)
 	 * cannot give each run a cache of its own.
 	 */
 	if (bc->cfg.isolate_tuner_cache &&
-	    !strcmp(opt_get(batch_option_defs, &bc->raw, "isolation"), "worker"))
+	    !strcmp(opt_get(batch_option_defs, &bc->raw, "isolation"), "worker")) {
+		/* the default yields to what was asked for; a given worker is refused */
+		if (opt_source_of(batch_option_defs, &bc->raw, "isolation") == OPT_FROM_DEFAULT) {
+			opt_set(batch_option_defs, &bc->raw, "isolation", "process",
+				"--isolate-tuner-cache");
+			return 0;
+		}
 		REFUSE("--isolate-tuner-cache gives each run a tuner cache of its own, which "
 		       "FlagGems reads once at import: a warm worker cannot; use --isolation "
 		       "process with it");
+	}
 	return 0;
 }
 

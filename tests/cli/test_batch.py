@@ -138,8 +138,10 @@ def test_usage_errors(world, args, env, text):
 
 
 def test_every_status_retry_cutoff_and_csv(world):
-    r = batch(world, "--ops", "b_pass", "b_fail", "b_segv", "b_flaky", "b_skipif", "b_xfail",
-              "b_hang", "--op-timeout", "3", "--grace", "1")
+    # A process per operator: the attempts and remarks of its own (a warm
+    # worker's fresh_worker reruns: test_batch_worker.py).
+    r = batch(world, "--isolation", "process", "--ops", "b_pass", "b_fail", "b_segv",
+              "b_flaky", "b_skipif", "b_xfail", "b_hang", "--op-timeout", "3", "--grace", "1")
     assert r.rc == 1, r
     st = status(world.bdir)
     assert list(st) == ["b_pass", "b_fail", "b_segv", "b_flaky", "b_skipif", "b_xfail",
@@ -195,7 +197,8 @@ def test_a_pass_that_measured_nothing_says_no_rows(world):
 
 
 def test_dtype_fallback_and_rescue(world):
-    r = batch(world, "--ops", "b_fp32only", "b_fail", "b_pass", "--dtypes", "float16")
+    r = batch(world, "--isolation", "process", "--ops", "b_fp32only", "b_fail", "b_pass",
+              "--dtypes", "float16")
     assert r.rc == 1, r
     st = status(world.bdir)
     assert (st["b_fp32only"]["status"], st["b_fp32only"]["attempts"],
@@ -365,17 +368,20 @@ def real_python_version():
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
-def test_children_trust_the_batch_probe(world, logging_python):
+@pytest.mark.parametrize("isolation", ["process", "worker"])
+def test_children_trust_the_batch_probe(world, logging_python, isolation):
     py = logging_python()
     ops = ["b_pass", "b_skipif", "b_flaky"]
     # An inherited value must not reach the children: the batch replaces it.
-    r = batch(world, "--ops", *ops, "--python", str(py.path),
+    r = batch(world, "--isolation", isolation, "--ops", *ops, "--python", str(py.path),
               env={"ZLB_PYTHON_PROBED": "stale\tvalue"})
     assert r.rc == 0, r
     # The batch's probe, then none in any child (b_flaky's retry included):
-    # one pytest start per attempt.
+    # one pytest start per attempt (in workers, a client's), and each worker's.
+    workers = len(list((world.bdir / ".logs" / "workers").glob("lane*.log")))
+    assert workers == (0 if isolation == "process" else 2)   # b_flaky's retry: a fresh one
     assert py.probes() == 1, py.lines()
-    assert py.starts("-m") == 4, py.lines()
+    assert py.starts("-m") == 4 + workers, py.lines()
     # The value vouches for zlb run alone, never for what it starts.
     assert not [l for l in py.lines() if "token" in l], py.lines()
     version = real_python_version()
@@ -394,8 +400,9 @@ def test_a_python_changed_under_the_batch_is_probed_again(world, logging_python)
     py = logging_python()
     # b_pass's pytest touches the interpreter file (WRAP_TOUCH): b_skipif's
     # child no longer trusts the batch's probe of it and probes itself.
-    r = batch(world, "--ops", "b_pass", "b_skipif", "--python", str(py.path),
-              env={"WRAP_TOUCH": "1"})
+    # (a process per operator: each pytest start is an operator's)
+    r = batch(world, "--isolation", "process", "--ops", "b_pass", "b_skipif",
+              "--python", str(py.path), env={"WRAP_TOUCH": "1"})
     assert r.rc == 0, r
     assert [l.split()[0] for l in py.lines()] == ["-c", "-m", "-c", "-m"], py.lines()
     checks = [json.loads((world.bdir / "main" / op / "run_identity.json").read_text())[

@@ -120,8 +120,10 @@ def test_a_batch_of_ops_status_v2_resumes_into_v3(world):
     from test_batch import COLUMNS, FAKE_GPU, fake_uuid
 
     env = {"FAKE_CUDA_DEVICES": "2"}
-    r = batch(world, "--ops", "b_pass", "b_trivial", "b_fail", "--retries", "0",
-              "--devices", "0,1", env=env)
+    # A process per operator, as the zlb of ops_status v2 ran them by default:
+    # each operator's pytest runs once per session (no fresh_worker rerun).
+    r = batch(world, "--isolation", "process", "--ops", "b_pass", "b_trivial", "b_fail",
+              "--retries", "0", "--devices", "0,1", env=env)
     assert r.rc == 1, r
     first = status(world.bdir)
     kept = {op: ident(world, op) for op in ("b_pass", "b_trivial")}

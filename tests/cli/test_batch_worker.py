@@ -150,7 +150,7 @@ def test_a_failure_costs_the_attempts_a_process_of_its_own_costs(world):
     (pid, job), = worker_jobs(world, status(world.bdir), "b_fail")
     assert job == 1 and pid != pid_first          # its last attempt: a fresh worker
     world.bdir = world.bdir.parent / "process"
-    r = batch(world, "--ops", "b_pass", "b_fail")
+    r = batch(world, "--isolation", "process", "--ops", "b_pass", "b_fail")
     assert status(world.bdir)["b_fail"]["attempts"] == "2"
 
 
@@ -176,6 +176,28 @@ def test_a_tuner_cache_per_run_is_refused_in_a_worker(world):
     r = batch(world, "--isolation", "worker", "--isolate-tuner-cache", "--ops", "b_pass")
     assert r.rc == 2 and "--isolation process" in r.err, r
     assert not world.bdir.exists()
+    # A worker asked for through the environment is asked for too.
+    r = batch(world, "--isolate-tuner-cache", "--ops", "b_pass", env={"ZLB_ISOLATION": "worker"})
+    assert r.rc == 2 and "--isolation process" in r.err, r
+    assert not world.bdir.exists()
+
+
+def test_a_tuner_cache_per_run_takes_a_process_per_operator_when_none_was_asked_for(world):
+    # The default (worker) yields to what was asked for, and the batch
+    # continues so: recorded as process, not as a default to take again.
+    r = batch(world, "--isolate-tuner-cache", "--ops", "b_pass", "b_fail", "--retries", "0")
+    assert r.rc == 1, r
+    bj = json.loads((world.bdir / "batch.json").read_text())
+    assert bj["options"]["isolation"] == "process"
+    assert bj["resume"]["batch"]["isolation"] == "process"
+    ident = json.loads((world.bdir / "main/b_pass/run_identity.json").read_text())
+    assert ident["caliber"]["isolation"] == "process"
+    assert ident["caliber"]["tuner_cache"] == "isolated", ident["caliber"]
+    assert not list((world.bdir / ".logs" / "workers").glob("*.log"))
+    r = batch(world, "--resume")
+    assert r.rc == 1, r
+    ident = json.loads((world.bdir / "main/b_fail/run_identity.json").read_text())
+    assert ident["caliber"]["isolation"] == "process"
 
 
 def rows_of(bdir, st):
