@@ -12,6 +12,7 @@
 #include "report/html.h"
 #include "report/plot.h"
 #include "report/report_int.h"
+#include "rundir/markers.h"
 
 /* ---- the model ---------------------------------------------------------------- */
 
@@ -68,6 +69,55 @@ static void markers_text(struct strbuf *sb, const json_t *a, const json_t *b)
 	}
 }
 
+/*
+ * A replay fallback as compare.json names it (replay_fallbacks_a/_b): which
+ * side, why and for which kernel, in place of the bare flag the marker
+ * gives. These lists also hold fallbacks of the row's test or of the whole
+ * run, which put no marker on the row.
+ */
+static void fallback_flags(const json_t *row, struct strvec *flags)
+{
+	static const char *const key[2] = { "replay_fallbacks_a", "replay_fallbacks_b" };
+	const char *bare = report_marker_flag(MARKER_REPLAY_FALLBACK);
+	struct strbuf sb = STRBUF_INIT;
+	int named = 0;
+
+	for (int s = 0; s < 2; s++) {
+		const json_t *fb = json_object_get(row, key[s]), *e;
+		size_t i;
+
+		if (!json_is_array(fb) || !json_array_size(fb))
+			continue;
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%s replay fallback:", s ? "B" : "A");
+		json_array_foreach(fb, i, e) {
+			const char *from = str_or(e, "from", "");
+
+			strbuf_addf(&sb, "%s %s %s", i ? "," : "", str_or(e, "reason", "?"),
+				    str_or(e, "kernel", "?"));
+			/* where compare found it: a measurement of gems or torch, the test, the run */
+			if (!strcmp(from, "torch"))
+				strbuf_addstr(&sb, " (torch)");
+			else if (!strcmp(from, "test"))
+				strbuf_addstr(&sb, " (its test)");
+			else if (!strcmp(from, "run"))
+				strbuf_addstr(&sb, " (the whole run)");
+		}
+		strvec_push_unique(flags, sb.buf);
+		named = 1;
+	}
+	strbuf_release(&sb);
+	if (named && bare && strvec_find(flags, bare) >= 0) {
+		struct strvec kept = STRVEC_INIT;
+
+		for (size_t i = 0; i < flags->nr; i++)
+			if (strcmp(flags->v[i], bare))
+				strvec_push(&kept, flags->v[i]);
+		strvec_clear(flags);
+		*flags = kept;
+	}
+}
+
 int report_ab_load(struct report_ab *m, json_t *doc)
 {
 	const json_t *set, *cal, *rows, *row;
@@ -121,6 +171,7 @@ int report_ab_load(struct report_ab *m, json_t *doc)
 		strvec_init(&r->flags);
 		report_flags_of(json_object_get(row, "markers_a"), &r->flags);
 		report_flags_of(json_object_get(row, "markers_b"), &r->flags);
+		fallback_flags(row, &r->flags);
 		markers_text(&sb, json_object_get(row, "markers_a"), json_object_get(row, "markers_b"));
 		r->markers = strbuf_detach(&sb, NULL);
 		dt = r->dtype;

@@ -122,6 +122,22 @@ def test_ab_dir_forest_calibers_and_ir_links(zlb):
     assert "default-src 'none'" in html
 
 
+def test_ab_replay_fallback_flag_names_side_reason_and_kernel(zlb, tmp_path):
+    a = tmp_path / "A"
+    b = tmp_path / "B"
+    shutil.copytree(first_run(AB, "A"), a)
+    shutil.copytree(first_run(AB, "B"), b)
+    rows = [json.loads(line) for line in (b / "results.jsonl").read_text().splitlines()]
+    rows[0]["gems"]["markers"] = rows[0]["gems"].get("markers", []) + ["AUTOTUNE_REPLAY_FALLBACK"]
+    rows[0]["gems"]["replay_fallbacks"] = [{"reason": "key_missing", "kernel": "ln_kernel"}]
+    (b / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    r, out = report(zlb, a, b)
+    assert r.rc == 0, r
+    flags = [t for t in Page(out.read_text()).text if "replay fallback" in t]
+    # the flag says which side, why and which kernel, on the one row that fell back
+    assert flags and set(flags) == {"B replay fallback: key_missing ln_kernel"}, flags
+
+
 def test_two_directories_are_compared_on_the_fly(zlb):
     r, out = report(zlb, AB / "A", AB / "B")
     assert r.rc == 0, r

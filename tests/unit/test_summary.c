@@ -239,6 +239,31 @@ static void test_old_batch_is_walked(void **state)
 	summary_release(&s);
 }
 
+/*
+ * A fallback that fired in a measurement marks the row whose measurement
+ * carries it, not the other rows of its test (as zlb compare decides); one
+ * that no row of its test carries marks that whole test.
+ */
+static void test_measured_fallback_marks_its_row(void **state)
+{
+	struct summary s;
+	const struct summary_op *o;
+
+	summary_init(&s);
+	assert_int_equal(summary_load(&s, DATA "/measured_fallback"), 0);
+	o = find_op(&s, "main", "rowsum");
+	assert_non_null(o);
+	assert_int_equal(o->nr_rows, 4);
+	assert_int_equal(o->replay_fallbacks, 2);
+	/* test_a: the first row's own measurement fell back, the second did not */
+	assert_string_equal(s.rows[o->first_row].markers, "AUTOTUNE_REPLAY_FALLBACK");
+	assert_string_equal(s.rows[o->first_row + 1].markers, "");
+	/* test_b: its event is carried by no row, so it touches the whole test */
+	assert_string_equal(s.rows[o->first_row + 2].markers, "AUTOTUNE_REPLAY_FALLBACK");
+	assert_string_equal(s.rows[o->first_row + 3].markers, "AUTOTUNE_REPLAY_FALLBACK");
+	summary_release(&s);
+}
+
 static void test_bad_inputs(void **state)
 {
 	struct summary s;
@@ -452,6 +477,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_csv_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_and_extremes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_batch_is_walked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_measured_fallback_marks_its_row, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_samples_shortcut_reads_the_same, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_taken_samples_are_jansson_s, setup, teardown),
