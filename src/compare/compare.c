@@ -257,6 +257,25 @@ static void count_op_runs(struct compare *c)
 	}
 }
 
+int compare_row_clocks(const struct compare_row *row, int k, double *lo, double *hi)
+{
+	size_t n = 0;
+
+	*lo = INFINITY;
+	*hi = 0;
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < row->side[s].r[k].nr; i++) {
+			double mhz = row->side[s].r[k].set[i].clock_mhz;
+
+			if (!(mhz > 0) || !isfinite(mhz))
+				return 0;
+			*lo = fmin(*lo, mhz);
+			*hi = fmax(*hi, mhz);
+			n++;
+		}
+	return n >= 2 && *hi > *lo * (1 + COMPARE_CLOCK_SPREAD);
+}
+
 void compare_analyse(struct compare *c)
 {
 	size_t *paired_rows = xmalloc((c->nr_rows ? c->nr_rows : 1) * sizeof(size_t));

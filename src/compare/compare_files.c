@@ -52,6 +52,17 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 	json_object_set_new(o, "placement_sd_b", num_or_null(r->place_b));
 	json_object_set_new(o, "placement_model",
 			    r->place_model ? json_string(r->place_model) : json_null());
+	for (int s = 0; s < 2; s++) {
+		/* each round's steady SM clock (MHz), null where it was not read */
+		json_t *clocks = json_array();
+
+		for (size_t i = 0; i < row->side[s].r[k].nr; i++) {
+			double mhz = row->side[s].r[k].set[i].clock_mhz;
+
+			json_array_append_new(clocks, mhz > 0 ? json_real(mhz) : json_null());
+		}
+		json_object_set_new(o, s ? "clock_mhz_b" : "clock_mhz_a", clocks);
+	}
 	json_object_set_new(o, "verdict", json_string(compare_verdict_text(row, k)));
 	json_object_set_new(o, "why", r->why ? json_string(r->why) : json_null());
 	return o;

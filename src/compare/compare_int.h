@@ -28,6 +28,17 @@ const char *compare_verdict_text(const struct compare_row *row, int k);
  * the terminal (compare_report.c) or Markdown (compare_md.c); t is
  * initialised here. Returns the rows in it.
  */
+/*
+ * A row's rounds, both sides, for kind k ran at steady SM clocks that differ
+ * by more than COMPARE_CLOCK_SPREAD of the lowest: 1 with *lo and *hi (MHz);
+ * 0 when they agree or some round has no clock. On an H200 a 4096^3 addmm
+ * under the power cap ran at 1305-1357 MHz in four processes and its time
+ * followed the clock (254.4 to 250.1 us): a difference that is the
+ * machine's unless one build draws less power.
+ */
+#define COMPARE_CLOCK_SPREAD 0.005
+int compare_row_clocks(const struct compare_row *row, int k, double *lo, double *hi);
+
 size_t compare_build_table(const struct compare *c, const struct compare_view *v,
 			   struct texttable *t);
 

@@ -292,6 +292,7 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 {
 	struct strbuf sb = STRBUF_INIT;
 	const struct stats_cmp *g = &row->res[COMPARE_GEMS];
+	double lo, hi;
 
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < row->side[s].markers.nr; i++) {
@@ -310,6 +311,8 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 			strbuf_addf(&sb, "%sno inference: %s", sb.len ? " " : "", g->why);
 		if (control_moved_too(row))
 			strbuf_addf(&sb, "%sctl too", sb.len ? " " : "");
+		if (compare_row_clocks(row, COMPARE_GEMS, &lo, &hi))
+			strbuf_addf(&sb, "%sclock %.0f-%.0f MHz", sb.len ? " " : "", lo, hi);
 	} else {
 		strbuf_addf(&sb, "%sno gems latency", sb.len ? " " : "");
 	}
@@ -511,7 +514,8 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			   struct strbuf *sb, int color)
 {
 	const struct compare_counts *g = &c->counts[COMPARE_GEMS];
-	int marker_seen[8] = { 0 }, ctl_seen = 0;
+	int marker_seen[8] = { 0 }, ctl_seen = 0, clock_seen = 0;
+	double lo, hi;
 
 	if (c->paired) {
 		strbuf_addch(sb, '\n');
@@ -528,8 +532,11 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 					marker_seen[m] = 1;
 	for (size_t i = 0; i < c->nr_rows && !ctl_seen; i++)
 		ctl_seen = control_moved_too(&c->rows[i]);
+	for (size_t i = 0; i < c->nr_rows && !clock_seen; i++)
+		clock_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
+			     compare_row_clocks(&c->rows[i], COMPARE_GEMS, &lo, &hi);
 	if (marker_seen[0] || marker_seen[1] || marker_seen[2] || marker_seen[3] ||
-	    marker_seen[4] || ctl_seen)
+	    marker_seen[4] || ctl_seen || clock_seen)
 		strbuf_addch(sb, '\n');
 	if (marker_seen[0])
 		strbuf_addstr(sb, "!A:direct / !B:direct  BENCHMARK_DIRECT_NO_CUDAGRAPH: the row fell "
@@ -554,6 +561,12 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 		strbuf_addstr(sb, "ctl too  the torch control moved the same way on this row: "
 			      "torch's kernels do not change with the Triton build, so the machine "
 			      "may have moved the row, not the build\n");
+	if (clock_seen)
+		strbuf_addf(sb, "clock LO-HI MHz  the row's rounds ran at steady SM clocks more than "
+			    "%.1f%% apart (power or temperature limits): where its time follows the "
+			    "clock, the difference is the machine's, unless one build draws less "
+			    "power; rounds (A1 A2 -- B1 B2) measure it\n",
+			    100 * COMPARE_CLOCK_SPREAD);
 
 	strbuf_addch(sb, '\n');
 	if (c->single_round_rows)

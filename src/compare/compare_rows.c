@@ -220,6 +220,7 @@ struct loaded_meas {
 	size_t place_df;
 	double *draws;                  /* placement_probe_draws (owned until merged) */
 	size_t ndraws;
+	double clock_mhz;               /* its steady SM clock, 0 when not read */
 };
 
 struct loaded_row {
@@ -388,6 +389,9 @@ static int load_row(void *vctx, const struct results_row *rr, size_t lineno)
 			m->place_sd = set.place_sd;
 			m->place_df = set.place_df;
 			m->draws = measurement_draws(meas, &m->ndraws);
+			m->clock_mhz = json_num(meas, "clock_mhz", 0);
+			if (!(m->clock_mhz > 0) || !isfinite(m->clock_mhz))
+				m->clock_mhz = 0;
 		}
 	}
 	(void)lineno;
@@ -497,6 +501,7 @@ static void merge_row(struct compare *c, int s, size_t run, struct compare_run *
 		set.place_df = m->place_df;
 		set.place_draws = m->draws;
 		set.place_ndraws = m->ndraws;
+		set.clock_mhz = m->clock_mhz;
 		m->x = NULL;	/* the row owns them now */
 		m->draws = NULL;
 		push_round(&row->side[s].r[k], &set);

@@ -158,6 +158,12 @@ struct stats_sample_set {
 	 */
 	const double *place_draws;
 	size_t place_ndraws;
+	/*
+	 * The round's steady SM clock in MHz (the measurement's clock_mhz; 0:
+	 * not read). The statistics do not use it: zlb compare's notes say
+	 * where a row's rounds ran at different clocks (compare_row_clocks).
+	 */
+	double clock_mhz;
 };
 
 struct stats_round {

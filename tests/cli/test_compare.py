@@ -517,6 +517,36 @@ def test_single_rounds_take_the_placement_spread_they_measured(zlb, tmp_path):
     assert all(r["gems"]["df"] == pytest.approx(22) for r in paired(res))
 
 
+def test_rounds_at_different_clocks_are_noted(zlb, tmp_path):
+    # A 4096^3 addmm under an H200's power cap ran at 1305-1357 MHz in four
+    # processes and its time followed the clock: the row says so. Row 1's
+    # clocks agree within 0.5%: no note. The other rows read no clock.
+    clocks = {"A": (1305.0, 1350.0), "B": (1335.0, 1357.0)}
+    calm = {"A": (1980.0, 1975.0), "B": (1980.0, 1980.0)}
+    rec = tmp_path / "A" / "r0"
+    for side in "AB":
+        for k in range(2):
+            mode = ({"mode": "record"} if side == "A" and k == 0 else
+                    {"mode": "replay", "replay_from": rec})
+            seed = (100 if side == "A" else 200) + k
+            make_run(tmp_path / side / f"r{k}", base_rows(), seed, **mode,
+                     gems_fields={0: {"clock_mhz": clocks[side][k]},
+                                  1: {"clock_mhz": calm[side][k]}})
+    res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out", "--wide")
+    assert res.rc in (0, 1), res
+    rows = paired(res)
+    g = {(r["dtype"], r["shape_detail"]): r["gems"] for r in rows}
+    first, second = g[(DTYPES[0], SHAPES[0])], g[(DTYPES[1], SHAPES[0])]
+    assert first["clock_mhz_a"] == [1305.0, 1350.0] and first["clock_mhz_b"] == [1335.0, 1357.0]
+    assert second["clock_mhz_a"] == [1980.0, 1975.0]
+    assert g[(DTYPES[0], SHAPES[1])]["clock_mhz_a"] == [None, None]
+    noted = [line for line in res.out.splitlines() if "clock 1305-1357 MHz" in line]
+    assert len(noted) == 1 and SHAPES[0][:12] in noted[0] and "float16" in noted[0], res.out
+    assert res.out.count(" MHz") == 2, res.out      # the row's note and the legend
+    assert "clock LO-HI MHz  the row's rounds ran at steady SM clocks more than 0.5% apart" \
+        in res.out
+
+
 def test_aa_single_round_notes_the_drift_floor(zlb, tmp_path):
     # 0.08% drift between processes, 1% sample noise: samples alone would flag
     a, b = make_sides(tmp_path, rounds=1, drift=0.0008)

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""A/A verdict table: how often `zlb compare` says SAME where nothing changed.
+
+    bench/aa_table.py --zlb build/zlb A3 B3 C3 D3 [--two-rounds] [--min-us 5]
+
+Every pair of the given batch (or run) directories is compared with
+`zlb compare X Y --format json`; with --two-rounds, also every split of four
+of them into two rounds a side (X1 X2 -- Y1 Y2). For each comparison and
+each of gems and torch it prints, over the rows whose A latency is at least
+--min-us: how many are SAME, and how many got a false verdict (SLOWER or
+FASTER, which in an A/A is always false). With --rows, the rows that were
+not SAME, with their interval and the compare model's placement sd.
+
+Issue 28's bar: one round SAME on >= 80% of rows >= 5 us, two rounds on
+>= 90%, no false verdict. Nothing is timed here: it reads what the
+directories hold.
+"""
+
+import argparse
+import itertools
+import json
+import subprocess
+import sys
+
+
+def compare(zlb, a_dirs, b_dirs):
+    argv = [zlb, "compare", "--format", "json", *a_dirs, "--", *b_dirs]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode not in (0, 1):
+        sys.exit("zlb compare %s -- %s: exit %d\n%s" % (" ".join(a_dirs), " ".join(b_dirs),
+                                                           p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+def tally(doc, kind, min_ms):
+    rows = [r for r in doc["rows"] if r.get("paired") and isinstance(r.get(kind), dict)]
+    rows = [r for r in rows if (r[kind].get("a_ms") or 0) >= min_ms]
+    same = [r for r in rows if r[kind]["verdict"] == "SAME"]
+    false = [r for r in rows if r[kind]["verdict"] in ("SLOWER", "FASTER")]
+    other = [r for r in rows if r[kind]["verdict"] != "SAME"]
+    return len(rows), len(same), len(false), other
+
+
+def describe(r, kind):
+    c = r[kind]
+    place = c.get("placement_sd_a")
+    return "    %-20s %-32s %-7s B/A %.4f [%.4f, %.4f]%s" % (
+        r["op_name"], r["shape_detail"][:32], c["verdict"], c["ratio"], c["ci_low"],
+        c["ci_high"], "  place sd %.2f%%" % (100 * place) if place else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dirs", nargs="+", help="batch or run directories, one round each")
+    ap.add_argument("--zlb", default="build/zlb")
+    ap.add_argument("--min-us", type=float, default=5.0)
+    ap.add_argument("--two-rounds", action="store_true",
+                    help="also every split of four directories into two rounds a side")
+    ap.add_argument("--rows", action="store_true", help="list the rows that were not SAME")
+    args = ap.parse_args()
+    min_ms = args.min_us / 1000.0
+
+    cases = [([a], [b]) for a, b in itertools.combinations(args.dirs, 2)]
+    if args.two_rounds:
+        for four in itertools.combinations(args.dirs, 4):
+            first = four[0]
+            for mate in four[1:]:
+                rest = [d for d in four[1:] if d != mate]
+                cases.append(([first, mate], rest))
+    print("%-40s %-18s %-6s %-18s %-6s" % ("comparison", "gems SAME", "false",
+                                            "torch SAME", "false"))
+    for a, b in cases:
+        doc = compare(args.zlb, a, b)
+        name = "%s -- %s" % (" ".join(a), " ".join(b))
+        cells, others = [], []
+        for kind in ("gems", "torch"):
+            n, same, false, other = tally(doc, kind, min_ms)
+            cells += ["%d/%d (%.0f%%)" % (same, n, 100.0 * same / n if n else 0), str(false)]
+            others += [(kind, r) for r in other]
+        print("%-40s %-18s %-6s %-18s %-6s" % (name[-40:], *cells))
+        if args.rows:
+            for kind, r in others:
+                print(kind[0], describe(r, kind))
+
+
+if __name__ == "__main__":
+    main()
