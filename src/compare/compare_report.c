@@ -563,9 +563,10 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			      "may have moved the row, not the build\n");
 	if (clock_seen)
 		strbuf_addf(sb, "clock LO-HI MHz  the row's rounds ran at steady SM clocks more than "
-			    "%.1f%% apart (power or temperature limits): where its time follows the "
-			    "clock, the difference is the machine's, unless one build draws less "
-			    "power; rounds (A1 A2 -- B1 B2) measure it\n",
+			    "%.1f%% apart (power or temperature limits); its interval also covers "
+			    "the change the sides' clocks alone would make of a compute-bound kernel "
+			    "(compare.json: clock_shift), so a machine that ran cooler for one side "
+			    "gives no verdict; fixed clocks (nvidia-smi -lgc) separate the two\n",
 			    100 * COMPARE_CLOCK_SPREAD);
 
 	strbuf_addch(sb, '\n');

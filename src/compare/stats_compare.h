@@ -119,6 +119,27 @@
  * heavy tails that 2-5 rounds imply and no bootstrap of 3 values can
  * show. Taking the hull keeps the coverage of the better one, and makes
  * "the interval excludes 1" imply "p < 0.05" for the verdict.
+ *
+ * Clocks. When every round of both sides read its steady SM clock, the
+ * interval is widened to cover what a difference of clocks between the
+ * sides can explain: a kernel's time goes as clock^-s with s between 0
+ * (memory-bound) and 1 (compute-bound), so with dc = mean ln clock_B -
+ * mean ln clock_A the build's own effect is D + s dc for some s in [0, 1],
+ * and the reported interval is the hull of the interval and the interval
+ * shifted by dc. dc leaves out one step of the clock table each way
+ * (STATS_CLOCK_STEP_MHZ): a round's steady clock is a median of readings
+ * in such steps, and a difference within one says no clock differed. And
+ * where rounds of one side ran at different clocks, they show how far the
+ * row's time follows its clock: dc is scaled by the upper 97.5% bound of s
+ * from the slope of ln time on ln clock within sides (t with rounds - 3
+ * df), so a memory-bound row that read the same time at 1560 and 1972 MHz
+ * is not widened for the clock (stats_compare.c clock_sensitivity_hi). On an H200 a 1024^3 addmm ran at 1935 MHz (power cap) in
+ * two processes of an A/A and at 1980 MHz in two others, 1.8% slower:
+ * without the shift that read FASTER. The estimate D stays what was
+ * measured; rounds at one clock (most rows: the boost clock) are not
+ * widened. A build that draws less power and clocks higher is then no
+ * longer told apart from a cooler machine: the honest answer at a power
+ * cap, where only fixed clocks would separate them.
  */
 #ifndef ZLB_STATS_COMPARE_H
 #define ZLB_STATS_COMPARE_H
@@ -127,6 +148,12 @@
 #include <stdint.h>
 
 #include "lib/stats_rng.h"
+
+/*
+ * The SM clock table's step: an H200 read 1935, 1950, 1965 and 1980 MHz
+ * (a median of an even count of readings can fall half-way between).
+ */
+#define STATS_CLOCK_STEP_MHZ 15.0
 
 /* The exact-binomial limit of the centre law (normal approximation above). */
 #define STATS_EXACT_N_MAX 400
@@ -160,8 +187,8 @@ struct stats_sample_set {
 	size_t place_ndraws;
 	/*
 	 * The round's steady SM clock in MHz (the measurement's clock_mhz; 0:
-	 * not read). The statistics do not use it: zlb compare's notes say
-	 * where a row's rounds ran at different clocks (compare_row_clocks).
+	 * not read): the interval covers what a difference of clocks between
+	 * the sides can explain (above, "Clocks").
 	 */
 	double clock_mhz;
 };
@@ -238,6 +265,12 @@ struct stats_cmp {
 	 * (not measured).
 	 */
 	const char *place_model;
+	/*
+	 * What the sides' clocks can explain of ln(B/A), by which the interval
+	 * was widened (above, "Clocks": their mean ln difference less a step,
+	 * times the bound on s); NAN when some round has no clock.
+	 */
+	double clock_shift;
 };
 
 /*
