@@ -1,0 +1,40 @@
+"""bench/aa_table.py, the A/A table of issue 28, on the shipped H200 rounds of
+examples/ab/layer_norm_fp_fusion: its counts must be zlb compare's own verdicts,
+restricted to rows at least --min-us long, and a two-round split must be made
+of four directories."""
+import json
+import subprocess
+import sys
+
+from conftest import REPO
+
+AB = REPO / "examples" / "ab" / "layer_norm_fp_fusion"
+
+
+def table(zlb, *args):
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "aa_table.py"), "--zlb", zlb.bin,
+                        *map(str, args)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout.splitlines()
+
+
+def verdicts(zlb, a, b, kind, min_ms):
+    r = zlb.cmd("compare", "--format", "json", str(a), "--", str(b))
+    rows = json.loads(r.out)["rows"]
+    return [x[kind]["verdict"] for x in rows if x["paired"] and x[kind]["a_ms"] >= min_ms]
+
+
+def test_counts_are_compares_verdicts(zlb):
+    a, b, c, d = AB / "A" / "r1", AB / "B" / "r1", AB / "A" / "r2", AB / "B" / "r2"
+    lines = table(zlb, a, b, c, d, "--two-rounds", "--min-us", "3")
+    # 6 pairs, then 3 splits of the four into two rounds a side
+    assert len(lines) == 1 + 6 + 3, lines
+    # the name may hold spaces: the six cells are the line's last words
+    first = lines[1].split()[-6:]
+    for kind, cell in (("gems", 0), ("torch", 3)):
+        v = verdicts(zlb, a, b, kind, 0.003)
+        assert first[cell] == "%d/%d" % (v.count("SAME"), len(v)), first
+        assert first[cell + 2] == str(v.count("SLOWER") + v.count("FASTER")), first
+    # the 3 us floor leaves out the 2.9 us gems row of 1024x1024
+    assert first[0].endswith("/2")
+    assert table(zlb, a, b, "--min-us", "100")[1].split()[-6] == "0/0"
