@@ -19,6 +19,7 @@
 #include "lib/paths.h"
 #include "lib/safefile.h"
 #include "rundir/results_file.h"
+#include "rundir/replay_fallbacks.h"
 #include "rundir/run_device.h"
 #include "rundir/rundir.h"
 #include "rundir/markers.h"
@@ -296,53 +297,28 @@ static void merge_ops(struct summary *s)
 
 /* ---- one operator's files ---------------------------------------------------- */
 
-/*
- * Which rows an AUTOTUNE_REPLAY_FALLBACK touches, as zlb compare decides it
- * (compare_rows.c resolve_fallbacks): an event of no test touches every row
- * of the run; one of a test outside its measurements every row of that
- * test; one that fired in a measurement ("measured": true) only the row
- * whose measurement carries it in replay_fallbacks, unless no row of its
- * test does (a measurement paired with no row), when it touches the test.
- */
 struct op_ctx {
 	struct summary *s;
 	struct summary_op *o;
-	struct strvec fb_nodes;	/* test nodes with a fallback outside a measurement */
-	int fb_all;		/* an event without a node: every row */
-	struct strvec fb_measured;	/* "<node>\t<reason>:<kernel>" fired in a measurement */
-	struct strvec fb_own;	/* the same, carried by a row's own measurement */
-	struct strvec row_nodes;	/* this operator's rows' test nodes, in order */
+	struct replay_fallbacks fb;	/* the operator's AUTOTUNE_REPLAY_FALLBACK events */
+	struct strvec row_nodes;	/* its rows' test nodes, in order ("" for none) */
+	struct strvec own;	/* "<node>\t<point>" its rows' measurements carry */
 	struct strvec markers;	/* scratch */
 	struct strbuf sb;	/* scratch */
 };
 
-static void node_point(struct strbuf *sb, const char *node, const char *reason,
-		       const char *kernel)
-{
-	strbuf_reset(sb);
-	strbuf_addf(sb, "%s\t%s:%s", node, reason ? reason : "?", kernel ? kernel : "?");
-}
-
 static int on_fallback(void *vctx, const json_t *ev, size_t lineno)
 {
 	struct op_ctx *ctx = vctx;
-	const char *node = json_str(ev, "nodeid");
 
 	ctx->o->replay_fallbacks++;
-	if (!node || !*node) {
-		ctx->fb_all = 1;
-	} else if (json_is_true(json_object_get(ev, "measured"))) {
-		node_point(&ctx->sb, node, json_str(ev, "reason"), json_str(ev, "kernel"));
-		strvec_push_unique(&ctx->fb_measured, ctx->sb.buf);
-	} else if (strvec_find(&ctx->fb_nodes, node) < 0) {
-		strvec_push(&ctx->fb_nodes, node);
-	}
+	replay_fallbacks_add(&ctx->fb, ev);
 	(void)lineno;
 	return 0;
 }
 
-/* Note the points a row's own measurements fell back on, for mark_fallbacks. */
-static void note_own_fallbacks(struct op_ctx *ctx, const struct results_row *rr)
+/* Note a row's test and the points its own measurements fell back on. */
+static void note_row_fallbacks(struct op_ctx *ctx, const struct results_row *rr)
 {
 	struct strvec points = STRVEC_INIT;
 
@@ -354,29 +330,39 @@ static void note_own_fallbacks(struct op_ctx *ctx, const struct results_row *rr)
 	for (size_t i = 0; i < points.nr; i++) {
 		strbuf_reset(&ctx->sb);
 		strbuf_addf(&ctx->sb, "%s\t%s", rr->nodeid, points.v[i]);
-		strvec_push_unique(&ctx->fb_own, ctx->sb.buf);
+		strvec_push_unique(&ctx->own, ctx->sb.buf);
 	}
 	strvec_clear(&points);
 }
 
+static int node_carries(void *vctx, const char *node, const char *point)
+{
+	struct op_ctx *ctx = vctx;
+	char *key = xstrfmt("%s\t%s", node, point);
+	int found = strvec_find(&ctx->own, key) >= 0;
+
+	free(key);
+	return found;
+}
+
 /*
- * Once an operator's rows are read: a measured fallback that no row of its
- * test carries touches every row of that test.
+ * Once an operator's rows are read: each fallback event marks the rows it
+ * touches (replay_fallbacks.h, as zlb compare decides); a row's own
+ * measurement already carries the marker.
  */
 static void mark_fallbacks(struct op_ctx *ctx, size_t first_row)
 {
-	for (size_t e = 0; e < ctx->fb_measured.nr; e++) {
-		const char *ev = ctx->fb_measured.v[e];
-		size_t node_len = strcspn(ev, "\t");
+	for (size_t e = 0; e < ctx->fb.nr; e++) {
+		const struct replay_fallback *f = &ctx->fb.v[e];
+		enum replay_fallback_scope scope = replay_fallback_scope(f, node_carries, ctx);
 
-		if (strvec_find(&ctx->fb_own, ev) >= 0)
+		if (scope == REPLAY_FALLBACK_OWN)
 			continue;
 		for (size_t i = 0; i < ctx->row_nodes.nr; i++) {
 			struct summary_row *r = &ctx->s->rows[first_row + i];
-			const char *node = ctx->row_nodes.v[i];
 			char *m;
 
-			if (strlen(node) != node_len || strncmp(node, ev, node_len) ||
+			if ((scope == REPLAY_FALLBACK_TEST && strcmp(ctx->row_nodes.v[i], f->node)) ||
 			    strstr(r->markers, MARKER_REPLAY_FALLBACK))
 				continue;
 			m = xstrfmt("%s%s%s", r->markers, *r->markers ? ";" : "",
@@ -432,13 +418,10 @@ static int on_row(void *vctx, const struct results_row *rr, size_t lineno)
 	}
 	r->timer = xstrdup(ctx->sb.buf);
 
-	note_own_fallbacks(ctx, rr);
+	note_row_fallbacks(ctx, rr);
 	strvec_clear(&ctx->markers);
 	results_meas_markers(rr->torch, &ctx->markers);
 	results_meas_markers(rr->gems, &ctx->markers);
-	if (ctx->fb_all || (rr->nodeid && strvec_find(&ctx->fb_nodes, rr->nodeid) >= 0))
-		if (strvec_find(&ctx->markers, MARKER_REPLAY_FALLBACK) < 0)
-			strvec_push(&ctx->markers, MARKER_REPLAY_FALLBACK);
 	strbuf_reset(&ctx->sb);
 	for (size_t i = 0; i < ctx->markers.nr; i++)
 		strbuf_addf(&ctx->sb, "%s%s", i ? ";" : "", ctx->markers.v[i]);
@@ -558,11 +541,9 @@ static void read_op(struct summary *s, struct summary_op *o, struct op_ctx *ctx)
 		int rc;
 
 		ctx->o = o;
-		strvec_clear(&ctx->fb_nodes);
-		strvec_clear(&ctx->fb_measured);
-		strvec_clear(&ctx->fb_own);
+		replay_fallbacks_clear(&ctx->fb);
 		strvec_clear(&ctx->row_nodes);
-		ctx->fb_all = 0;
+		strvec_clear(&ctx->own);
 		rc = results_events_each(events, MARKER_REPLAY_FALLBACK, on_fallback, ctx, &bad);
 		o->bad_lines += bad;
 		if (rc < 0)	/* error() said which file; the other operators go on */
@@ -583,7 +564,7 @@ static void read_op(struct summary *s, struct summary_op *o, struct op_ctx *ctx)
 
 int summary_load(struct summary *s, const char *dir)
 {
-	struct op_ctx ctx = { s, NULL, STRVEC_INIT, 0, STRVEC_INIT, STRVEC_INIT, STRVEC_INIT,
+	struct op_ctx ctx = { s, NULL, REPLAY_FALLBACKS_INIT, STRVEC_INIT, STRVEC_INIT,
 			      STRVEC_INIT, STRBUF_INIT };
 
 	if (!is_dir(dir))
@@ -616,10 +597,9 @@ int summary_load(struct summary *s, const char *dir)
 		s->left_out_copy_engine += ranked && r->unranked == SUMMARY_COPY_ENGINE;
 		s->left_out_mixed_timers += ranked && r->unranked == SUMMARY_MIXED_TIMERS;
 	}
-	strvec_clear(&ctx.fb_nodes);
-	strvec_clear(&ctx.fb_measured);
-	strvec_clear(&ctx.fb_own);
+	replay_fallbacks_clear(&ctx.fb);
 	strvec_clear(&ctx.row_nodes);
+	strvec_clear(&ctx.own);
 	strvec_clear(&ctx.markers);
 	strbuf_release(&ctx.sb);
 	return 0;

@@ -23,12 +23,6 @@ uint64_t compare_key_hash(const char *key);
 const char *compare_verdict_text(const struct compare_row *row, int k);
 
 /*
- * The view's paired rows as the report's table (op, dtype, shape, gems A
- * and B, B/A, interval, q, verdict, torch B/A and verdict, notes), for
- * the terminal (compare_report.c) or Markdown (compare_md.c); t is
- * initialised here. Returns the rows in it.
- */
-/*
  * A row's rounds, both sides, for kind k ran at steady SM clocks that differ
  * by more than COMPARE_CLOCK_SPREAD of the lowest: 1 with *lo and *hi (MHz);
  * 0 when they agree or some round has no clock. On an H200 a 4096^3 addmm
@@ -39,6 +33,12 @@ const char *compare_verdict_text(const struct compare_row *row, int k);
 #define COMPARE_CLOCK_SPREAD 0.005
 int compare_row_clocks(const struct compare_row *row, int k, double *lo, double *hi);
 
+/*
+ * The view's paired rows as the report's table (op, dtype, shape, gems A
+ * and B, B/A, interval, q, verdict, torch B/A and verdict, notes), for
+ * the terminal (compare_report.c) or Markdown (compare_md.c); t is
+ * initialised here. Returns the rows in it.
+ */
 size_t compare_build_table(const struct compare *c, const struct compare_view *v,
 			   struct texttable *t);
 

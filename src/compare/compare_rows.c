@@ -16,6 +16,7 @@
 #include "lib/paths.h"
 #include "rundir/identity.h"
 #include "rundir/markers.h"
+#include "rundir/replay_fallbacks.h"
 #include "rundir/results_file.h"
 #include "rundir/rundir.h"
 
@@ -232,19 +233,10 @@ struct loaded_row {
 	size_t fb_own;                  /* the first fb_own: its measurements' own */
 };
 
-/* One AUTOTUNE_REPLAY_FALLBACK event. */
-struct loaded_fallback {
-	char *node;                     /* its test; NULL: none, the whole run's */
-	char *point;                    /* "<reason>:<kernel>" */
-	int measured;                   /* fired in a measurement, whose record says so */
-};
-
 struct loaded_run {
 	struct loaded_row *rows;
 	size_t nr, alloc;
-	struct loaded_fallback *fb;     /* its AUTOTUNE_REPLAY_FALLBACK events */
-	size_t nr_fb, alloc_fb;
-	int fallback_all;               /* one without a nodeid: every row of the run */
+	struct replay_fallbacks fb;     /* its AUTOTUNE_REPLAY_FALLBACK events */
 	size_t skipped_lines;
 	int rc;                         /* results_each's */
 };
@@ -256,22 +248,10 @@ struct loaded_run {
 static int load_event(void *vctx, json_t *obj, size_t lineno)
 {
 	struct loaded_run *lr = vctx;
-	const char *ev = json_str(obj, "event"), *node = json_str(obj, "nodeid");
-	const char *reason = json_str(obj, "reason"), *kernel = json_str(obj, "kernel");
-	struct loaded_fallback *f;
+	const char *ev = json_str(obj, "event");
 
-	if (!ev || strcmp(ev, MARKER_REPLAY_FALLBACK))
-		return 0;
-	if (lr->nr_fb == lr->alloc_fb) {
-		lr->alloc_fb = lr->alloc_fb ? 2 * lr->alloc_fb : 8;
-		lr->fb = xrealloc(lr->fb, lr->alloc_fb * sizeof(*lr->fb));
-	}
-	f = &lr->fb[lr->nr_fb++];
-	f->node = node && *node ? xstrdup(node) : NULL;
-	f->point = xstrfmt("%s:%s", reason ? reason : "?", kernel ? kernel : "?");
-	f->measured = json_is_true(json_object_get(obj, "measured"));
-	if (!f->node)
-		lr->fallback_all = 1;
+	if (ev && !strcmp(ev, MARKER_REPLAY_FALLBACK))
+		replay_fallbacks_add(&lr->fb, obj);
 	(void)lineno;
 	return 0;
 }
@@ -288,8 +268,10 @@ static void add_fallback(struct strvec *fb, struct strvec *from, const char *poi
 }
 
 /* Does a row of node carry point in its own measurements' replay_fallbacks? */
-static int node_carries(const struct loaded_run *lr, const char *node, const char *point)
+static int node_carries(void *vlr, const char *node, const char *point)
 {
+	const struct loaded_run *lr = vlr;
+
 	for (size_t i = 0; i < lr->nr; i++) {
 		const struct loaded_row *row = &lr->rows[i];
 
@@ -303,26 +285,21 @@ static int node_carries(const struct loaded_run *lr, const char *node, const cha
 }
 
 /*
- * The rows each event touches, besides the points a row's measurements
- * carry themselves (replay_fallbacks, read by load_row): an event of no
- * test (a recorded tuner that never appeared) touches every row of the run,
- * "run"; one of a test outside its measurements touches every row of that
- * test (which of its shapes used the point cannot be told), "test"; one
- * that fired in a measurement is that row's, already read, unless no row of
- * its test carries it (the measurement was paired with no row, or a file
- * older than replay_fallbacks: measured absent), when it touches the test.
+ * The rows each event touches (replay_fallbacks.h), besides the points a
+ * row's measurements carry themselves (read by load_row): "run" or "test".
  */
 static void resolve_fallbacks(struct loaded_run *lr)
 {
-	for (size_t e = 0; e < lr->nr_fb; e++) {
-		const struct loaded_fallback *f = &lr->fb[e];
+	for (size_t e = 0; e < lr->fb.nr; e++) {
+		const struct replay_fallback *f = &lr->fb.v[e];
+		enum replay_fallback_scope scope = replay_fallback_scope(f, node_carries, lr);
 
-		if (f->node && f->measured && node_carries(lr, f->node, f->point))
+		if (scope == REPLAY_FALLBACK_OWN)
 			continue;
 		for (size_t i = 0; i < lr->nr; i++) {
 			struct loaded_row *row = &lr->rows[i];
 
-			if (!f->node)
+			if (scope == REPLAY_FALLBACK_RUN)
 				add_fallback(&row->fb, &row->fb_from, f->point, "run");
 			else if (row->nodeid && !strcmp(row->nodeid, f->node))
 				add_fallback(&row->fb, &row->fb_from, f->point, "test");
@@ -438,11 +415,7 @@ static void loaded_run_release(struct loaded_run *lr)
 		}
 	}
 	free(lr->rows);
-	for (size_t i = 0; i < lr->nr_fb; i++) {
-		free(lr->fb[i].node);
-		free(lr->fb[i].point);
-	}
-	free(lr->fb);
+	replay_fallbacks_clear(&lr->fb);
 	memset(lr, 0, sizeof(*lr));
 }
 
@@ -517,11 +490,11 @@ static void warn_fallbacks(struct compare *c, int s, const struct compare_run *r
 			   const struct loaded_run *lr)
 {
 	struct strvec reasons = STRVEC_INIT;
-	size_t *count = xcalloc(lr->nr_fb, sizeof(*count));
+	size_t *count = xcalloc(lr->fb.nr, sizeof(*count));
 	struct strbuf sb = STRBUF_INIT;
 
-	for (size_t e = 0; e < lr->nr_fb; e++) {
-		const char *p = lr->fb[e].point, *colon = strchr(p, ':');
+	for (size_t e = 0; e < lr->fb.nr; e++) {
+		const char *p = lr->fb.v[e].point, *colon = strchr(p, ':');
 		char *reason = xstrndup(p, colon ? (size_t)(colon - p) : strlen(p));
 		int at = strvec_find(&reasons, reason);
 
@@ -534,10 +507,10 @@ static void warn_fallbacks(struct compare *c, int s, const struct compare_run *r
 	}
 	strbuf_addf(&sb, "%s run %s: %zu autotune point%s could not be replayed "
 		    "(AUTOTUNE_REPLAY_FALLBACK:", c->side[s].name, path_basename(r->dir),
-		    lr->nr_fb, PLURAL(lr->nr_fb));
+		    lr->fb.nr, PLURAL(lr->fb.nr));
 	for (size_t i = 0; i < reasons.nr; i++)
 		strbuf_addf(&sb, "%s %zu %s", i ? "," : "", count[i], reasons.v[i]);
-	strbuf_addf(&sb, ") and tuned live; %s", lr->fallback_all ?
+	strbuf_addf(&sb, ") and tuned live; %s", lr->fb.without_node ?
 		    "every row of the run is flagged" : "the rows they touched are flagged");
 	strvec_push(&c->warnings, sb.buf);
 	strbuf_release(&sb);
@@ -588,7 +561,7 @@ int compare_load_results(struct compare *c)
 				break;
 			}
 			r->skipped_lines = lr->skipped_lines;
-			r->replay_fallbacks = lr->nr_fb;
+			r->replay_fallbacks = lr->fb.nr;
 			for (size_t k = 0; k < lr->nr; k++)
 				merge_row(c, s, i, r, &lr->rows[k]);
 			r->has_results = lr->rc == 0;

@@ -268,7 +268,7 @@ static double clock_shift(double ln_a, double ln_b)
 static double clock_sensitivity_hi(const struct side *A, const struct side *B)
 {
 	const struct side *sides[2] = { A, B };
-	double sxx = 0, sxy = 0, ss = 0, b, se, df = (double)(A->k + B->k) - 3;
+	double sxx = 0, sxy = 0, syy = 0, b, se, df = (double)(A->k + B->k) - 3;
 
 	if (df < 1)
 		return 1;
@@ -280,22 +280,14 @@ static double clock_sensitivity_hi(const struct side *A, const struct side *B)
 
 			sxx += x * x;
 			sxy += x * y;
+			syy += y * y;
 		}
 	}
 	if (!(sxx > 0))
 		return 1;
 	b = sxy / sxx;
-	for (int s = 0; s < 2; s++) {
-		const struct side *d = sides[s];
-
-		for (size_t i = 0; i < d->k; i++) {
-			double x = log(d->set[i]->clock_mhz) - d->ln_clock;
-			double e = d->r[i].y - d->mean - b * x;
-
-			ss += e * e;
-		}
-	}
-	se = sqrt(ss / df / sxx);
+	/* the residual sum of squares of the fit, syy - b sxy, never below 0 */
+	se = sqrt(fmax(0, syy - b * sxy) / df / sxx);
 	return fmin(1, fmax(0, -b + stats_t_ppf(0.975, df) * se));
 }
 

@@ -133,8 +133,9 @@
  * row's time follows its clock: dc is scaled by the upper 97.5% bound of s
  * from the slope of ln time on ln clock within sides (t with rounds - 3
  * df), so a memory-bound row that read the same time at 1560 and 1972 MHz
- * is not widened for the clock (stats_compare.c clock_sensitivity_hi). On an H200 a 1024^3 addmm ran at 1935 MHz (power cap) in
- * two processes of an A/A and at 1980 MHz in two others, 1.8% slower:
+ * is not widened for the clock (stats_compare.c clock_sensitivity_hi).
+ * On an H200 a 1024^3 addmm ran at 1935 MHz (power cap) in two processes
+ * of an A/A and at 1980 MHz in two others, 1.8% slower:
  * without the shift that read FASTER. The estimate D stays what was
  * measured; rounds at one clock (most rows: the boost clock) are not
  * widened. A build that draws less power and clocks higher is then no

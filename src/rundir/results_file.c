@@ -15,6 +15,7 @@
 #include "lib/safefile.h"
 #include "lib/strbuf.h"
 #include "rundir/markers.h"
+#include "rundir/replay_fallbacks.h"
 
 int results_row_get(const json_t *obj, struct results_row *r)
 {
@@ -57,20 +58,17 @@ void results_meas_markers(const json_t *meas, struct strvec *out)
 size_t results_meas_replay_fallbacks(const json_t *meas, struct strvec *out)
 {
 	const json_t *a = json_is_object(meas) ? json_object_get(meas, "replay_fallbacks") : NULL;
-	struct strbuf sb = STRBUF_INIT;
 	size_t i;
 	json_t *e;
 
 	if (!json_is_array(a))
 		return 0;
 	json_array_foreach((json_t *)a, i, e) {
-		const char *reason = json_str(e, "reason"), *kernel = json_str(e, "kernel");
+		char *point = replay_fallback_point(json_str(e, "reason"), json_str(e, "kernel"));
 
-		strbuf_reset(&sb);
-		strbuf_addf(&sb, "%s:%s", reason ? reason : "?", kernel ? kernel : "?");
-		strvec_push_unique(out, sb.buf);
+		strvec_push_unique(out, point);
+		free(point);
 	}
-	strbuf_release(&sb);
 	return json_array_size(a);
 }
 
