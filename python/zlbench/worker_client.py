@@ -31,6 +31,7 @@ EXIT_REFUSED = 70
 EXIT_UNREACHABLE = 71
 EXIT_WORKER_DIED = 72
 CONNECT_TRIES_S = 30.0
+REFUSED_TRIES_S = 1.0
 
 
 def _say(msg):
@@ -39,7 +40,16 @@ def _say(msg):
 
 
 def _connect(path):
-    deadline = time.monotonic() + CONNECT_TRIES_S
+    """Connect to the worker's socket, waiting for a worker still starting.
+
+    The batch removes the socket file before it starts a worker, which binds
+    it within a Python start: no file yet is a worker on its way (up to
+    CONNECT_TRIES_S). A file that refuses is one whose worker bound it and
+    has ended (between its bind and listen for microseconds at most): after
+    REFUSED_TRIES_S it is reported, not waited out.
+    """
+    start = time.monotonic()
+    refused_since = None
     while True:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -47,9 +57,14 @@ def _connect(path):
             return s
         except (FileNotFoundError, ConnectionRefusedError) as e:
             s.close()
-            # The batch starts the worker just before its first job: it binds
-            # within a Python start, so waiting a little is normal.
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if isinstance(e, ConnectionRefusedError):
+                refused_since = refused_since if refused_since is not None else now
+                if now - refused_since >= REFUSED_TRIES_S:
+                    raise e
+            else:
+                refused_since = None
+            if now - start >= CONNECT_TRIES_S:
                 raise e
             time.sleep(0.02)
 

@@ -244,8 +244,15 @@ static void attempt_ended(struct batch *b, struct op_state *o, int interrupted, 
 	}
 	if (o->worker) {
 		worker_check(&b->workers, o->lane);
-		/* A job stopped at its deadline was interrupted mid-test: its worker goes too. */
-		if (o->last.timed_out)
+		/*
+		 * A job stopped at its deadline, or whose zlb run was killed by a
+		 * signal (by the user, the OOM killer), was interrupted mid-test:
+		 * its worker goes too. One left running would be handed the next
+		 * operator while it still ends the dead job (its client gone, it
+		 * exits), and that operator would wait for a worker that is no
+		 * longer there.
+		 */
+		if (o->last.timed_out || o->last.exit_code > 128)
 			worker_stop(&b->workers, o->lane, (int)(b->p->grace_s * 1000));
 		o->ran_fresh |= o->worker_job == 1;
 	}

@@ -7,10 +7,13 @@ isolation=worker), several operators share one worker process, and no
 operator's outcome depends on what ran before it in the same worker.
 """
 import json
+import os
 import re
+import signal
 import time
 
-from test_batch import batch, status, world  # noqa: F401 (fixture)
+from test_batch import batch, popen_batch, status, world  # noqa: F401 (fixture)
+from test_fault_injection import zlb_run_children
 
 
 def worker_jobs(zlb, st, spec):
@@ -83,6 +86,34 @@ def test_a_hang_inside_a_worker_times_out_and_the_batch_goes_on(world):
     assert time.monotonic() - t0 < 60
     for pid in (p for p, _ in worker_jobs(world, st, "b_pass")):
         assert not alive_pid(pid), "the worker that ran the hung operator must be gone"
+
+
+def test_a_run_killed_in_its_job_takes_its_worker_along(world):
+    # A zlb run killed by a signal mid-job (the user, the OOM killer) leaves
+    # its worker ending a job whose client is gone. The next operator must
+    # get a fresh worker at once, not that one: it would wait for a socket
+    # nobody listens on, then fail and be retried.
+    p = popen_batch(world, "--isolation", "worker", "--retries", "0",
+                    "--ops", "b_slow", "b_pass", env={"FAKE_BATCH_SLOW": "30"})
+    log = world.bdir / "main" / "b_slow" / "run.log"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (
+            log.exists() and "of worker pid" in log.read_text()):
+        time.sleep(0.05)
+    kids = zlb_run_children(p.pid)
+    assert len(kids) == 1, kids
+    os.kill(kids[0], signal.SIGKILL)
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == 1, out
+    st = status(world.bdir)
+    assert st["b_slow"]["status"] == "FAIL" and "signal=9" in st["b_slow"]["remarks"], st
+    assert st["b_pass"]["status"] == "PASS", st
+    # One attempt, as the first job of a worker other than the killed one's.
+    assert st["b_pass"]["attempts"] == "1" and "fresh_worker" not in st["b_pass"]["remarks"], st
+    (pid_slow, _), = worker_jobs(world, st, "b_slow")
+    (pid_pass, job_pass), = worker_jobs(world, st, "b_pass")
+    assert job_pass == 1 and pid_pass != pid_slow
+    assert not alive_pid(pid_slow)
 
 
 def alive_pid(pid):
