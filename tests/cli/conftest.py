@@ -28,6 +28,15 @@ def _required(name):
     return value
 
 
+def bytecode_env():
+    """Where the Pythons a test starts keep compiled bytecode: CTest's shared
+    cache outside the source tree (ZLB_PYCACHE), else nowhere."""
+    cache = os.environ.get("ZLB_PYCACHE")
+    if cache:
+        return {"PYTHONPYCACHEPREFIX": cache}
+    return {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
 class Zlb:
     """Runs build/zlb with a controlled environment inside a temp cwd."""
 
@@ -41,7 +50,7 @@ class Zlb:
             "LANG": "C.UTF-8",
             "ZLB_PYTHON": "/usr/bin/python3",
             "PYTHONPATH": str(STUBS),
-            "PYTHONDONTWRITEBYTECODE": "1",
+            **bytecode_env(),
             "ZLB_LIBCUDA": _required("ZLB_FAKECUDA"),
             "ZLB_TIMER_LIB": _required("ZLB_TIMER_LIB"),
             # Never the real NVML of the machine running the tests.

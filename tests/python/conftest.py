@@ -169,7 +169,12 @@ def subprocess_env(extra=None, tree=FAKE):
     env.update(ENGINE_ENV)
     env["PYTHONPATH"] = os.pathsep.join([PYDIR, STUBS, os.path.join(tree, "src")])
     env["PYTHONUNBUFFERED"] = "1"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # CTest's shared bytecode cache outside the source tree, else none.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if os.environ.get("ZLB_PYCACHE"):
+        env["PYTHONPYCACHEPREFIX"] = os.environ["ZLB_PYCACHE"]
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     if extra:
         env.update(extra)
     return env
