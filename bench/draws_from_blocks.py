@@ -9,22 +9,30 @@ Usage: bench/draws_from_blocks.py SRC_BATCH DST_BATCH [SRC DST ...]
 """
 import glob
 import json
+import math
 import os
 import shutil
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from zlbench import _graph  # noqa: E402
+
+def bracketed_draws(refs, probes):
+    """The draws of the "bracketed" probe protocol these runs used (n + 1
+    reference blocks, probe i timed between refs i and i + 1): ln(probe i)
+    less the mean ln of its two references, None where a block has no time."""
+    draws = []
+    for i, ms in enumerate(probes):
+        r0, r1 = (refs[i], refs[i + 1]) if i + 1 < len(refs) else (None, None)
+        ok = all(v and v > 0 for v in (ms, r0, r1))
+        draws.append(math.log(ms) - (math.log(r0) + math.log(r1)) / 2 if ok else None)
+    return draws
 
 
 def add_draws(meas):
     if not isinstance(meas, dict) or not meas.get("placement_probe_ms") \
             or not meas.get("placement_probe_ref_ms"):
         return
-    refs = [(v, None) for v in meas["placement_probe_ref_ms"]]
-    mhz = meas.get("placement_probe_mhz") or [None] * len(meas["placement_probe_ms"])
-    meas["placement_probe_draws"] = _graph.probe_draws(
-        refs, list(zip(meas["placement_probe_ms"], mhz)), 0.0)[0]
+    meas["placement_probe_draws"] = bracketed_draws(meas["placement_probe_ref_ms"],
+                                                    meas["placement_probe_ms"])
 
 
 def main(argv):

@@ -600,19 +600,21 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
 
 # What _probe_placements adds to a record.
 PROBE_KEYS = ("placement_probes", "placement_sd", "placement_probe_ms", "placement_probe_mhz",
-              "placement_probe_ref_ms", "placement_probe_draws", "placement_probe_error")
-# Samples (replays) per block: the median of a few 2 ms replays is already
-# far surer than the spread between placements it is there for.
-PROBE_SAMPLES = 9
+              "placement_probe_ref_ms", "placement_probe_draws", "placement_probe_error",
+              "placement_probe_protocol")
+# How each probe is timed against the measured graph (docs/protocol.md
+# section 3); files without the key used "bracketed" (blocks of 9 replays in
+# the order 0 1 0 2 ... 0 n 0).
+PROBE_PROTOCOL = "paired"
+# Pairs per probe: half with the measured graph timed first, half second.
+PROBE_PAIRS = 6
 
 
-def probe_order(n):
-    """The blocks' graphs in timing order for n probes: the measured graph
-    (0) before, between and after them: 0 1 0 2 ... 0 n 0."""
-    order = [0]
-    for i in range(1, n + 1):
-        order += [i, 0]
-    return order
+def probe_pair_order(pairs):
+    """Which graph of each pair is timed first: the measured one (0) on even
+    pairs, the probe (1) on odd ones, so that a clock that moves within a
+    pair moves the two orders' differences by the same amount either way."""
+    return [(0, 1) if j % 2 == 0 else (1, 0) for j in range(pairs)]
 
 
 def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
@@ -622,24 +624,26 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
     these are more draws, and their spread is what a second process could
     read.
 
-    Each probe is timed between two blocks of the measured graph and read
-    against their mean (probe_spread): on an H200, probes timed one after
-    another read later ones slower and slower (a 2048x4096 rms_norm +0.3%
-    .. +1.2% over eight, a power-capped mm 10% faster in the first block
-    than in the rest), a drift of the device over the probe's own second
-    that a second process of the same batch does not see; a reference on
-    each side of a probe takes out any drift that is linear over its three
-    blocks.
+    Each probe is read against the measured graph in PROBE_PAIRS pairs of
+    single replays (each after an untimed replay of its own graph), the two
+    timed a few milliseconds apart (probe_pair_draw). Blocks of replays one
+    after another do not do: on an H200 probes timed in a row read later
+    ones slower and slower (a 2048x4096 rms_norm +0.3% .. +1.2% over eight),
+    and at the power cap a block's clock follows the pause before it (a
+    2048x2048 addmm measured at 1485 MHz had probe blocks at 1515-1860 MHz,
+    drawn -3.3% by the clock alone, and two of three left out): a drift of
+    the device over the probe's own second that no second process sees.
 
     Returns {"placement_probes": the probes kept (the spread's degrees of
     freedom), "placement_sd": probe_spread's sd (None with no probe),
-    "placement_probe_ms" / "placement_probe_mhz": each probe's block median
-    and steady clock, "placement_probe_ref_ms": the measured graph's blocks
-    (one more than the probes), "placement_probe_draws": probe_draws', by
-    probe, "placement_probe_error": why probes are
-    missing, or None}. A probe that fails leaves the measurement as it is.
-    The graphs are appended to graphs, which the caller releases."""
-    blocks = []
+    "placement_probe_ms" / "placement_probe_mhz": each probe's median and
+    median clock over its kept pairs, "placement_probe_ref_ms": the measured
+    graph's median over the same pairs, "placement_probe_draws":
+    probe_pair_draw's, by probe, "placement_probe_error": why probes are
+    missing, or None, "placement_probe_protocol": PROBE_PROTOCOL}. A probe
+    that fails leaves the measurement as it is. The graphs are appended to
+    graphs, which the caller releases."""
+    probes = []
     error = None
     want = 1 + rule.placement_probes
     try:
@@ -652,78 +656,92 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
                 pool / (1 << 20), want - 1, "" if want == 2 else "s", asked - 1))
         while len(graphs) < want:
             graphs.append(_capture_or_fail(torch, call, k, on_rng, lib=lib))
-        if want > 1:
-            for i in probe_order(want - 1):
-                st, _, _ = _replay(torch, lib, graphs[i], k, PROBE_SAMPLES, PROBE_SAMPLES, 0.0,
-                                   max_wall, rule=rule)
-                blocks.append((st["median_ms"] if st["n"] > 0 else None,
-                               st.get("clock_mhz")))
+        for i in range(1, want):
+            pairs = []
+            for order in probe_pair_order(PROBE_PAIRS):
+                got = {}
+                for which in order:
+                    st, _, _ = _replay(torch, lib, graphs[(0, i)[which]], k, 1, 1, 0.0,
+                                       max_wall, rule=rule)
+                    got[which] = (st["median_ms"] if st["n"] > 0 else None, st.get("clock_mhz"))
+                pairs.append((order[0], got[0], got[1]))
+            probes.append(pairs)
     except CaptureFailure as cf:
         error = "%s: %s" % (cf.phase, _io.first_line(first_cause(cf.error)))
-        blocks = []
-    refs, probes = blocks[0::2], blocks[1::2]
-    draws, _ = probe_draws(refs, probes, rule.clock_floor)
-    sd, kept, why = probe_spread(refs, probes, rule.clock_floor)
+        probes = []
+    reads = [probe_pair_draw(pairs, rule.clock_floor) for pairs in probes]
+    draws = [r["draw"] for r in reads]
+    sd, kept = probe_spread(draws)
+    why = clock_sentence(sum(r["off"] for r in reads), len(reads), rule.clock_floor)
     return {"placement_probes": kept, "placement_sd": sd,
-            "placement_probe_ms": [b[0] for b in probes] or None,
-            "placement_probe_mhz": [b[1] for b in probes] or None,
-            "placement_probe_ref_ms": [b[0] for b in refs] or None,
+            "placement_probe_ms": [r["probe_ms"] for r in reads] or None,
+            "placement_probe_mhz": [r["mhz"] for r in reads] or None,
+            "placement_probe_ref_ms": [r["ref_ms"] for r in reads] or None,
             "placement_probe_draws": draws or None,
-            "placement_probe_error": error or why}
+            "placement_probe_error": error or why,
+            "placement_probe_protocol": PROBE_PROTOCOL}
 
 
-def probe_draws(refs, probes, clock_floor):
-    """(each probe's ln offset from the measured graph, None where it was
-    left out; how many were left out for their clock). refs: n + 1 blocks
-    of the measured graph, probes: n blocks, probe i timed between refs i
-    and i + 1; a block is (median_ms, steady clock MHz or None). Probe i
-    reads ln(probe) - (ln(ref_i) + ln(ref_i+1)) / 2. A probe whose steady
-    clock is off its references' mean by more than 1 - clock_floor, either
-    way, is left out: a power-capped kernel's clock wanders (on an H200 a
-    4096x4096 mm measured at 1395 MHz had blocks at 1267-1395 MHz), and that
-    is not where its buffers land.
+def _median(values):
+    v = sorted(values)
+    n = len(v)
+    return None if not n else v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
-    The draws are kept by index because probe i of one process is a
-    placement like probe i of another: on an H200 the probes of fresh
-    processes of the same batch repeated each other's offsets to ~0.1%
-    (a 4096x16384 cumsum +0.8 -0.5 -0.5% in each of four), so where the
-    buffers land follows the allocation history, and zlb compare reads how
-    far two processes' placements differ from how their draws disagree."""
-    draws, off = [], 0
+
+def probe_pair_draw(pairs, clock_floor):
+    """One probe's read of its pairs: {"draw": ln offset of the probe from the
+    measured graph, None when no pair is left, "off": 1 when every pair with
+    times was left out for its clock, "probe_ms", "ref_ms", "mhz": medians
+    over the kept pairs}. pairs: (which was timed first: 0 the measured
+    graph, 1 the probe; (ms, MHz) of the measured graph; (ms, MHz) of the
+    probe), ms None where a replay gave no time, MHz None where no clock was
+    read.
+
+    A pair whose two clocks differ by more than 1 - clock_floor is left out:
+    the clock moved between its replays. The draw is the mean of the
+    median ln(probe / measured) of the pairs timed in each order: a clock
+    that rises or falls over a pair moves the two orders' differences by
+    the same amount in opposite directions, and the mean takes it out
+    (with one order left, its median)."""
     band = 1.0 - clock_floor
-    for i, (ms, mhz) in enumerate(probes):
-        if i + 1 >= len(refs):
-            break
-        (r0, c0), (r1, c1) = refs[i], refs[i + 1]
-        if not ms or ms <= 0 or not r0 or r0 <= 0 or not r1 or r1 <= 0:
-            draws.append(None)
+    by_order = {0: [], 1: []}
+    probe_ms, ref_ms, mhz = [], [], []
+    timed = 0
+    for first, (r, rc), (p, pc) in pairs:
+        if not r or r <= 0 or not p or p <= 0:
             continue
-        ref_mhz = (c0 + c1) / 2 if c0 and c1 else None
-        if clock_floor > 0 and ref_mhz and mhz and abs(mhz / ref_mhz - 1) > band:
-            off += 1
-            draws.append(None)
+        timed += 1
+        if clock_floor > 0 and rc and pc and abs(pc / rc - 1) > band:
             continue
-        draws.append(math.log(ms) - (math.log(r0) + math.log(r1)) / 2)
-    return draws, off
+        by_order[first].append(math.log(p) - math.log(r))
+        probe_ms.append(p)
+        ref_ms.append(r)
+        mhz += [c for c in (rc, pc) if c]
+    medians = [_median(d) for d in by_order.values() if d]
+    return {"draw": sum(medians) / len(medians) if medians else None,
+            "off": 1 if timed and not medians else 0,
+            "probe_ms": _median(probe_ms), "ref_ms": _median(ref_ms), "mhz": _median(mhz)}
 
 
-def probe_spread(refs, probes, clock_floor):
+def probe_spread(draws):
     """(sd of ln placement over the measured graph and the probes kept, how
-    many probes were kept, why some were not or None): the spread of
-    probe_draws' values and the measured graph's 0."""
-    kept_draws, off = probe_draws(refs, probes, clock_floor)
-    draws = [0.0] + [d for d in kept_draws if d is not None]
-    band = 1.0 - clock_floor
-    why = None
-    if off:
-        why = "clock: %d of %d probe%s off %s references' clock by more than %g%%, left out" % (
-            off, len(probes), "" if len(probes) == 1 else "s",
-            "its" if len(probes) == 1 else "their", 100 * band)
-    kept = len(draws) - 1
+    many probes were kept): the spread of the kept draws (None: left out)
+    and the measured graph's 0; (None, 0) with no probe kept."""
+    kept_draws = [0.0] + [d for d in draws if d is not None]
+    kept = len(kept_draws) - 1
     if kept < 1:
-        return None, 0, why
-    mean = sum(draws) / len(draws)
-    return math.sqrt(sum((x - mean) ** 2 for x in draws) / kept), kept, why
+        return None, 0
+    mean = sum(kept_draws) / len(kept_draws)
+    return math.sqrt(sum((x - mean) ** 2 for x in kept_draws) / kept), kept
+
+
+def clock_sentence(off, probes, clock_floor):
+    """Why probes are missing for their clock, or None."""
+    if not off:
+        return None
+    return "clock: %d of %d probe%s left out, the clock moving by more than %g%% within each " \
+        "of %s pairs" % (off, probes, "" if probes == 1 else "s", 100 * (1.0 - clock_floor),
+                         "its" if off == 1 else "their")
 
 
 def log_sd(values):

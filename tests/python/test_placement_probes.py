@@ -38,15 +38,16 @@ def test_probes_measure_the_spread_and_leave_the_number(real, stub_torch, monkey
     assert rec["placement_probes"] == 3 and rec["placement_probe_error"] is None
     assert rec["placement_sd"] == pytest.approx(_graph.log_sd([5000] + probes), rel=1e-4)
     assert rec["placement_probe_ms"] == pytest.approx([c / 1e6 for c in probes], rel=1e-5)
-    assert rec["placement_probe_ref_ms"] == pytest.approx([0.005] * 4, rel=1e-5)
+    assert rec["placement_probe_ref_ms"] == pytest.approx([0.005] * 3, rel=1e-5)
     assert rec["placement_probe_draws"] == pytest.approx([math.log(c / 5000) for c in probes],
                                                          abs=1e-4)
-    # Three more graphs of K calls; then the measured graph before, between
-    # and after the probes: 7 blocks of 1 + 9 replays (the untimed first
-    # replay, then PROBE_SAMPLES).
+    assert rec["placement_probe_protocol"] == "paired"
+    # Three more graphs of K calls; then each probe and the measured graph
+    # in PROBE_PAIRS pairs of one untimed and one timed replay each.
     assert len(op.graphs) == 6
     assert op.captured_calls == 1 + 8 + 4 * 512
-    assert real.fake_cuda_launch_count() - launches == 3 * (1 + 5) + (1 + 16) + 7 * (1 + 9)
+    assert real.fake_cuda_launch_count() - launches == \
+        3 * (1 + 5) + (1 + 16) + 3 * _graph.PROBE_PAIRS * 2 * (1 + 1)
     assert stub_torch._stub.live_graphs == 0
 
 
@@ -121,57 +122,60 @@ def test_log_sd():
     assert _graph.log_sd([1.0, math.e]) == pytest.approx(math.sqrt(0.5))
 
 
-def test_probe_order():
-    assert _graph.probe_order(0) == [0]
-    assert _graph.probe_order(3) == [0, 1, 0, 2, 0, 3, 0]
+def pair(first, ref_ms, probe_ms, ref_mhz=1980.0, probe_mhz=1980.0):
+    return (first, (ref_ms, ref_mhz), (probe_ms, probe_mhz))
 
 
-def test_a_drift_of_the_device_is_not_placement():
-    # The measured graph reads 1% slower at each of its blocks (the device
-    # drifts); each probe reads the same as its references' mean: no
-    # placement spread, where blocks read one after another would show one.
-    refs = [(0.010 * 1.01 ** i, 1980.0) for i in range(4)]
-    probes = [(0.010 * 1.01 ** (i + 0.5), 1980.0) for i in range(3)]
-    sd, kept, why = _graph.probe_spread(refs, probes, 0.97)
-    assert kept == 3 and why is None and sd == pytest.approx(0.0, abs=1e-12)
-    assert _graph.log_sd([b[0] for b in refs]) > 0.009
-    # a probe 2% slower than its references: a placement that a second
-    # process could draw
-    probes[1] = (probes[1][0] * 1.02, 1980.0)
-    sd, kept, _ = _graph.probe_spread(refs, probes, 0.97)
-    want = _graph.log_sd([1.0, 1.0, 1.02, 1.0])
-    assert kept == 3 and sd == pytest.approx(want, rel=1e-9)
+def test_pair_order_alternates():
+    assert _graph.probe_pair_order(4) == [(0, 1), (1, 0), (0, 1), (1, 0)]
 
 
-def test_a_probe_at_another_clock_is_left_out():
-    # references at 1515-1545 MHz; the second probe ran at 1460 (4.1%
-    # below their mean), the third at 1845: both left out
-    refs = [(0.010, 1545.0), (0.010, 1515.0), (0.010, 1530.0), (0.010, 1545.0)]
-    probes = [(0.0101, 1530.0), (0.0115, 1460.0), (0.0120, 1845.0)]
-    sd, kept, why = _graph.probe_spread(refs, probes, 0.97)
-    assert kept == 1 and sd == pytest.approx(_graph.log_sd([0.010, 0.0101]))
-    assert why == "clock: 2 of 3 probes off their references' clock by more than 3%, left out"
-    # no clock check, or no clock known: every probe counts
-    assert _graph.probe_spread(refs, probes, 0.0)[1] == 3
-    nock = [(ms, None) for ms, _ in refs]
-    assert _graph.probe_spread(nock, probes, 0.97)[1] == 3
-    # no probe left, or a block without a time: no spread from it
-    assert _graph.probe_spread(refs[:2], [(0.02, 1000.0)], 0.97)[:2] == (None, 0)
-    assert _graph.probe_spread([(None, 1980.0), (0.01, 1980.0)], [(0.01, 1980.0)],
-                               0.97)[:2] == (None, 0)
+def test_a_clock_moving_within_pairs_is_not_placement():
+    # At a power cap the clock falls over the pairs: whichever graph is
+    # timed second reads 1% slower than the first. Taken in both orders
+    # that is no offset of the probe's placement; one order alone would
+    # read +1% or -1%.
+    pairs = [pair(0, 0.010, 0.0101), pair(1, 0.0101, 0.010)] * 3
+    got = _graph.probe_pair_draw(pairs, 0.97)
+    assert got["draw"] == pytest.approx(0.0, abs=1e-12) and got["off"] == 0
+    assert _graph.probe_pair_draw(pairs[0::2], 0.97)["draw"] == pytest.approx(math.log(1.01))
+    # a probe 2% slower than the measured graph in every pair: a placement
+    # that a second process could draw
+    slow = [pair(f, r, p * 1.02) for f, (r, _), (p, _) in pairs]
+    assert _graph.probe_pair_draw(slow, 0.97)["draw"] == pytest.approx(math.log(1.02),
+                                                                       abs=1e-12)
 
 
-def test_draws_keep_their_probe_index():
-    # zlb compare lines up probe i of one process with probe i of another,
-    # so a left-out probe stays a hole at its index rather than closing up
-    refs = [(0.010, 1545.0), (0.010, 1515.0), (0.010, 1530.0), (0.010, 1545.0)]
-    probes = [(0.0101, 1530.0), (0.0115, 1460.0), (0.0098, 1530.0)]
-    draws, off = _graph.probe_draws(refs, probes, 0.97)
-    assert off == 1 and draws[1] is None
-    assert draws[0] == pytest.approx(math.log(1.01)) and draws[2] == pytest.approx(math.log(0.98))
-    # a block without a time is a hole too, not counted as a clock
-    draws, off = _graph.probe_draws([(None, 1980.0), (0.01, 1980.0)], [(0.01, 1980.0)], 0.97)
-    assert draws == [None] and off == 0
+def test_a_pair_whose_clock_moved_is_left_out():
+    # the second pair's clock fell 4.1% between its replays; the third
+    # rose 5%: both left out, the draw is the other pairs'
+    pairs = [pair(0, 0.010, 0.0101, 1530.0, 1530.0),
+             pair(1, 0.010, 0.0130, 1530.0, 1467.0),
+             pair(0, 0.010, 0.0080, 1500.0, 1575.0),
+             pair(1, 0.010, 0.0101, 1515.0, 1515.0)]
+    got = _graph.probe_pair_draw(pairs, 0.97)
+    assert got["draw"] == pytest.approx(math.log(1.01)) and got["off"] == 0
+    assert got["probe_ms"] == pytest.approx(0.0101) and got["mhz"] == pytest.approx(1522.5)
+    # no clock check, or no clock known: every pair counts
+    assert _graph.probe_pair_draw(pairs, 0.0)["draw"] != pytest.approx(math.log(1.01))
+    nock = [pair(f, r, p, None, None) for f, (r, _), (p, _) in pairs]
+    assert _graph.probe_pair_draw(nock, 0.97)["draw"] != pytest.approx(math.log(1.01))
+    # every pair left out: no draw, and the probe counts as off for its clock
+    got = _graph.probe_pair_draw(pairs[1:3], 0.97)
+    assert got["draw"] is None and got["off"] == 1
+    # a replay without a time is no pair, and not a clock
+    got = _graph.probe_pair_draw([pair(0, None, 0.01)], 0.97)
+    assert got["draw"] is None and got["off"] == 0
+
+
+def test_spread_keeps_holes_out_and_says_why():
+    sd, kept = _graph.probe_spread([math.log(1.01), None, math.log(0.98)])
+    assert kept == 2 and sd == pytest.approx(_graph.log_sd([1.0, 1.01, 0.98]), rel=1e-9)
+    assert _graph.probe_spread([None, None]) == (None, 0)
+    assert _graph.clock_sentence(0, 3, 0.97) is None
+    assert _graph.clock_sentence(2, 3, 0.97) == (
+        "clock: 2 of 3 probes left out, the clock moving by more than 3% within each of "
+        "their pairs")
 
 
 def _tuned_then_measured(stub_torch):
