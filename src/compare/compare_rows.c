@@ -140,6 +140,26 @@ static double *measurement_draws(const json_t *meas, size_t *n)
 	return d;
 }
 
+/*
+ * How far the measurement's clock wandered (stats_clock_wander): its steady
+ * clock and its probes' (placement_probe_mhz, docs/protocol.md section 3;
+ * nulls and anything but numbers skipped). 0 without a steady clock.
+ */
+static double measurement_clock_wander(const json_t *meas, double steady_mhz)
+{
+	const json_t *a = json_object_get(meas, "placement_probe_mhz");
+	double mhz[32];
+	size_t i, n = 0;
+	json_t *v;
+
+	if (json_is_array(a))
+		json_array_foreach(a, i, v) {
+			if (n < sizeof(mhz) / sizeof(mhz[0]) && json_is_number(v))
+				mhz[n++] = json_number_value(v);
+		}
+	return stats_clock_wander(steady_mhz, mhz, n);
+}
+
 static void collect_markers(struct strvec *out, const json_t *markers)
 {
 	size_t i;
@@ -222,6 +242,7 @@ struct loaded_meas {
 	double *draws;                  /* placement_probe_draws (owned until merged) */
 	size_t ndraws;
 	double clock_mhz;               /* its steady SM clock, 0 when not read */
+	double clock_wander;            /* stats_clock_wander of its clock readings */
 };
 
 struct loaded_row {
@@ -369,6 +390,7 @@ static int load_row(void *vctx, const struct results_row *rr, size_t lineno)
 			m->clock_mhz = json_num(meas, "clock_mhz", 0);
 			if (!(m->clock_mhz > 0) || !isfinite(m->clock_mhz))
 				m->clock_mhz = 0;
+			m->clock_wander = measurement_clock_wander(meas, m->clock_mhz);
 		}
 	}
 	(void)lineno;
@@ -475,6 +497,7 @@ static void merge_row(struct compare *c, int s, size_t run, struct compare_run *
 		set.place_draws = m->draws;
 		set.place_ndraws = m->ndraws;
 		set.clock_mhz = m->clock_mhz;
+		set.clock_wander = m->clock_wander;
 		m->x = NULL;	/* the row owns them now */
 		m->draws = NULL;
 		push_round(&row->side[s].r[k], &set);

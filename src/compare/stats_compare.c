@@ -28,6 +28,7 @@ struct side {
 	double place;		/* the row's measured placement sd, NAN when none */
 	double place_ss, place_df;	/* its rounds' sum of df x placement variance, and of df */
 	double ln_clock;	/* mean ln(steady SM clock) of its rounds, NAN when one has none */
+	double wander2;		/* mean clock_wander^2 of its rounds */
 };
 
 /*
@@ -104,7 +105,10 @@ static int side_init(struct side *s, const struct stats_sample_set *sets, size_t
 		s->mean += s->r[i].y;
 		s->w2 += s->r[i].bvar;
 		s->ln_clock += mhz > 0 && isfinite(mhz) ? log(mhz) : NAN;
+		if (isfinite(s->set[i]->clock_wander) && s->set[i]->clock_wander > 0)
+			s->wander2 += s->set[i]->clock_wander * s->set[i]->clock_wander;
 	}
+	s->wander2 /= (double)s->k;
 	s->ln_clock /= (double)s->k;
 	s->mean /= (double)s->k;
 	s->w2 /= (double)s->k;
@@ -118,15 +122,16 @@ static int side_init(struct side *s, const struct stats_sample_set *sets, size_t
 
 /*
  * A side's variance once the row's placement variance pv (df pdf, pooled
- * over every round of both sides; pdf 0: none measured) is known. One
- * round: w^2 + f^2 + pv, Satterthwaite df from pv's. Rounds: their own
- * scatter and pv are two estimates of one between-process variance,
- * pooled by their degrees of freedom.
+ * over every round of both sides; pdf 0: none measured) is known, and wv,
+ * what its clock's wander makes of its time (stats_compare.h, "Clocks").
+ * One round: w^2 + f^2 + pv + wv, Satterthwaite df from pv's. Rounds: their
+ * own scatter and pv are two estimates of one between-process variance,
+ * pooled by their degrees of freedom, and no less than wv.
  */
-static void side_finish(struct side *s, double pv, double pdf, double drift_floor)
+static void side_finish(struct side *s, double pv, double pdf, double drift_floor, double wv)
 {
 	if (s->k == 1) {
-		double f2 = drift_floor * drift_floor + pv;
+		double f2 = drift_floor * drift_floor + pv + wv;
 
 		s->floor = sqrt(f2);
 		s->v = s->w2 + f2;
@@ -135,7 +140,8 @@ static void side_finish(struct side *s, double pv, double pdf, double drift_floo
 			s->place = sqrt(pv);
 		return;
 	}
-	side_set_spread(s, ((double)(s->k - 1) * s->s2 + pdf * pv) / ((double)(s->k - 1) + pdf),
+	side_set_spread(s, fmax(wv, ((double)(s->k - 1) * s->s2 + pdf * pv) /
+				((double)(s->k - 1) + pdf)),
 			(double)(s->k - 1) + pdf);
 }
 
@@ -291,6 +297,36 @@ static double clock_sensitivity_hi(const struct side *A, const struct side *B)
 	return fmin(1, fmax(0, -b + stats_t_ppf(0.975, df) * se));
 }
 
+double stats_clock_wander(double steady_mhz, const double *mhz, size_t n)
+{
+	double v[64], m = 0, ss = 0;
+	size_t k = 0;
+
+	if (!(steady_mhz > 0) || !isfinite(steady_mhz))
+		return 0;
+	v[k++] = log(steady_mhz);
+	for (size_t i = 0; i < n && k < sizeof(v) / sizeof(v[0]); i++) {
+		double c = mhz[i];
+
+		if (!(c > 0) || !isfinite(c))
+			continue;
+		/* one step towards the steady clock: a step apart is no move */
+		if (fabs(c - steady_mhz) <= STATS_CLOCK_STEP_MHZ)
+			c = steady_mhz;
+		else
+			c += c > steady_mhz ? -STATS_CLOCK_STEP_MHZ : STATS_CLOCK_STEP_MHZ;
+		v[k++] = log(c);
+	}
+	if (k < 2)
+		return 0;
+	for (size_t i = 0; i < k; i++)
+		m += v[i];
+	m /= (double)k;
+	for (size_t i = 0; i < k; i++)
+		ss += (v[i] - m) * (v[i] - m);
+	return sqrt(ss / (double)(k - 1));
+}
+
 /* ---- the comparison -------------------------------------------------------- */
 
 static void not_ok(struct stats_cmp *c, const char *why)
@@ -354,12 +390,13 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 {
 	struct side A, B;
 	struct stats_welch w;
-	double alpha = 1 - o->confidence, tq, pv, pdf;
+	double alpha = 1 - o->confidence, tq, pv, pdf, s_hi, wva, wvb;
 	int ra, rb, pooled;
 
 	memset(c, 0, sizeof(*c));
 	c->p_mwu = c->spread_a = c->spread_b = NAN;
 	c->drift_a = c->drift_b = c->place_a = c->place_b = c->clock_shift = NAN;
+	c->clock_wander = NAN;
 	ra = side_init(&A, a, ka);
 	rb = side_init(&B, b, kb);
 	if (ra || rb) {
@@ -377,8 +414,12 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 		pv = pdf > 0 ? (A.place_ss + B.place_ss) / pdf : 0;
 		c->place_model = pdf > 0 ? "spread" : NULL;
 	}
-	side_finish(&A, pv, pdf, o->drift_floor);
-	side_finish(&B, pv, pdf, o->drift_floor);
+	s_hi = clock_sensitivity_hi(&A, &B);
+	wva = s_hi * s_hi * A.wander2;
+	wvb = s_hi * s_hi * B.wander2;
+	c->clock_wander = sqrt((wva + wvb) / 2);
+	side_finish(&A, pv, pdf, o->drift_floor, wva);
+	side_finish(&B, pv, pdf, o->drift_floor, wvb);
 	describe_sides(&A, &B, c);
 
 	if ((A.k == 1 && A.n < o->min_samples) || (B.k == 1 && B.n < o->min_samples)) {
@@ -389,7 +430,8 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	if (pooled) {
 		/* balanced rounds: one drift variance for both builds (Student's t) */
 		double df = (double)(A.k + B.k - 2) + pdf;
-		double s2p = ((double)(A.k - 1) * A.s2 + (double)(B.k - 1) * B.s2 + pdf * pv) / df;
+		double s2p = fmax((wva + wvb) / 2,
+				  ((double)(A.k - 1) * A.s2 + (double)(B.k - 1) * B.s2 + pdf * pv) / df);
 
 		side_set_spread(&A, s2p, df);
 		side_set_spread(&B, s2p, df);
@@ -432,7 +474,7 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	/* what the sides' clocks can explain: the hull with the shifted interval */
 	c->clock_shift = clock_shift(A.ln_clock, B.ln_clock);
 	if (isfinite(c->clock_shift) && c->clock_shift != 0)
-		c->clock_shift *= clock_sensitivity_hi(&A, &B);
+		c->clock_shift *= s_hi;
 	if (isfinite(c->clock_shift)) {
 		c->lo = fmin(c->lo, c->lo + c->clock_shift);
 		c->hi = fmax(c->hi, c->hi + c->clock_shift);

@@ -141,6 +141,17 @@
  * widened. A build that draws less power and clocks higher is then no
  * longer told apart from a cooler machine: the honest answer at a power
  * cap, where only fixed clocks would separate them.
+ *
+ * A steady clock is a median; at a power cap the clock wanders around it
+ * by hundreds of MHz within a second, and what the kernel ran at is known
+ * only that well. On an H100 a 2048x2048 addmm read 33.34 us at a steady
+ * 1335 MHz (its probes at 1335-1425) in one process and 31.82 us at 1365
+ * (probes 1275-1515) in another: 4.6% apart where the steady clocks explain
+ * 1.1%, and a false FASTER in one and in two rounds. So each round's drift
+ * also holds s_hi^2 x its clock wander^2 (stats_clock_wander, the spread
+ * of its clock readings beyond a step): one round, v = w^2 + f^2 + P + that;
+ * rounds, their pooled variance is at least the sides' mean of it. Rounds
+ * whose clocks held within a step (most: the boost clock) are untouched.
  */
 #ifndef ZLB_STATS_COMPARE_H
 #define ZLB_STATS_COMPARE_H
@@ -192,7 +203,22 @@ struct stats_sample_set {
 	 * the sides can explain (above, "Clocks").
 	 */
 	double clock_mhz;
+	/*
+	 * How far the round's clock wandered while it measured, as an sd of
+	 * ln clock (stats_clock_wander; 0: it held still, or was not read).
+	 * Each round's drift grows by it (above, "Clocks").
+	 */
+	double clock_wander;
 };
+
+/*
+ * The wander of a round's clock from its readings: the steady clock and
+ * the others read during it (the probes'), each moved one step of the
+ * clock table towards the steady one (a step says nothing moved), then the
+ * sample sd of their ln; 0 with fewer than two readings or no steady
+ * clock. Readings that are not positive and finite are skipped.
+ */
+double stats_clock_wander(double steady_mhz, const double *mhz, size_t n);
 
 struct stats_round {
 	double *x;		/* the valid samples, sorted (all strata) */
@@ -272,6 +298,12 @@ struct stats_cmp {
 	 * times the bound on s); NAN when some round has no clock.
 	 */
 	double clock_shift;
+	/*
+	 * The sides' mean clock wander as an sd of ln time (s_hi x
+	 * stats_clock_wander, above), by which each round's drift grew; 0 when
+	 * no round's clock wandered, NAN when not computed.
+	 */
+	double clock_wander;
 };
 
 /*
