@@ -18,7 +18,7 @@ ZLBT_L2_HOT = 0
 ZLBT_L2_COLD = 1
 ZLBT_CLOCK_OFF = 0
 ZLBT_CLOCK_CHECK = 1
-STOP_REASONS = {1: "rule", 2: "noise", 3: "max_samples", 4: "wall"}
+STOP_REASONS = {1: "rule", 2: "noise", 3: "max_samples", 4: "wall", 5: "clock"}
 # The node kinds zlbt_graph_info counts (besides nodes, their total).
 GRAPH_KEYS = ("kernels", "memcpys", "memsets", "others")
 

@@ -63,6 +63,14 @@
  * the replays near the target cost GPU.
  */
 #define NOISE_MIN_STEP 8
+/*
+ * The SM clock table's step: an H200 read 1935, 1950, 1965 and 1980 MHz.
+ * Two readings a step apart say nothing moved (zlb compare's
+ * STATS_CLOCK_STEP_MHZ is the same fact).
+ */
+#define CLOCK_STEP_MHZ 15.0
+/* ZLBT_STOP_CLOCK: the noise is at most this fraction of the clock's wander. */
+#define CLOCK_STOP_FRACTION 0.25
 
 /* The sizes of the version 1 structs: callers may pass larger, never smaller. */
 #define REQUEST_V1_SIZE (offsetof(struct zlbt_request, reserved) + sizeof(uint32_t))
@@ -727,6 +735,44 @@ static int judge_clocks(struct run *r, double floor_frac, char *err, size_t errl
 	return ZLBT_OK;
 }
 
+/*
+ * How far the kept batches' clocks wander around the steady clock: the sd
+ * of ln of their clocks, each moved one step of the clock table towards
+ * the steady one; 0 without clock checks or with fewer than two.
+ */
+static double kept_clock_wander(const struct run *r)
+{
+	double sum = 0, ss = 0, mean;
+	size_t n = 0;
+
+	if (!r->clocks || !(r->steady > 0))
+		return 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < r->nr_batches; i++) {
+			const struct batch_rec *b = &r->batches[i];
+			double c = b->clock, x;
+
+			if (b->dropped || !b->clock)
+				continue;
+			if (fabs(c - r->steady) <= CLOCK_STEP_MHZ)
+				c = r->steady;
+			else
+				c += c > r->steady ? -CLOCK_STEP_MHZ : CLOCK_STEP_MHZ;
+			x = log(c);
+			if (!pass) {
+				sum += x;
+				n++;
+			} else {
+				mean = sum / (double)n;
+				ss += (x - mean) * (x - mean);
+			}
+		}
+		if (n < 2)
+			return 0;
+	}
+	return sqrt(ss / (double)(n - 1));
+}
+
 /* The kept replays, per call, in the order taken; at most cap of them. */
 static size_t kept_samples(const struct run *r, double *out, size_t cap)
 {
@@ -904,6 +950,10 @@ static int sample(struct run *r, const struct zlbt_request *q,
 					return ZLBT_EINVAL;
 				if (noise <= q->noise_target) {
 					*stop = ZLBT_STOP_NOISE;
+					return ZLBT_OK;
+				}
+				if (noise <= CLOCK_STOP_FRACTION * kept_clock_wander(r)) {
+					*stop = ZLBT_STOP_CLOCK;
 					return ZLBT_OK;
 				}
 				r->check_at = next_check(r->kept, noise, q->noise_target);

@@ -10,6 +10,8 @@
 #define TIMER_FAKE_CLOCK_CHECK ZLBT_CLOCK_CHECK
 #include "timer_fake.h"
 
+#include <stdio.h>
+
 static int setup_driver(void **state)
 {
 	return fake_cuda_open() || fake_nvml_open() ? -1 : 0;
@@ -249,9 +251,49 @@ static void v1_request_reads_no_clock(void **state)
 	assert_true(r.clock_mhz == 0);
 }
 
+/*
+ * The batches' clock wanders between 1980 and 1800 MHz (a power cap) and
+ * the noise target is out of reach: the run stops once the median's noise
+ * is a quarter of the clock's wander, not at its limits; at a steady clock
+ * the same samples go on to max_samples.
+ */
+static void wandering_clock_stops_sampling(void **state)
+{
+	static char seq[8192];
+	struct zlbt_request q = request(1000000, 1);
+	struct zlbt_result r;
+	char err[256];
+	size_t len = 0;
+
+	/* two reads a batch: batches at 1980, 1800, 1980, ... */
+	for (int i = 0; i < 400; i++)
+		len += (size_t)snprintf(seq + len, sizeof(seq) - len, "%s%s", i ? "," : "",
+					i % 4 < 2 ? "1980" : "1800");
+	setenv("FAKE_NVML_SM_CLOCKS", seq, 1);
+	setenv("FAKE_CUDA_NOISE_PPM", "20000", 1);
+	setenv("FAKE_CUDA_SEED", "1", 1);
+	q.clock_floor = 0.85;
+	q.noise_target = 1e-4;
+	q.min_samples = 100;
+	q.max_samples = 4000;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_CLOCK);
+	assert_int_equal(r.discarded, 0);
+	assert_true(r.noise > q.noise_target);
+	assert_in_range(r.n, 100, 1000);
+
+	setenv("FAKE_NVML_SM_CLOCKS", "1980", 1);
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_MAX_SAMPLES);
+	assert_int_equal(r.n, 4000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(wandering_clock_stops_sampling),
 		T(steady_clock_drops_nothing),
 		T(dip_drops_its_batch),
 		T(dip_drops_whole_rounds_of_placements),
