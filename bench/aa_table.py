@@ -11,6 +11,10 @@ each of gems and torch it prints, over the rows whose A latency is at least
 FASTER, which in an A/A is always false). With --rows, the rows that were
 not SAME, with their interval and the compare model's placement sd.
 
+--allow-caliber-mismatch passes zlb compare's flag on: an A/A across a
+caliber axis (a worker batch against a process one: `isolation`) is refused
+without it, and says what it measures with it.
+
 Issue 28's bar: one round SAME on >= 80% of rows >= 5 us, two rounds on
 >= 90%, no false verdict. Nothing is timed here: it reads what the
 directories hold.
@@ -23,8 +27,8 @@ import subprocess
 import sys
 
 
-def compare(zlb, a_dirs, b_dirs):
-    argv = [zlb, "compare", "--format", "json", *a_dirs, "--", *b_dirs]
+def compare(zlb, a_dirs, b_dirs, extra=()):
+    argv = [zlb, "compare", "--format", "json", *extra, *a_dirs, "--", *b_dirs]
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode not in (0, 1):
         sys.exit("zlb compare %s -- %s: exit %d\n%s" % (" ".join(a_dirs), " ".join(b_dirs),
@@ -57,6 +61,8 @@ def main():
     ap.add_argument("--two-rounds", action="store_true",
                     help="also every split of four directories into two rounds a side")
     ap.add_argument("--rows", action="store_true", help="list the rows that were not SAME")
+    ap.add_argument("--allow-caliber-mismatch", action="store_true",
+                    help="compare across a caliber axis (zlb compare's flag)")
     args = ap.parse_args()
     min_ms = args.min_us / 1000.0
 
@@ -67,17 +73,19 @@ def main():
             for mate in four[1:]:
                 rest = [d for d in four[1:] if d != mate]
                 cases.append(([first, mate], rest))
-    print("%-40s %-18s %-6s %-18s %-6s" % ("comparison", "gems SAME", "false",
-                                            "torch SAME", "false"))
-    for a, b in cases:
-        doc = compare(args.zlb, a, b)
-        name = "%s -- %s" % (" ".join(a), " ".join(b))
+    extra = ["--allow-caliber-mismatch"] if args.allow_caliber_mismatch else []
+    names = ["%s -- %s" % (" ".join(a), " ".join(b)) for a, b in cases]
+    width = max(40, *map(len, names))
+    print("%-*s %-18s %-6s %-18s %-6s" % (width, "comparison", "gems SAME", "false",
+                                          "torch SAME", "false"))
+    for (a, b), name in zip(cases, names):
+        doc = compare(args.zlb, a, b, extra)
         cells, others = [], []
         for kind in ("gems", "torch"):
             n, same, false, other = tally(doc, kind, min_ms)
             cells += ["%d/%d (%.0f%%)" % (same, n, 100.0 * same / n if n else 0), str(false)]
             others += [(kind, r) for r in other]
-        print("%-40s %-18s %-6s %-18s %-6s" % (name[-40:], *cells))
+        print("%-*s %-18s %-6s %-18s %-6s" % (width, name, *cells))
         if args.rows:
             for kind, r in others:
                 print(kind[0], describe(r, kind))

@@ -38,3 +38,28 @@ def test_counts_are_compares_verdicts(zlb):
     # the 3 us floor leaves out the 2.9 us gems row of 1024x1024
     assert first[0].endswith("/2")
     assert table(zlb, a, b, "--min-us", "100")[1].split()[-6] == "0/0"
+
+
+def test_across_a_caliber_axis_only_when_asked(zlb, tmp_path):
+    # B's round measured with a cold L2: compare refuses, and so does the
+    # table, unless the flag is passed on; the counts are then compare's own.
+    import shutil
+    a = AB / "A" / "r1"
+    b = tmp_path / "cold"
+    shutil.copytree(AB / "B" / "r1", b)
+    (ident,) = b.glob("*/run_identity.json")
+    doc = json.loads(ident.read_text())
+    doc["caliber"]["l2_mode"] = "cold"
+    ident.write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "aa_table.py"), "--zlb", zlb.bin,
+                        str(a), str(b)], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "exit 4" in r.stderr and "l2_mode" in r.stderr, r
+    lines = table(zlb, a, b, "--allow-caliber-mismatch", "--min-us", "3")
+    assert len(lines) == 2, lines
+    cells = lines[1].split()[-6:]
+    res = zlb.cmd("compare", "--format", "json", "--allow-caliber-mismatch", str(a), "--", str(b))
+    rows = [x for x in json.loads(res.out)["rows"] if x["paired"] and x["gems"]["a_ms"] >= 0.003]
+    same = sum(x["gems"]["verdict"] == "SAME" for x in rows)
+    assert cells[0] == "%d/%d" % (same, len(rows)), (cells, rows)
+    # a long name is printed whole, not cut to the column
+    assert lines[1].startswith(str(a)), lines[1]
