@@ -773,6 +773,70 @@ static double kept_clock_wander(const struct run *r)
 	return sqrt(ss / (double)(n - 1));
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * How far every batch's clock wanders, dropped ones included: the
+ * interquartile range of ln of the clocks over 1.349 (an sd that a single
+ * dip does not move), each clock moved one step of the table towards the
+ * steady one, from the first batch at the steady clock on (the batches
+ * before it are a cold GPU ramping up, which the warm-up mostly absorbs);
+ * 0 with fewer than four readings.
+ *
+ * Why beside kept_clock_wander: the kept batches are those within the
+ * floor of the steady clock by construction, so at a power cap, where the
+ * clock hops between 1125 and 1515 MHz from batch to batch (an H100 at
+ * 700 W on a 2048^3 addmm), half the batches are dropped and the kept
+ * ones look steady: the median's noise then had to reach its target
+ * through 200-500 dropped replays, 2 s of wall per measurement, while the
+ * steady clock itself moved 6% between processes. The quartiles see the
+ * wander once a quarter of the batches run off the steady clock.
+ */
+static double all_clock_wander(const struct run *r)
+{
+	double *x, iqr;
+	size_t n = 0, from = 0;
+
+	if (!r->clocks || !(r->steady > 0))
+		return 0;
+	while (from < r->nr_batches && (r->batches[from].dropped || !r->batches[from].clock))
+		from++;
+	if (r->nr_batches - from < 4)
+		return 0;
+	x = malloc((r->nr_batches - from) * sizeof(*x));
+	if (!x)
+		return 0; /* no evidence of wander: sampling goes on */
+	for (size_t i = from; i < r->nr_batches; i++) {
+		double c = r->batches[i].clock;
+
+		if (!c)
+			continue;
+		if (fabs(c - r->steady) <= CLOCK_STEP_MHZ)
+			c = r->steady;
+		else
+			c += c > r->steady ? -CLOCK_STEP_MHZ : CLOCK_STEP_MHZ;
+		x[n++] = log(c);
+	}
+	iqr = 0;
+	if (n >= 4) {
+		qsort(x, n, sizeof(*x), cmp_double);
+		iqr = stats_quantile_sorted(x, n, 0.75) - stats_quantile_sorted(x, n, 0.25);
+	}
+	free(x);
+	return iqr / 1.349;
+}
+
+/* How far the clock wanders, by the larger of the two readings above. */
+static double clock_wander(const struct run *r)
+{
+	return fmax(kept_clock_wander(r), all_clock_wander(r));
+}
+
 /* The kept replays, per call, in the order taken; at most cap of them. */
 static size_t kept_samples(const struct run *r, double *out, size_t cap)
 {
@@ -952,7 +1016,7 @@ static int sample(struct run *r, const struct zlbt_request *q,
 					*stop = ZLBT_STOP_NOISE;
 					return ZLBT_OK;
 				}
-				if (noise <= CLOCK_STOP_FRACTION * kept_clock_wander(r)) {
+				if (noise <= CLOCK_STOP_FRACTION * clock_wander(r)) {
 					*stop = ZLBT_STOP_CLOCK;
 					return ZLBT_OK;
 				}

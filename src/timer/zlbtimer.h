@@ -131,8 +131,9 @@ enum zlbt_stop {
 	ZLBT_STOP_MAX_SAMPLES = 3,  /* max_samples reached first */
 	ZLBT_STOP_WALL = 4,         /* max_wall_ms reached first */
 	/*
-	 * The median's noise is at most a quarter of how far the kept
-	 * batches' SM clock wanders (more than a step of the clock table), so
+ * The median's noise is at most a quarter of how far the SM clock
+	 * wanders (more than a step of the clock table: the kept batches' sd,
+	 * or a robust sd over every batch, dropped ones included), so
 	 * more samples cannot make the centre surer than its clock: at a
 	 * power cap the noise target is out of reach, and every such run used
 	 * to sample to max_wall_ms. Needs clock checks.

@@ -290,10 +290,55 @@ static void wandering_clock_stops_sampling(void **state)
 	assert_int_equal(r.n, 4000);
 }
 
+/*
+ * A power cap as an H100 showed it: every other batch well below the
+ * floor of the steady clock. The kept batches all read 1980 MHz and look
+ * steady; the dropped half says the clock wanders, and the run stops by
+ * the clock rule instead of sampling through dropped replays to its
+ * limits. A cold GPU's few ramp-up batches are no such evidence.
+ */
+static void dropped_batches_show_the_wander(void **state)
+{
+	static char seq[8192];
+	struct zlbt_request q = request(1000000, 1);
+	struct zlbt_result r;
+	char err[256];
+	size_t len = 0;
+
+	for (int i = 0; i < 400; i++)
+		len += (size_t)snprintf(seq + len, sizeof(seq) - len, "%s%s", i ? "," : "",
+					i % 4 < 2 ? "1980" : "1650");
+	setenv("FAKE_NVML_SM_CLOCKS", seq, 1);
+	setenv("FAKE_CUDA_NOISE_PPM", "20000", 1);
+	setenv("FAKE_CUDA_SEED", "1", 1);
+	q.noise_target = 1e-4;
+	q.min_samples = 100;
+	q.max_samples = 4000;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_CLOCK);
+	assert_true(r.discarded > 0);
+	assert_in_range(r.n, 100, 1000);
+
+	/* ramp-up: the first three batches slow, then the boost clock */
+	len = 0;
+	for (int i = 0; i < 400; i++)
+		len += (size_t)snprintf(seq + len, sizeof(seq) - len, "%s%s", i ? "," : "",
+					i < 6 ? "1200" : "1980");
+	setenv("FAKE_NVML_SM_CLOCKS", seq, 1);
+	nvml_reset();
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_MAX_SAMPLES);
+	assert_int_equal(r.n, 4000);
+	assert_true(r.discarded > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(wandering_clock_stops_sampling),
+		T(dropped_batches_show_the_wander),
 		T(steady_clock_drops_nothing),
 		T(dip_drops_its_batch),
 		T(dip_drops_whole_rounds_of_placements),
