@@ -54,6 +54,7 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 			    r->place_model ? json_string(r->place_model) : json_null());
 	json_object_set_new(o, "clock_shift", num_or_null(r->clock_shift));
 	json_object_set_new(o, "clock_wander", num_or_null(r->clock_wander));
+	json_object_set_new(o, "trend", num_or_null(r->trend));
 	for (int s = 0; s < 2; s++) {
 		/* each round's steady SM clock (MHz), null where it was not read */
 		json_t *clocks = json_array();

@@ -29,6 +29,7 @@ struct side {
 	double place_ss, place_df;	/* its rounds' sum of df x placement variance, and of df */
 	double ln_clock;	/* mean ln(steady SM clock) of its rounds, NAN when one has none */
 	double wander2;		/* mean clock_wander^2 of its rounds */
+	double trend2;		/* mean stats_sample_trend^2 of its rounds */
 };
 
 /*
@@ -105,10 +106,15 @@ static int side_init(struct side *s, const struct stats_sample_set *sets, size_t
 		s->mean += s->r[i].y;
 		s->w2 += s->r[i].bvar;
 		s->ln_clock += mhz > 0 && isfinite(mhz) ? log(mhz) : NAN;
+		double t = stats_sample_trend(s->set[i]->x, s->set[i]->n, s->set[i]->strata,
+					      s->r[i].bvar);
+
 		if (isfinite(s->set[i]->clock_wander) && s->set[i]->clock_wander > 0)
 			s->wander2 += s->set[i]->clock_wander * s->set[i]->clock_wander;
+		s->trend2 += t * t;
 	}
 	s->wander2 /= (double)s->k;
+	s->trend2 /= (double)s->k;
 	s->ln_clock /= (double)s->k;
 	s->mean /= (double)s->k;
 	s->w2 /= (double)s->k;
@@ -327,6 +333,47 @@ double stats_clock_wander(double steady_mhz, const double *mhz, size_t n)
 	return sqrt(ss / (double)(k - 1));
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of the valid values of x[from..to), sorted in tmp; NAN with none. */
+static double half_median(const double *x, size_t from, size_t to, double *tmp, size_t *n)
+{
+	*n = 0;
+	for (size_t i = from; i < to; i++)
+		if (x[i] > 0 && isfinite(x[i]))
+			tmp[(*n)++] = x[i];
+	if (!*n)
+		return NAN;
+	qsort(tmp, *n, sizeof(*tmp), cmp_double);
+	return *n % 2 ? tmp[*n / 2] : (tmp[*n / 2 - 1] + tmp[*n / 2]) / 2;
+}
+
+double stats_sample_trend(const double *x, size_t n, size_t strata, double bvar)
+{
+	size_t p = strata > 1 ? strata : 1, half = n / p / 2 * p, n1, n2;
+	double *tmp, m1, m2, d, excess;
+
+	if (!x || half < STATS_TREND_MIN_HALF || !isfinite(bvar))
+		return 0;
+	tmp = xmalloc(half * sizeof(*tmp));
+	m1 = half_median(x, 0, half, tmp, &n1);
+	m2 = half_median(x, half, 2 * half, tmp, &n2);
+	free(tmp);
+	if (n1 < STATS_TREND_MIN_HALF || n2 < STATS_TREND_MIN_HALF)
+		return 0;
+	d = log(m2 / m1);
+	/* a move within STATS_TREND_Z sd of the halves' difference is noise */
+	if (d * d <= STATS_TREND_Z * STATS_TREND_Z * 4 * fmax(bvar, 0))
+		return 0;
+	excess = d * d - 4 * fmax(bvar, 0);
+	return excess > 0 ? sqrt(excess) : 0;
+}
+
 /* ---- the comparison -------------------------------------------------------- */
 
 static void not_ok(struct stats_cmp *c, const char *why)
@@ -396,7 +443,7 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	memset(c, 0, sizeof(*c));
 	c->p_mwu = c->spread_a = c->spread_b = NAN;
 	c->drift_a = c->drift_b = c->place_a = c->place_b = c->clock_shift = NAN;
-	c->clock_wander = NAN;
+	c->clock_wander = c->trend = NAN;
 	ra = side_init(&A, a, ka);
 	rb = side_init(&B, b, kb);
 	if (ra || rb) {
@@ -418,6 +465,9 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	wva = s_hi * s_hi * A.wander2;
 	wvb = s_hi * s_hi * B.wander2;
 	c->clock_wander = sqrt((wva + wvb) / 2);
+	c->trend = sqrt((A.trend2 + B.trend2) / 2);
+	wva += A.trend2;
+	wvb += B.trend2;
 	side_finish(&A, pv, pdf, o->drift_floor, wva);
 	side_finish(&B, pv, pdf, o->drift_floor, wvb);
 	describe_sides(&A, &B, c);

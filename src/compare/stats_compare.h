@@ -152,6 +152,8 @@
  * of its clock readings beyond a step): one round, v = w^2 + f^2 + P + that;
  * rounds, their pooled variance is at least the sides' mean of it. Rounds
  * whose clocks held within a step (most: the boost clock) are untouched.
+ * A round whose level moved while it sampled (stats_sample_trend) adds its
+ * trend^2 the same way, whatever its clock read.
  */
 #ifndef ZLB_STATS_COMPARE_H
 #define ZLB_STATS_COMPARE_H
@@ -219,6 +221,29 @@ struct stats_sample_set {
  * clock. Readings that are not positive and finite are skipped.
  */
 double stats_clock_wander(double steady_mhz, const double *mhz, size_t n);
+
+/*
+ * How far a round's level moved while it sampled, beyond its noise: d =
+ * ln(median of the second half of x) - ln(median of the first), in the
+ * order taken (whole rounds of strata placements each), and the result
+ * sqrt(d^2 - 4 bvar) with bvar the variance of ln(median) of the whole
+ * round (a half's median has about twice it, and two halves' four times),
+ * once |d| is beyond STATS_TREND_Z sd of that (else 0: a stationary
+ * round's halves differ by their noise, and would widen every row a
+ * little); 0 with fewer than STATS_TREND_MIN_HALF valid samples a half.
+ *
+ * Why: the device can change under a measurement where neither the clock
+ * reading nor the placements show it. On an H200 a 1024^3 addmm measured
+ * right after its own autotuning (seconds at the power cap) read 6.45 us
+ * for its first samples, then 6.48-6.55, settling at 6.525, with the SM
+ * clock read at 1950-1980 MHz throughout; the replays, which tune
+ * nothing, read 6.42-6.43: a false FASTER in one round, the interval
+ * (0.2% wide) knowing nothing of the move. So each round's drift also
+ * holds its trend^2: a round that moved is known only as well as it held.
+ */
+#define STATS_TREND_MIN_HALF 5
+#define STATS_TREND_Z 3.0
+double stats_sample_trend(const double *x, size_t n, size_t strata, double bvar);
 
 struct stats_round {
 	double *x;		/* the valid samples, sorted (all strata) */
@@ -304,6 +329,11 @@ struct stats_cmp {
 	 * no round's clock wandered, NAN when not computed.
 	 */
 	double clock_wander;
+	/*
+	 * The sides' rounds' mean trend^2 (stats_sample_trend), as an sd, by
+	 * which each round's drift grew too; 0 when every round held still.
+	 */
+	double trend;
 };
 
 /*

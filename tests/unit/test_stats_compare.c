@@ -592,6 +592,66 @@ static void test_clock_wander_widens_rounds(void **state)
 	assert_true(one_wandered.hi > 1);
 }
 
+static void test_trend_of_samples(void **state)
+{
+	double step[40], flat[40], few[8], pairs[40];
+
+	for (int i = 0; i < 40; i++) {
+		/* a level that moved 1.2% half-way, and the same values interleaved */
+		step[i] = (i < 20 ? 6.45 : 6.53) + 1e-4 * (i % 3);
+		flat[i] = (i % 2 ? 6.45 : 6.53) + 1e-4 * (i % 3);
+		/* two placements round-robin, 1% apart, on a level that held */
+		pairs[i] = i % 2 ? 6.50 : 6.435;
+	}
+	for (int i = 0; i < 8; i++)
+		few[i] = i < 4 ? 6.45 : 6.53;
+	assert_true(fabs(stats_sample_trend(step, 40, 1, 0) - log(6.53 / 6.45)) < 1e-3);
+	assert_true(stats_sample_trend(flat, 40, 1, 0) == 0);
+	assert_true(stats_sample_trend(pairs, 40, 2, 0) == 0);
+	/* too few a half to say */
+	assert_true(stats_sample_trend(few, 8, 1, 0) == 0);
+	assert_true(stats_sample_trend(NULL, 0, 1, 0) == 0);
+	/* a move within the noise of two halves' medians is no move */
+	assert_true(stats_sample_trend(step, 40, 1, 1e-4) == 0);
+	/* beyond it, what is left over the noise */
+	assert_true(fabs(stats_sample_trend(step, 40, 1, 1e-6) -
+			 sqrt(log(6.53 / 6.45) * log(6.53 / 6.45) - 4e-6)) < 1e-3);
+}
+
+/*
+ * A round whose level moved while it sampled is known only as well as it
+ * held: the H200 addmm measured right after its own tuning (6.45 us, then
+ * 6.53) against replays at 6.43 us read FASTER in one round; the same
+ * samples in an order with no move still do.
+ */
+static void test_trend_widens_a_round(void **state)
+{
+	double moved[100], still[100], b[100];
+	struct stats_sample_set sa = { 0 }, sb = { 0 };
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp c_moved, c_still;
+
+	for (int i = 0; i < 100; i++) {
+		double jitter = 2e-3 * ((i * 37) % 11 - 5) / 5;
+
+		/* 30 samples at 6.45 us, 70 at 6.53: first, or spread out */
+		moved[i] = (i < 30 ? 6.45 : 6.53) + jitter;
+		still[i] = (i % 10 < 3 ? 6.45 : 6.53) + jitter;
+		b[i] = 6.43 + jitter;
+	}
+	sb.x = b, sb.n = 100;
+	sa.x = still, sa.n = 100;
+	assert_int_equal(stats_compare(&sa, 1, &sb, 1, &o, &c_still), 0);
+	assert_true(c_still.trend == 0);
+	assert_true(c_still.hi < 1 / 1.01);
+	sa.x = moved;
+	assert_int_equal(stats_compare(&sa, 1, &sb, 1, &o, &c_moved), 0);
+	assert_true(fabs(c_moved.ratio - c_still.ratio) < 1e-3);
+	/* the sides' mean trend^2: A's move, B held */
+	assert_true(fabs(c_moved.trend - log(6.53 / 6.45) / sqrt(2)) < 2e-3);
+	assert_true(c_moved.hi > 1 / 1.01 && c_moved.lo < c_still.lo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +670,8 @@ int main(void)
 		cmocka_unit_test(test_clock_difference_widens_the_interval),
 		cmocka_unit_test(test_clock_wander_of_readings),
 		cmocka_unit_test(test_clock_wander_widens_rounds),
+		cmocka_unit_test(test_trend_of_samples),
+		cmocka_unit_test(test_trend_widens_a_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
