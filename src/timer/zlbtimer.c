@@ -773,13 +773,6 @@ static double kept_clock_wander(const struct run *r)
 	return sqrt(ss / (double)(n - 1));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * How far every batch's clock wanders, dropped ones included: the
  * interquartile range of ln of the clocks over 1.349 (an sd that a single
@@ -824,7 +817,7 @@ static double all_clock_wander(const struct run *r)
 	}
 	iqr = 0;
 	if (n >= 4) {
-		qsort(x, n, sizeof(*x), cmp_double);
+		stats_sort(x, n);
 		iqr = stats_quantile_sorted(x, n, 0.75) - stats_quantile_sorted(x, n, 0.25);
 	}
 	free(x);
