@@ -333,24 +333,14 @@ double stats_clock_wander(double steady_mhz, const double *mhz, size_t n)
 	return sqrt(ss / (double)(k - 1));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The median of the valid values of x[from..to), sorted in tmp; NAN with none. */
+/* The median of the valid values of x[from..to), copied into tmp; NAN with none. */
 static double half_median(const double *x, size_t from, size_t to, double *tmp, size_t *n)
 {
 	*n = 0;
 	for (size_t i = from; i < to; i++)
 		if (x[i] > 0 && isfinite(x[i]))
 			tmp[(*n)++] = x[i];
-	if (!*n)
-		return NAN;
-	qsort(tmp, *n, sizeof(*tmp), cmp_double);
-	return *n % 2 ? tmp[*n / 2] : (tmp[*n / 2 - 1] + tmp[*n / 2]) / 2;
+	return *n ? stats_quantile_select(tmp, *n, 0.5) : NAN;
 }
 
 double stats_sample_trend(const double *x, size_t n, size_t strata, double bvar)

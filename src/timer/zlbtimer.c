@@ -33,7 +33,8 @@
  *
  * With clock checks, each batch gets the lower of two SM clock reads, one
  * while it runs and one just after it; see judge_clocks() for how batches
- * that ran slow are dropped.
+ * that ran slow are dropped, and clock_wander() for when the clock, not
+ * the sample count, bounds the median (ZLBT_STOP_CLOCK).
  */
 #include "timer/zlbtimer.h"
 
@@ -735,6 +736,14 @@ static int judge_clocks(struct run *r, double floor_frac, char *err, size_t errl
 	return ZLBT_OK;
 }
 
+/* A clock moved one step of the table towards the steady one: a step apart is no move. */
+static double toward_steady(double c, double steady)
+{
+	if (fabs(c - steady) <= CLOCK_STEP_MHZ)
+		return steady;
+	return c + (c > steady ? -CLOCK_STEP_MHZ : CLOCK_STEP_MHZ);
+}
+
 /*
  * How far the kept batches' clocks wander around the steady clock: the sd
  * of ln of their clocks, each moved one step of the clock table towards
@@ -754,11 +763,7 @@ static double kept_clock_wander(const struct run *r)
 
 			if (b->dropped || !b->clock)
 				continue;
-			if (fabs(c - r->steady) <= CLOCK_STEP_MHZ)
-				c = r->steady;
-			else
-				c += c > r->steady ? -CLOCK_STEP_MHZ : CLOCK_STEP_MHZ;
-			x = log(c);
+			x = log(toward_steady(c, r->steady));
 			if (!pass) {
 				sum += x;
 				n++;
@@ -807,13 +812,8 @@ static double all_clock_wander(const struct run *r)
 	for (size_t i = from; i < r->nr_batches; i++) {
 		double c = r->batches[i].clock;
 
-		if (!c)
-			continue;
-		if (fabs(c - r->steady) <= CLOCK_STEP_MHZ)
-			c = r->steady;
-		else
-			c += c > r->steady ? -CLOCK_STEP_MHZ : CLOCK_STEP_MHZ;
-		x[n++] = log(c);
+		if (c)
+			x[n++] = log(toward_steady(c, r->steady));
 	}
 	iqr = 0;
 	if (n >= 4) {

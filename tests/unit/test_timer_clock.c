@@ -252,6 +252,38 @@ static void v1_request_reads_no_clock(void **state)
 }
 
 /*
+ * FAKE_NVML_SM_CLOCKS for 200 batches (two reads each): batch b reads
+ * slow MHz when slow_batch(b), else fast.
+ */
+static void set_batch_clocks(unsigned fast, unsigned slow, int (*slow_batch)(int b))
+{
+	static char seq[8192];
+	size_t len = 0;
+
+	for (int i = 0; i < 400; i++)
+		len += (size_t)snprintf(seq + len, sizeof(seq) - len, "%s%u", i ? "," : "",
+					slow_batch(i / 2) ? slow : fast);
+	setenv("FAKE_NVML_SM_CLOCKS", seq, 1);
+	nvml_reset();
+}
+
+static int every_other(int b) { return b % 2; }
+static int first_three(int b) { return b < 3; }
+
+/* A noisy workload whose noise target is out of reach: only a clock stops it early. */
+static struct zlbt_request noisy_request(void)
+{
+	struct zlbt_request q = request(1000000, 1);
+
+	setenv("FAKE_CUDA_NOISE_PPM", "20000", 1);
+	setenv("FAKE_CUDA_SEED", "1", 1);
+	q.noise_target = 1e-4;
+	q.min_samples = 100;
+	q.max_samples = 4000;
+	return q;
+}
+
+/*
  * The batches' clock wanders between 1980 and 1800 MHz (a power cap) and
  * the noise target is out of reach: the run stops once the median's noise
  * is a quarter of the clock's wander, not at its limits; at a steady clock
@@ -259,23 +291,12 @@ static void v1_request_reads_no_clock(void **state)
  */
 static void wandering_clock_stops_sampling(void **state)
 {
-	static char seq[8192];
-	struct zlbt_request q = request(1000000, 1);
+	struct zlbt_request q = noisy_request();
 	struct zlbt_result r;
 	char err[256];
-	size_t len = 0;
 
-	/* two reads a batch: batches at 1980, 1800, 1980, ... */
-	for (int i = 0; i < 400; i++)
-		len += (size_t)snprintf(seq + len, sizeof(seq) - len, "%s%s", i ? "," : "",
-					i % 4 < 2 ? "1980" : "1800");
-	setenv("FAKE_NVML_SM_CLOCKS", seq, 1);
-	setenv("FAKE_CUDA_NOISE_PPM", "20000", 1);
-	setenv("FAKE_CUDA_SEED", "1", 1);
+	set_batch_clocks(1980, 1800, every_other);
 	q.clock_floor = 0.85;
-	q.noise_target = 1e-4;
-	q.min_samples = 100;
-	q.max_samples = 4000;
 	result_init(&r);
 	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
 	assert_int_equal(r.stop_reason, ZLBT_STOP_CLOCK);
@@ -299,21 +320,11 @@ static void wandering_clock_stops_sampling(void **state)
  */
 static void dropped_batches_show_the_wander(void **state)
 {
-	static char seq[8192];
-	struct zlbt_request q = request(1000000, 1);
+	struct zlbt_request q = noisy_request();
 	struct zlbt_result r;
 	char err[256];
-	size_t len = 0;
 
-	for (int i = 0; i < 400; i++)
-		len += (size_t)snprintf(seq + len, sizeof(seq) - len, "%s%s", i ? "," : "",
-					i % 4 < 2 ? "1980" : "1650");
-	setenv("FAKE_NVML_SM_CLOCKS", seq, 1);
-	setenv("FAKE_CUDA_NOISE_PPM", "20000", 1);
-	setenv("FAKE_CUDA_SEED", "1", 1);
-	q.noise_target = 1e-4;
-	q.min_samples = 100;
-	q.max_samples = 4000;
+	set_batch_clocks(1980, 1650, every_other);
 	result_init(&r);
 	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
 	assert_int_equal(r.stop_reason, ZLBT_STOP_CLOCK);
@@ -321,12 +332,7 @@ static void dropped_batches_show_the_wander(void **state)
 	assert_in_range(r.n, 100, 1000);
 
 	/* ramp-up: the first three batches slow, then the boost clock */
-	len = 0;
-	for (int i = 0; i < 400; i++)
-		len += (size_t)snprintf(seq + len, sizeof(seq) - len, "%s%s", i ? "," : "",
-					i < 6 ? "1200" : "1980");
-	setenv("FAKE_NVML_SM_CLOCKS", seq, 1);
-	nvml_reset();
+	set_batch_clocks(1980, 1200, first_three);
 	result_init(&r);
 	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
 	assert_int_equal(r.stop_reason, ZLBT_STOP_MAX_SAMPLES);
