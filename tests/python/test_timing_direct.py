@@ -122,3 +122,44 @@ def test_stub_triton_original_follows_the_cost_model(stub_torch):
     finally:
         timing.uninstall()
     assert triton.testing.do_bench is _state.original_do_bench
+
+
+class Cycle:
+    """Garbage only the collector frees: it refers to itself."""
+
+    def __init__(self, freed):
+        self.me = self
+        self.freed = freed
+
+    def __del__(self):
+        self.freed.append(True)
+
+
+def test_collection_freezes_the_imports_and_unconfigure_thaws_them(original):
+    # What lived at the end of collection is frozen for the session, so
+    # FlagGems' gc.collect() after each shape does not walk it; garbage made
+    # later is still collected, and unconfigure gives the frozen objects back
+    # to the collector (a warm worker's reset collects an operator's leftovers).
+    import gc
+    assert gc.get_freeze_count() == 0
+    freed_early, freed_late = [], []
+    early = Cycle(freed_early)
+    timing.pytest_collection_finish(None)
+    try:
+        assert gc.get_freeze_count() > 0
+        late = Cycle(freed_late)
+        del early, late
+        gc.collect()
+        assert freed_late and not freed_early
+    finally:
+        timing.pytest_unconfigure(None)
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert freed_early
+
+
+def test_nothing_is_frozen_when_the_plugin_is_not_in_place(monkeypatch):
+    import gc
+    monkeypatch.setattr(_state, "original_do_bench", None)
+    timing.pytest_collection_finish(None)
+    assert gc.get_freeze_count() == 0
