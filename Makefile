@@ -10,6 +10,10 @@
 BUILD     ?= build
 SAN_BUILD ?= build-sanitize
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+# Tests side by side: twice the cores, since the CLI tests spend much of
+# their time waiting on the processes they start (on two cores -j 4 took the
+# suite from 410 s to 353 s).
+TEST_JOBS ?= $(shell echo $$((2 * $(JOBS))))
 PREFIX    ?= /usr/local
 FUZZ_SECONDS ?= 5
 FUZZ_LONG_SECONDS ?= 600
@@ -39,7 +43,7 @@ deps:
 	fi
 
 test: all
-	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
+	ctest --test-dir $(BUILD) -j $(TEST_JOBS) --output-on-failure
 	$(MAKE) test-sanitize
 
 $(SAN_BUILD)/build.ninja:
@@ -55,7 +59,7 @@ sanitize: $(SAN_BUILD)/build.ninja
 # exit no test reads counts too).
 test-sanitize: sanitize
 	rm -rf $(SAN_BUILD)/sanitizer-reports && mkdir -p $(SAN_BUILD)/sanitizer-reports
-	ctest --test-dir $(SAN_BUILD) -j $(JOBS) --output-on-failure
+	ctest --test-dir $(SAN_BUILD) -j $(TEST_JOBS) --output-on-failure
 	@if [ -n "$$(ls -A $(SAN_BUILD)/sanitizer-reports)" ]; then \
 		cat $(SAN_BUILD)/sanitizer-reports/*; \
 		echo "sanitizer reports in $(SAN_BUILD)/sanitizer-reports (above)"; exit 1; fi
@@ -65,7 +69,7 @@ test-sanitize: sanitize
 # FUZZ_SECONDS again).
 fuzz-long:
 	$(MAKE) sanitize FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
-	ctest --test-dir $(SAN_BUILD) -j $(JOBS) -L fuzz --output-on-failure
+	ctest --test-dir $(SAN_BUILD) -j $(TEST_JOBS) -L fuzz --output-on-failure
 
 # zlb, libzlbtimer.so, the Python plugins, the man page zlb.1 and the bash
 # completion, all generated at build time.

@@ -78,7 +78,7 @@ def test_an_operator_broken_by_the_one_before_is_judged_in_a_fresh_worker(world)
 def test_a_hang_inside_a_worker_times_out_and_the_batch_goes_on(world):
     t0 = time.monotonic()
     r = batch(world, "--isolation", "worker", "--ops", "b_pass", "b_hang", "b_trivial",
-              "--op-timeout", "3", "--grace", "1")
+              "--op-timeout", "6", "--grace", "1")
     assert r.rc == 1, r
     st = status(world.bdir)
     assert st["b_hang"]["status"] == "TIMEOUT", st
