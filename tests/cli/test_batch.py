@@ -71,6 +71,8 @@ def alive(pid):
 def recorded(zlb):
     out = []
     for p in zlb.pids.iterdir():
+        if p.name.startswith("."):      # still being written (_note)
+            continue
         pid, pgid = map(int, p.read_text().split())
         out.append((p.name, pid, pgid))
     return out

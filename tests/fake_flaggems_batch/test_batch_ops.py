@@ -16,8 +16,14 @@ def _note(op, pid=None):
     if not d:
         return
     pid = pid or os.getpid()
-    with open(os.path.join(d, "%s.%d" % (op, pid)), "w") as f:
+    name = "%s.%d" % (op, pid)
+    # Whole or not at all: the tests read the folder while operators run
+    # (one read an empty file between this open and its write, on two busy
+    # cores); a name with a leading dot is not yet a note.
+    tmp = os.path.join(d, "." + name)
+    with open(tmp, "w") as f:
         f.write("%d %d\n" % (pid, os.getpgid(pid)))
+    os.rename(tmp, os.path.join(d, name))
 
 
 def _bench(name, dtypes):
