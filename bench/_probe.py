@@ -59,3 +59,34 @@ def engine_rule(timer_lib, **changes):
     from zlbench import timing
 
     return timing._settings()["rule"].but(**changes)
+
+
+def sd_pct(values):
+    """Sample standard deviation over the mean, in percent (None for fewer
+    than two values)."""
+    n = len(values)
+    if n < 2:
+        return None
+    m = sum(values) / n
+    return 100.0 * (sum((v - m) ** 2 for v in values) / (n - 1)) ** 0.5 / m
+
+
+def interleaved_medians(torch, graphs, calls, rounds):
+    """Median us per call of each graph (name -> torch CUDAGraph, calls[name]
+    calls in it), timed in single replays between CUDA events, each after an
+    untimed replay of its own, the graphs taken in turn and the starting one
+    rotated each round so that a drift of the device hits them alike."""
+    e0 = torch.cuda.Event(enable_timing=True)
+    e1 = torch.cuda.Event(enable_timing=True)
+    order = list(graphs)
+    times = {key: [] for key in order}
+    for r in range(rounds):
+        for key in order[r % len(order):] + order[:r % len(order)]:
+            g = graphs[key]
+            g.replay()
+            e0.record()
+            g.replay()
+            e1.record()
+            torch.cuda.synchronize()
+            times[key].append(e0.elapsed_time(e1) * 1e3 / calls[key])
+    return {key: sorted(v)[len(v) // 2] for key, v in times.items()}

@@ -23,23 +23,15 @@ the processes show and the plain ones do not, the workspace is the cause.
 
 import argparse
 import json
-import math
 import os
-import subprocess
 import sys
+
+import _probe
 
 KERNELS = {
     "addmm_1024": (1024, 1024, 1024),
     "addmm_2048": (2048, 2048, 2048),
 }
-
-
-def sd_pct(values):
-    n = len(values)
-    if n < 2:
-        return None
-    m = sum(values) / n
-    return 100.0 * math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1)) / m
 
 
 def one_process(rounds, target_ms):
@@ -85,19 +77,7 @@ def one_process(rounds, target_ms):
             s = torch.cuda.Stream()
             streams.append(s)
             graphs["S%d" % i], grew["S%d" % i] = capture(s)
-        times = {key: [] for key in graphs}
-        order = list(graphs)
-        for r in range(rounds):
-            seq = order[r % len(order):] + order[:r % len(order)]
-            for key in seq:
-                g = graphs[key]
-                g.replay()
-                e0.record()
-                g.replay()
-                e1.record()
-                torch.cuda.synchronize()
-                times[key].append(e0.elapsed_time(e1) * 1e3 / calls)
-        med = {key: sorted(v)[len(v) // 2] for key, v in times.items()}
+        med = _probe.interleaved_medians(torch, graphs, dict.fromkeys(graphs, calls), rounds)
         out[name] = {"calls": calls, "median_us": med, "reserved_growth": grew}
         del graphs
         torch.cuda.synchronize()
@@ -110,32 +90,28 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--target-ms", type=float, default=2.0)
     ap.add_argument("--out")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    if a.child:
+    if a.worker:
         print(json.dumps(one_process(a.rounds, a.target_ms)))
         return 0
-    procs = []
-    for _ in range(a.procs):
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                            "--rounds", str(a.rounds), "--target-ms", str(a.target_ms)],
-                           capture_output=True, text=True, timeout=300)
-        if r.returncode != 0:
-            print(r.stderr[-2000:], file=sys.stderr)
-            return 1
-        procs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    procs = _probe.run_workers(os.path.abspath(__file__),
+                               ["--rounds", str(a.rounds), "--target-ms", str(a.target_ms)],
+                               a.procs)
+    if len(procs) < a.procs:
+        return 1
     report = {}
     for name in KERNELS:
         g0 = [p[name]["median_us"]["G0"] for p in procs]
-        plain = [sd_pct([p[name]["median_us"]["G%d" % i] for i in range(4)]) for p in procs]
-        stream = [sd_pct([p[name]["median_us"][k] for k in ("G0", "S1", "S2", "S3")])
+        plain = [_probe.sd_pct([p[name]["median_us"]["G%d" % i] for i in range(4)]) for p in procs]
+        stream = [_probe.sd_pct([p[name]["median_us"][k] for k in ("G0", "S1", "S2", "S3")])
                   for p in procs]
-        report[name] = {"g0_us": g0, "between_processes_sd_pct": sd_pct(g0),
+        report[name] = {"g0_us": g0, "between_processes_sd_pct": _probe.sd_pct(g0),
                         "plain_probe_sd_pct": plain, "stream_probe_sd_pct": stream,
                         "growth_mib": [{k: v / 2**20 for k, v in p[name]["reserved_growth"].items()}
                                        for p in procs[:2]]}
         print("%s: G0 over %d processes %s us: sd %.2f%%" % (
-            name, len(g0), " ".join("%.3f" % v for v in g0), sd_pct(g0)))
+            name, len(g0), " ".join("%.3f" % v for v in g0), _probe.sd_pct(g0)))
         print("  inside each process, sd over G0 and 3 probes: capture stream %s" %
               " ".join("%.2f" % v for v in plain))
         print("                                    streams of their own %s" %

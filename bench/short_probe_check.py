@@ -29,8 +29,9 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
+
+import _probe
 
 
 def kernels(torch):
@@ -47,14 +48,6 @@ def kernels(torch):
         "amax_4096x8192": lambda: torch.amax(y, dim=-1),
         "add_64k": lambda: z + z,
     }
-
-
-def sd_pct(values):
-    n = len(values)
-    if n < 2:
-        return None
-    m = sum(values) / n
-    return 100.0 * math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1)) / m
 
 
 def one_process(rounds, target_ms):
@@ -107,13 +100,7 @@ def one_process(rounds, target_ms):
         for i in range(1, 4):
             graphs["S%d" % i] = capture(ks)
         calls = {key: (k if key[0] in "MF" else ks) for key in graphs}
-        times = {key: [] for key in graphs}
-        order = list(graphs)
-        for r in range(rounds):
-            seq = order[r % len(order):] + order[:r % len(order)]
-            for key in seq:
-                times[key].append(time_one(graphs[key]) / calls[key])
-        med = {key: sorted(v)[len(v) // 2] for key, v in times.items()}
+        med = _probe.interleaved_medians(torch, graphs, calls, rounds)
         out[name] = {"k": k, "k_short": ks, "median_us": med,
                      "ref_at_measured_addresses": sorted(set(r_ptrs)) == sorted(set(m_ptrs)),
                      "measured_ptrs": sorted(set(m_ptrs)), "ref_ptrs": sorted(set(r_ptrs))}
@@ -128,37 +115,36 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=13)
     ap.add_argument("--target-ms", type=float, default=2.0)
     ap.add_argument("--out")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    if a.child:
+    if a.worker:
         print(json.dumps(one_process(a.rounds, a.target_ms)))
         return 0
-    procs = []
-    for _ in range(a.procs):
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                            "--rounds", str(a.rounds), "--target-ms", str(a.target_ms)],
-                           capture_output=True, text=True, timeout=300)
-        if r.returncode != 0:
-            print(r.stderr[-3000:], file=sys.stderr)
-            return 1
-        procs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    procs = _probe.run_workers(os.path.abspath(__file__),
+                               ["--rounds", str(a.rounds), "--target-ms", str(a.target_ms)],
+                               a.procs)
+    if len(procs) < a.procs:
+        return 1
     report = {}
     for name in procs[0]:
         rows = [p[name] for p in procs]
         m = [q["median_us"]["M"] for q in rows]
         ref = [q["median_us"]["R"] for q in rows]
-        full = [sd_pct([q["median_us"][k] for k in ("M", "F1", "F2", "F3")]) for q in rows]
-        short = [sd_pct([q["median_us"][k] for k in ("R", "S1", "S2", "S3")]) for q in rows]
+        full = [_probe.sd_pct([q["median_us"][k] for k in ("M", "F1", "F2", "F3")]) for q in rows]
+        short = [_probe.sd_pct([q["median_us"][k] for k in ("R", "S1", "S2", "S3")]) for q in rows]
         offset = [100.0 * (math.log(q["median_us"]["R"]) - math.log(q["median_us"]["M"]))
                   for q in rows]
         same = [q["ref_at_measured_addresses"] for q in rows]
         report[name] = {"k": rows[0]["k"], "k_short": rows[0]["k_short"], "measured_us": m,
-                        "ref_us": ref, "between_sd_pct": sd_pct(m), "ref_between_sd_pct": sd_pct(ref),
+                        "ref_us": ref, "between_sd_pct": _probe.sd_pct(m),
+                        "ref_between_sd_pct": _probe.sd_pct(ref),
                         "full_probe_sd_pct": full, "short_probe_sd_pct": short,
                         "ref_minus_measured_pct": offset, "ref_at_measured_addresses": same}
-        print("%s (K %d, short %d): measured over %d processes sd %.2f%%, the reference's %.2f%%" % (
-            name, rows[0]["k"], rows[0]["k_short"], len(m), sd_pct(m), sd_pct(ref)))
-        print("  ref at the measured graph's addresses: %s" % " ".join("yes" if s else "NO" for s in same))
+        print("%s (K %d, short %d): measured over %d processes sd %.2f%%, "
+              "the reference's %.2f%%" % (name, rows[0]["k"], rows[0]["k_short"], len(m),
+                                          _probe.sd_pct(m), _probe.sd_pct(ref)))
+        print("  ref at the measured graph's addresses: %s" %
+              " ".join("yes" if s else "NO" for s in same))
         print("  ref - measured, per call: %s %%" % " ".join("%+.2f" % v for v in offset))
         print("  sd inside a process, full probes:  %s" % " ".join("%.2f" % v for v in full))
         print("  sd inside a process, short probes: %s" % " ".join("%.2f" % v for v in short))

@@ -79,8 +79,8 @@ import sys
 import pytest
 
 from .results import shape_text
-from . import (_device, _env, _eventtimer, _graph, _graph_plan, _io, _markers, _state,
-               _stats, _tune_tally)
+from . import (_capture_errors, _device, _env, _eventtimer, _graph, _graph_plan, _io,
+               _markers, _record, _state, _stats, _tune_tally)
 
 NAME = "zlbench.timing"
 RETURN_MODES = ("min", "max", "mean", "median", "all")
@@ -416,8 +416,8 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
                            rule=s["rule"], ir=ir, shape=shape)
     except _graph.CaptureFailure as cf:
         ctx["launches"] = cf.launches
-        reason = _reason(cf.error)
-        matched, culprit = _fatal_text(cf.error, s["poison"])
+        reason = _capture_errors.reason(cf.error)
+        matched, culprit = _capture_errors.fatal_text(cf.error, s["poison"])
         if matched is not None:
             reason = _io.first_line(culprit)
             _state.poisoned = "the device context was poisoned by a capture failure " \
@@ -427,7 +427,7 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
                       reason=reason, matched=matched, nodeid=_state.nodeid)
             _io.marker("%s phase=%s reason=%s" % (POISONED_MARKER, cf.phase, reason))
             raise culprit
-        matched, culprit = _fatal_text(cf.error, s["fatal"])
+        matched, culprit = _capture_errors.fatal_text(cf.error, s["fatal"])
         if matched is not None:
             reason = _io.first_line(culprit)
             _io.event(FATAL_MARKER, op=_op(), op_name=ctx["op_name"],
@@ -438,10 +438,10 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
         return _fallback(fn, args, cf.phase, reason, ctx, s)
     ctx["launches"] = m["launches"]
     stats, samples = m["stats"], m["samples"]
-    value = _pick(stats, samples, args["quantiles"], args["return_mode"])
+    value = _record.pick(stats, samples, args["quantiles"], args["return_mode"])
     rule = s["rule"]
     record = {"timer": "graph"}
-    record.update(_stat_fields(stats))
+    record.update(_record.stat_fields(stats))
     for key in _graph.V2_RESULT_KEYS + _graph.V3_RESULT_KEYS + ("placement_noise",):
         record[key] = stats.get(key)
     record["l2"] = m["l2"]
@@ -562,8 +562,8 @@ def _direct(fn, args, repeat, markers, fallback):
         stats = _stats.summarize(samples)
         n = repeat
     record = {"timer": "direct"}
-    record.update(_stat_fields(stats))
-    record.update(dict.fromkeys(_DIRECT_NONE))
+    record.update(_record.stat_fields(stats))
+    record.update(dict.fromkeys(_record.DIRECT_NONE))
     record["noise"] = stats.get("noise") if stats and len(samples) > 1 else None
     record.update({"n": n, "calls_per_replay": None, "warmup_calls": None,
                    "markers": list(markers), "samples_ms": samples,
@@ -578,8 +578,8 @@ def _sweep_call(fn, args):
             x.grad = None
     fn()
     record = {"timer": "sweep"}
-    record.update(_stat_fields(None))
-    record.update(dict.fromkeys(_DIRECT_NONE))
+    record.update(_record.stat_fields(None))
+    record.update(dict.fromkeys(_record.DIRECT_NONE))
     record.update({"n": 0, "calls_per_replay": None, "warmup_calls": None,
                    "markers": [], "samples_ms": [], "fallback": None})
     return 1.0, record
@@ -597,65 +597,7 @@ def _fallback(fn, args, phase, reason, ctx, s):
                    {"phase": phase, "reason": reason})
 
 
-_STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "stdrel")
-# Graph-only fields of a measurement: null for direct timing (upstream
-# do_bench has its own L2 policy, no stopping rule of ours, no graph).
-_DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz", "l2",
-                "l2_flush_bytes", "graph", "min_samples", "min_time_ms", "noise_target",
-                "max_wall_ms", "clock_floor", "placements", "placement_spread",
-                "placement_noise", "replay_target_ms", "graph_shape") + _graph.PROBE_KEYS
-
-
-def _stat_fields(stats):
-    """The statistics of a record. centre_ms is the value a median is asked
-    for: the mean of the placements' medians for a graph measurement on
-    several (libzlbtimer ABI 4), else the median."""
-    out = {k: (stats[k] if stats else None) for k in _STAT_KEYS}
-    out["centre_ms"] = (stats.get("centre_ms", stats["median_ms"]) if stats else None)
-    out["n"] = stats["n"] if stats else 0
-    return out
-
-
-def _pick(stats, samples, quantiles, return_mode):
-    if quantiles is not None:
-        vals = _stats.quantiles(samples, quantiles)
-        return vals[0] if len(vals) == 1 else vals
-    if return_mode == "all":
-        return list(samples)
-    if return_mode == "median":
-        # The centre: over several placements the pooled median is one
-        # cluster's or another's by the luck of the draw (_graph).
-        return stats.get("centre_ms", stats["median_ms"])
-    return stats[return_mode + "_ms"]
-
-
-# --- failures ----------------------------------------------------------------
-
-def _chain(e):
-    seen = []
-    while e is not None and all(e is not x for x in seen):
-        seen.append(e)
-        e = e.__cause__ or e.__context__
-    return seen
-
-
-def _fatal_text(error, texts):
-    """(the first of texts found verbatim in the error or in what led to it,
-    the exception holding it), or (None, None)."""
-    chain = _chain(error)
-    for t in texts:
-        for x in chain:
-            if t in str(x):
-                return t, x
-    return None, None
-
-
-def _reason(error):
-    """One line: the first non-empty line of the error that started it."""
-    if isinstance(error, str):
-        return _io.one_line(error)
-    return _io.first_line(_graph.first_cause(error))
-
+# --- notices said once ------------------------------------------------------
 
 def _note_rng(how):
     if how != "graphsafe":
