@@ -189,9 +189,10 @@ def pytest_collection_finish(session):
     # What collection imported (torch, triton, flag_gems, the benchmark
     # modules) stays alive to the end of the session: frozen, the gc.collect()
     # FlagGems' Benchmark.run makes after every shape, and the collector's
-    # own full passes, no longer walk it (in a fake run those walks were a
-    # seventh of the measured process's time). Unfrozen at unconfigure, so that a warm worker's
-    # reset collects whatever of it an operator left as garbage.
+    # own full passes, no longer walk it (0.2 s each beside torch on an H100
+    # host; a seventh of a fake run's measured process). Unfrozen at
+    # unconfigure, so that a warm worker's reset collects whatever of it an
+    # operator left as garbage.
     global _frozen
     if _state.original_do_bench is not None and not _frozen:
         gc.collect()
