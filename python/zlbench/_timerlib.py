@@ -112,7 +112,8 @@ class TimerLib:
 
     abi is the version the library says it has, capped at max_abi (tests use
     max_abi=1 to drive a newer library the version 1 way); v2 is abi >= 2,
-    v3 (placements) abi >= 3, v4 (their centre and noise) abi >= 4.
+    v3 (placements) abi >= 3, v4 (their centre and noise) abi >= 4;
+    has_graph_repeat (version 5) says graph_repeat can be called.
     """
 
     def __init__(self, path, max_abi=None):
@@ -144,6 +145,22 @@ class TimerLib:
                 fn.argtypes = [ctypes.c_uint64, ctypes.POINTER(_GraphInfo),
                                ctypes.c_char_p, ctypes.c_size_t]
                 self.has_graph_info = True
+        self.has_graph_repeat = False
+        if abi >= 5:
+            try:
+                rep, rel = lib.zlbt_graph_repeat, lib.zlbt_graph_repeat_release
+            except AttributeError:
+                abi = 4               # says 5 but lacks a version 5 entry point
+            else:
+                rep.restype = ctypes.c_int
+                rep.argtypes = [ctypes.c_uint64, ctypes.c_uint32,
+                                ctypes.POINTER(ctypes.c_uint64),
+                                ctypes.POINTER(ctypes.c_uint64),
+                                ctypes.c_char_p, ctypes.c_size_t]
+                rel.restype = ctypes.c_int
+                rel.argtypes = [ctypes.c_uint64, ctypes.c_uint64,
+                                ctypes.c_char_p, ctypes.c_size_t]
+                self.has_graph_repeat = True
         self.abi = abi
         self.v2 = abi >= 2
         self.v3 = abi >= 3
@@ -253,6 +270,37 @@ class TimerLib:
         for k in GRAPH_KEYS:
             out[k] = int(getattr(info, k))
         return out, None
+
+    def graph_repeat(self, graph, copies):
+        """(exec, graph): a graph of `copies` copies of the captured graph
+        in a row, instantiated (zlbt_graph_repeat), both ints to pass to
+        graph_repeat_release. Keep the CUDAGraph that captured graph alive
+        until then: its memory is what the copies use. RuntimeError with
+        the library's sentence on failure, or where has_graph_repeat is
+        false."""
+        if not self.has_graph_repeat:
+            raise RuntimeError("libzlbtimer ABI %d has no zlbt_graph_repeat" % self.abi)
+        exec_, built = ctypes.c_uint64(0), ctypes.c_uint64(0)
+        err = ctypes.create_string_buffer(512)
+        rc = self.lib.zlbt_graph_repeat(int(graph), int(copies), ctypes.byref(exec_),
+                                        ctypes.byref(built), err, ctypes.sizeof(err))
+        if rc != ZLBT_OK:
+            raise RuntimeError("zlbt_graph_repeat %s: %s" % (
+                STATUS.get(rc, rc), err.value.decode("utf-8", "replace") or "no reason given"))
+        return int(exec_.value), int(built.value)
+
+    def graph_repeat_release(self, exec_, graph):
+        """Destroy what graph_repeat built (0 handles skipped); RuntimeError
+        with the library's sentence if the driver refuses either."""
+        if not self.has_graph_repeat:
+            raise RuntimeError("libzlbtimer ABI %d has no zlbt_graph_repeat_release"
+                               % self.abi)
+        err = ctypes.create_string_buffer(512)
+        rc = self.lib.zlbt_graph_repeat_release(int(exec_), int(graph), err,
+                                                ctypes.sizeof(err))
+        if rc != ZLBT_OK:
+            raise RuntimeError("zlbt_graph_repeat_release %s: %s" % (
+                STATUS.get(rc, rc), err.value.decode("utf-8", "replace") or "no reason given"))
 
     def summarize(self, samples):
         """Stats dict of zlbt_summarize (n, the seven statistics, and noise:

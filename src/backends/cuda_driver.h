@@ -132,6 +132,25 @@ struct cuda_driver {
 				    size_t *count);                   /* optional */
 	CUresult (*cuGraphNodeGetType)(CUgraphNode node,
 				       CUgraphNodeType *type);        /* optional */
+	/* Building a graph of child graphs (zlbt_graph_repeat); optional. */
+	CUresult (*cuGraphCreate)(CUgraph *graph, unsigned int flags);
+	CUresult (*cuGraphAddChildGraphNode)(CUgraphNode *node, CUgraph graph,
+					     const CUgraphNode *deps, size_t ndeps,
+					     CUgraph child);
+	/* CUDA 11.4 and later; optional. */
+	CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *exec, CUgraph graph,
+						unsigned long long flags);
+	/*
+	 * cuGraphInstantiate_v2, else cuGraphInstantiate: the five-argument
+	 * form, all that drivers before 11.4 have (cuda.h 12 maps the plain
+	 * name to cuGraphInstantiateWithFlags; the exported symbol kept this
+	 * ABI); optional.
+	 */
+	CUresult (*cuGraphInstantiate)(CUgraphExec *exec, CUgraph graph,
+				       CUgraphNode *error_node, char *log,
+				       size_t log_size);
+	CUresult (*cuGraphExecDestroy)(CUgraphExec exec);           /* optional */
+	CUresult (*cuGraphDestroy)(CUgraph graph);                  /* optional */
 
 	/* cuMemAlloc_v2 / cuMemFree_v2 / cuMemsetD8Async; optional. */
 	CUresult (*cuMemAlloc)(CUdeviceptr *ptr, size_t bytes);

@@ -1298,3 +1298,154 @@ ZLBT_API int zlbt_graph_info(uint64_t graph, struct zlbt_graph_info *info,
 	put_sized(info, &out, sizeof(out));
 	return ZLBT_OK;
 }
+
+/* The entry points a repeat needs, or ZLBT_EDRIVER naming the first missing. */
+static int repeat_entry_points(const struct cuda_driver *d, char *err, size_t errlen)
+{
+	const char *missing =
+		!d->cuGraphCreate ? "cuGraphCreate" :
+		!d->cuGraphAddChildGraphNode ? "cuGraphAddChildGraphNode" :
+		!d->cuGraphInstantiateWithFlags && !d->cuGraphInstantiate ?
+			"cuGraphInstantiateWithFlags and cuGraphInstantiate" :
+		!d->cuGraphExecDestroy ? "cuGraphExecDestroy" :
+		!d->cuGraphDestroy ? "cuGraphDestroy" : NULL;
+
+	if (!missing)
+		return ZLBT_OK;
+	say(err, errlen, "the CUDA driver %s lacks %s (driver too old?)",
+	    d->path, missing);
+	return ZLBT_EDRIVER;
+}
+
+/* Instantiate g with flags 0; *call names the entry point for a failure. */
+static CUresult instantiate(const struct cuda_driver *d, CUgraphExec *exec,
+			    CUgraph g, const char **call)
+{
+	CUgraphNode error_node = NULL;
+	char log[256] = "";
+
+	if (d->cuGraphInstantiateWithFlags) {
+		*call = "cuGraphInstantiateWithFlags";
+		return d->cuGraphInstantiateWithFlags(exec, g, 0);
+	}
+	/* An old driver may write into both whatever it is given. */
+	*call = "cuGraphInstantiate";
+	return d->cuGraphInstantiate(exec, g, &error_node, log, sizeof(log));
+}
+
+ZLBT_API int zlbt_graph_repeat(uint64_t graph, uint32_t copies,
+			       uint64_t *exec_out, uint64_t *graph_out,
+			       char *err, size_t errlen)
+{
+	const struct cuda_driver *d;
+	CUgraphNode prev = NULL, node;
+	CUgraphExec exec = NULL;
+	CUcontext ctx = NULL;
+	CUgraph g = NULL;
+	const char *call;
+	char what[96];
+	CUresult crc;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	/* Zeroed first: no stale handle for a caller that ignores the status. */
+	if (exec_out)
+		*exec_out = 0;
+	if (graph_out)
+		*graph_out = 0;
+	if (!graph) {
+		say(err, errlen, "graph is 0: pass the captured CUDA graph");
+		return ZLBT_EINVAL;
+	}
+	if (!copies) {
+		say(err, errlen, "copies is 0: a repeat needs at least one copy");
+		return ZLBT_EINVAL;
+	}
+	if (!exec_out || !graph_out) {
+		say(err, errlen, "exec_out and graph_out must both be given: "
+		    "both are the caller's to release");
+		return ZLBT_EINVAL;
+	}
+	rc = driver(&d, err, errlen);
+	if (rc)
+		return rc;
+	rc = repeat_entry_points(d, err, errlen);
+	if (rc)
+		return rc;
+	crc = d->cuCtxGetCurrent(&ctx);
+	if (crc) {
+		cuda_call_failed(d, "cuCtxGetCurrent", crc, err, errlen);
+		return ZLBT_EDRIVER;
+	}
+	if (!ctx) {
+		say(err, errlen, "no current CUDA context: capture the graph in "
+		    "this thread with torch first");
+		return ZLBT_EINVAL;
+	}
+
+	crc = d->cuGraphCreate(&g, 0);
+	if (crc) {
+		cuda_call_failed(d, "cuGraphCreate", crc, err, errlen);
+		return ZLBT_EDRIVER;
+	}
+	for (uint32_t i = 0; i < copies; i++) {
+		crc = d->cuGraphAddChildGraphNode(&node, g, prev ? &prev : NULL,
+						  prev ? 1 : 0,
+						  (CUgraph)(uintptr_t)graph);
+		if (crc) {
+			snprintf(what, sizeof(what), "cuGraphAddChildGraphNode "
+				 "(copy %u of %u)", i + 1, copies);
+			cuda_call_failed(d, what, crc, err, errlen);
+			d->cuGraphDestroy(g);
+			return ZLBT_EDRIVER;
+		}
+		prev = node;
+	}
+	crc = instantiate(d, &exec, g, &call);
+	if (crc) {
+		cuda_call_failed(d, call, crc, err, errlen);
+		d->cuGraphDestroy(g);
+		return ZLBT_EDRIVER;
+	}
+	*exec_out = (uint64_t)(uintptr_t)exec;
+	*graph_out = (uint64_t)(uintptr_t)g;
+	return ZLBT_OK;
+}
+
+ZLBT_API int zlbt_graph_repeat_release(uint64_t exec, uint64_t graph,
+				       char *err, size_t errlen)
+{
+	const struct cuda_driver *d;
+	CUresult crc;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!exec && !graph)
+		return ZLBT_OK;
+	rc = driver(&d, err, errlen);
+	if (rc)
+		return rc;
+	if (!d->cuGraphExecDestroy || !d->cuGraphDestroy) {
+		say(err, errlen, "the CUDA driver %s lacks cuGraphExecDestroy or "
+		    "cuGraphDestroy (driver too old?)", d->path);
+		return ZLBT_EDRIVER;
+	}
+	if (exec) {
+		crc = d->cuGraphExecDestroy((CUgraphExec)(uintptr_t)exec);
+		if (crc) {
+			cuda_call_failed(d, "cuGraphExecDestroy", crc, err, errlen);
+			rc = ZLBT_EDRIVER;
+		}
+	}
+	/* The exec does not need its graph: the graph goes even if it failed. */
+	if (graph) {
+		crc = d->cuGraphDestroy((CUgraph)(uintptr_t)graph);
+		if (crc && !rc) {
+			cuda_call_failed(d, "cuGraphDestroy", crc, err, errlen);
+			rc = ZLBT_EDRIVER;
+		}
+	}
+	return rc;
+}

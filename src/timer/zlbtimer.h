@@ -23,7 +23,11 @@
 
 #define ZLBT_API __attribute__((visibility("default")))
 
-#define ZLBT_ABI_VERSION 4
+/*
+ * Version 5 adds zlbt_graph_repeat and zlbt_graph_repeat_release; the
+ * structs are version 4's, so a version 4 caller drives it unchanged.
+ */
+#define ZLBT_ABI_VERSION 5
 
 enum zlbt_status {
 	ZLBT_OK = 0,
@@ -259,6 +263,48 @@ ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
  */
 ZLBT_API int zlbt_graph_info(uint64_t graph, struct zlbt_graph_info *info,
 			     char *err, size_t errlen);
+
+/*
+ * A graph that runs a captured graph `copies` times in a row, instantiated.
+ * Capturing K calls of a Python function costs K eager calls of host time
+ * (130-400 us each under capture); capturing T = K / copies calls once and
+ * repeating that graph costs T, and its kernels touch the same memory a
+ * K-call capture's would (torch's caching allocator hands every call the
+ * block the previous one freed).
+ *
+ * graph is a captured, not instantiated, CUgraph (torch's raw_cuda_graph()
+ * of a CUDAGraph(keep_graph=True)). The new graph holds `copies` child-graph
+ * nodes, each depending on the one before, so the copies run one after
+ * another as the calls of one stream capture would, never side by side. The
+ * driver clones the child into each node: graph may change or go after this
+ * returns. The memory its kernels use does not come along: it is the
+ * capturer's (the CUDAGraph's private pool), so keep that CUDAGraph alive,
+ * and do not reset() it, until zlbt_graph_repeat_release. A child holding
+ * memory allocation or free nodes is refused by the driver (ZLBT_EDRIVER).
+ *
+ * On ZLBT_OK *exec_out is the CUgraphExec to pass zlbt_time_graph (with
+ * calls_per_replay copies x the calls captured) and *graph_out the CUgraph
+ * it was instantiated from, to inspect with zlbt_graph_info (copies child
+ * nodes, counted as others); release both with zlbt_graph_repeat_release.
+ * Needs the CUDA context the graph was captured in current in the calling
+ * thread (ZLBT_EINVAL otherwise). ZLBT_EINVAL also for graph 0, copies 0
+ * or a NULL out pointer; ZLBT_ENODEV without a driver; ZLBT_EDRIVER where
+ * the driver lacks an entry point this needs (before CUDA 10) or a call
+ * fails, err naming it. On any failure what was built is destroyed and
+ * both outs (where not NULL) are 0.
+ */
+ZLBT_API int zlbt_graph_repeat(uint64_t graph, uint32_t copies,
+			       uint64_t *exec_out, uint64_t *graph_out,
+			       char *err, size_t errlen);
+
+/*
+ * Destroy what zlbt_graph_repeat built: the exec, then the graph; a 0
+ * handle is skipped, so both 0 is ZLBT_OK. Both are attempted even if the
+ * first fails; ZLBT_EDRIVER names the first that failed. The captured
+ * graph the repeat was built from is the caller's and is left alone.
+ */
+ZLBT_API int zlbt_graph_repeat_release(uint64_t exec, uint64_t graph,
+				       char *err, size_t errlen);
 
 /*
  * Statistics over n per-call samples (copied and sorted internally).

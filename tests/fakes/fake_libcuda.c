@@ -47,6 +47,41 @@
  *             value 0 is a NULL graph (CUDA_ERROR_INVALID_VALUE), so an
  *             empty graph cannot be expressed. Node handles are opaque
  *             values only cuGraphNodeGetType understands.
+ *   Graph building (zlbt_graph_repeat): cuGraphCreate makes a graph of
+ *             child-graph nodes only. Its handle is GRAPH_TAG (0xB1D0 in
+ *             bits 48-63) | a serial number, so the node counts above
+ *             cannot name a graph with 0xB1D0 other nodes; a tagged value
+ *             that is no live built graph (one destroyed) is
+ *             CUDA_ERROR_INVALID_VALUE everywhere. cuGraphGetNodes on a
+ *             built graph lists its child nodes, type GRAPH (4), in the
+ *             order they were added. cuGraphAddChildGraphNode clones the
+ *             child as the driver does: it snapshots the child's replay
+ *             time, and adds to built graphs only (a captured graph is a
+ *             value here: CUDA_ERROR_INVALID_VALUE); each dependency must
+ *             be a node of that graph. A graph replays in the sum of its
+ *             nodes' times, whatever their dependencies: a kernel node
+ *             takes FAKE_CUDA_KERNEL_NS (default 1000) ns, every other kind
+ *             nothing, and a child node its child's time. So a repeat of
+ *             `copies` copies of a captured graph of k kernels replays in
+ *             copies x k x FAKE_CUDA_KERNEL_NS ns. cuGraphInstantiateWithFlags
+ *             (and the five-argument cuGraphInstantiate_v2 and
+ *             cuGraphInstantiate) gives that time as the exec, as the
+ *             Graphs model above wants; a graph that takes no time has no
+ *             such handle and gives CUDA_ERROR_INVALID_VALUE.
+ *             cuGraphExecDestroy takes only an exec it instantiated and not
+ *             yet destroyed, and cuGraphDestroy only a live built graph
+ *             (never a captured one: those belong to torch), else
+ *             CUDA_ERROR_INVALID_VALUE. Failures on demand:
+ *             FAKE_CUDA_GRAPH_CREATE_FAIL=1 and FAKE_CUDA_INSTANTIATE_FAIL=1
+ *             give CUDA_ERROR_OUT_OF_MEMORY; FAKE_CUDA_CHILD_FAIL_AFTER=N
+ *             lets the first N child nodes be added and fails every later
+ *             one the same way. fake_cuda_live_graphs / _live_execs count
+ *             what was built or instantiated and not destroyed, and
+ *             fake_cuda_graph_is_chain tells whether each node of a built
+ *             graph depends on the one before alone.
+ *             Built with FAKE_CUDA_GRAPH_BUILD=1 the fake is a CUDA 10
+ *             driver, whose only instantiate is the five-argument
+ *             cuGraphInstantiate; with 0 it exports none of these calls.
  *   Memory    cuMemAlloc_v2 hands out host memory (FAKE_CUDA_MEMALLOC_FAIL=1:
  *             CUDA_ERROR_OUT_OF_MEMORY instead) and tracks it; cuMemFree_v2
  *             of anything else is CUDA_ERROR_INVALID_VALUE. cuMemsetD8Async
@@ -61,8 +96,9 @@
  *
  * The FAKE_CUDA_* variables are read when used, so a test can change them
  * between calls; the launch count (for FAIL_AFTER), the memset counters and
- * the jitter LCG start over at load and at fake_cuda_reset() (allocations
- * do not: fake_cuda_live_allocs counts what was never freed).
+ * the jitter LCG and the child-node count (for CHILD_FAIL_AFTER) start over
+ * at load and at fake_cuda_reset() (allocations, built graphs and execs do
+ * not: fake_cuda_live_* count what was never freed).
  *
  * The fake is not thread-safe: the timer calls it from one thread.
  */
@@ -74,6 +110,11 @@
 #include "backends/cuda_driver.h"
 
 #define FAKE_API __attribute__((visibility("default")))
+
+/* 2: every graph-building call; 1: a CUDA 10 driver's; 0: none. */
+#ifndef FAKE_CUDA_GRAPH_BUILD
+#define FAKE_CUDA_GRAPH_BUILD 2
+#endif
 
 /* Prototypes double as a check that the fake matches cuda_driver.h's types. */
 #define CHECK(member, fn) \
@@ -96,6 +137,7 @@ static uint64_t lcg_state;
 static int lcg_seeded;
 static int ctx_storage;
 static unsigned long long memsets;
+static unsigned long long child_nodes_added;
 static unsigned long long memset_bytes;
 static int memset_last = -1;
 
@@ -164,6 +206,7 @@ FAKE_API void fake_cuda_reset(void)
 	memsets = 0;
 	memset_bytes = 0;
 	memset_last = -1;
+	child_nodes_added = 0;
 }
 
 FAKE_API unsigned long long fake_cuda_memset_count(void)
@@ -564,14 +607,18 @@ static void graph_counts(CUgraph graph, uint64_t n[4])
 }
 
 /*
- * A node handle: a tag bit, the node's index and its type. Never NULL,
+ * A node handle: a tag bit, the serial of the built graph it belongs to
+ * (0: a captured graph's), the node's index and its type. Never NULL,
  * never a pointer anyone could dereference.
  */
 #define NODE_TAG (1ull << 62)
+#define NODE_SERIAL_BITS 22
 
-static CUgraphNode node_handle(uint64_t index, int type)
+static CUgraphNode node_handle(uint64_t serial, uint64_t index, int type)
 {
-	return (CUgraphNode)(uintptr_t)(NODE_TAG | index << 8 | (uint64_t)type);
+	serial &= (1ull << NODE_SERIAL_BITS) - 1;
+	return (CUgraphNode)(uintptr_t)(NODE_TAG | serial << 40 | index << 8 |
+					(uint64_t)type);
 }
 
 static int node_type(uint64_t index, const uint64_t n[4])
@@ -588,21 +635,69 @@ static int node_type(uint64_t index, const uint64_t n[4])
 	return CU_GRAPH_NODE_TYPE_HOST + (int)(index % 11);   /* 3 .. 13 */
 }
 
+/* A graph cuGraphCreate made: child-graph nodes, each its child's time. */
+struct built_graph {
+	struct built_graph *next;
+	uint64_t serial;
+	uint64_t *node_ns;      /* replay time of each node's (cloned) child */
+	size_t nodes, alloc;
+	uint64_t ns;            /* their sum: one replay */
+	int chain;              /* each node depends on the one before alone */
+};
+
+#define GRAPH_TAG (0xB1D0ull << 48)
+#define GRAPH_TAG_MASK (0xffffull << 48)
+
+static struct built_graph *built;
+static long live_graphs;
+static size_t nr_execs;         /* execs instantiated and not destroyed */
+
+static int is_built(CUgraph graph)
+{
+	return ((uint64_t)(uintptr_t)graph & GRAPH_TAG_MASK) == GRAPH_TAG;
+}
+
+static struct built_graph *find_built(CUgraph graph, struct built_graph ***link)
+{
+	uint64_t serial = (uint64_t)(uintptr_t)graph & ~GRAPH_TAG_MASK;
+	struct built_graph **pp = &built;
+
+	if (!is_built(graph))
+		return NULL;
+	for (; *pp; pp = &(*pp)->next) {
+		if ((*pp)->serial == serial) {
+			if (link)
+				*link = pp;
+			return *pp;
+		}
+	}
+	return NULL;
+}
+
 FAKE_API CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *count)
 {
+	struct built_graph *g = NULL;
 	uint64_t n[4], total;
 	size_t i;
 
 	if (!graph || !count)
 		return CUDA_ERROR_INVALID_VALUE;
-	graph_counts(graph, n);
-	total = n[0] + n[1] + n[2] + n[3];
+	if (is_built(graph)) {
+		g = find_built(graph, NULL);
+		if (!g)
+			return CUDA_ERROR_INVALID_VALUE;
+		total = g->nodes;
+	} else {
+		graph_counts(graph, n);
+		total = n[0] + n[1] + n[2] + n[3];
+	}
 	if (!nodes) {
 		*count = (size_t)total;
 		return CUDA_SUCCESS;
 	}
 	for (i = 0; i < *count && i < total; i++)
-		nodes[i] = node_handle(i, node_type(i, n));
+		nodes[i] = g ? node_handle(g->serial, i, CU_GRAPH_NODE_TYPE_GRAPH) :
+			       node_handle(0, i, node_type(i, n));
 	if (*count > total) {
 		for (; i < *count; i++)
 			nodes[i] = NULL;
@@ -622,6 +717,220 @@ FAKE_API CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type)
 	return CUDA_SUCCESS;
 }
 CHECK(cuGraphNodeGetType, cuGraphNodeGetType);
+
+/* Built graphs and execs made and not yet destroyed. */
+FAKE_API long fake_cuda_live_graphs(void)
+{
+	return live_graphs;
+}
+
+FAKE_API long fake_cuda_live_execs(void)
+{
+	return (long)nr_execs;
+}
+
+/* 1 if each node of the built graph depends on the one before alone, else 0; -1: no such graph. */
+FAKE_API int fake_cuda_graph_is_chain(uint64_t graph)
+{
+	struct built_graph *g = find_built((CUgraph)(uintptr_t)graph, NULL);
+
+	return g ? g->chain : -1;
+}
+
+#if FAKE_CUDA_GRAPH_BUILD >= 1
+
+static uint64_t built_serial;
+/* The live execs' values, repeats allowed: equal times, equal handles. */
+static uint64_t *execs;
+static size_t execs_alloc;
+
+/* One replay of graph, in ns (0: a graph of no kernels), or an error. */
+static CUresult graph_ns(CUgraph graph, uint64_t *ns)
+{
+	struct built_graph *g;
+	uint64_t n[4];
+
+	if (!graph)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (is_built(graph)) {
+		g = find_built(graph, NULL);
+		if (!g)
+			return CUDA_ERROR_INVALID_VALUE;
+		*ns = g->ns;
+		return CUDA_SUCCESS;
+	}
+	graph_counts(graph, n);
+	*ns = n[0] * (uint64_t)env_long("FAKE_CUDA_KERNEL_NS", 1000);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGraphCreate(CUgraph *graph, unsigned int flags)
+{
+	struct built_graph *g;
+
+	if (!graph || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (env_long("FAKE_CUDA_GRAPH_CREATE_FAIL", 0))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g->serial = ++built_serial;
+	g->chain = 1;
+	g->next = built;
+	built = g;
+	live_graphs++;
+	*graph = (CUgraph)(uintptr_t)(GRAPH_TAG | g->serial);
+	return CUDA_SUCCESS;
+}
+CHECK(cuGraphCreate, cuGraphCreate);
+
+/* The index of dep if it is a node of g, else -1. */
+static long node_of(const struct built_graph *g, CUgraphNode dep)
+{
+	uint64_t v = (uint64_t)(uintptr_t)dep;
+	uint64_t serial = (v >> 40) & ((1ull << NODE_SERIAL_BITS) - 1);
+	uint64_t index = (v >> 8) & 0xffffffffull;
+
+	if (!(v & NODE_TAG) || serial != (g->serial & ((1ull << NODE_SERIAL_BITS) - 1)) ||
+	    index >= g->nodes)
+		return -1;
+	return (long)index;
+}
+
+FAKE_API CUresult cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph graph,
+					   const CUgraphNode *deps, size_t ndeps,
+					   CUgraph child)
+{
+	struct built_graph *g = find_built(graph, NULL);
+	long fail_after = env_long("FAKE_CUDA_CHILD_FAIL_AFTER", -1);
+	int chained;
+	uint64_t ns;
+	CUresult rc;
+
+	if (!node || !g || (ndeps && !deps))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < ndeps; i++)
+		if (node_of(g, deps[i]) < 0)
+			return CUDA_ERROR_INVALID_VALUE;
+	rc = graph_ns(child, &ns);
+	if (rc)
+		return rc;
+	if (fail_after >= 0 && child_nodes_added >= (unsigned long long)fail_after)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (g->nodes == g->alloc) {
+		size_t alloc = g->alloc ? 2 * g->alloc : 16;
+		uint64_t *p = realloc(g->node_ns, alloc * sizeof(*p));
+
+		if (!p)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		g->node_ns = p;
+		g->alloc = alloc;
+	}
+	chained = g->nodes ? ndeps == 1 && node_of(g, deps[0]) == (long)g->nodes - 1 :
+			     ndeps == 0;
+	g->chain = g->chain && chained;
+	g->node_ns[g->nodes] = ns;
+	g->ns += ns;
+	*node = node_handle(g->serial, g->nodes, CU_GRAPH_NODE_TYPE_GRAPH);
+	g->nodes++;
+	child_nodes_added++;
+	return CUDA_SUCCESS;
+}
+CHECK(cuGraphAddChildGraphNode, cuGraphAddChildGraphNode);
+
+/* The exec of graph: its replay time, recorded as live. */
+static CUresult instantiate(CUgraphExec *exec, CUgraph graph)
+{
+	uint64_t ns;
+	CUresult rc;
+
+	if (!exec)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = graph_ns(graph, &ns);
+	if (rc)
+		return rc;
+	if (!ns)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (env_long("FAKE_CUDA_INSTANTIATE_FAIL", 0))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (nr_execs == execs_alloc) {
+		size_t alloc = execs_alloc ? 2 * execs_alloc : 16;
+		uint64_t *p = realloc(execs, alloc * sizeof(*p));
+
+		if (!p)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		execs = p;
+		execs_alloc = alloc;
+	}
+	execs[nr_execs++] = ns;
+	*exec = (CUgraphExec)(uintptr_t)ns;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGraphInstantiate(CUgraphExec *exec, CUgraph graph,
+				     CUgraphNode *error_node, char *log,
+				     size_t log_size)
+{
+	if (log && log_size)
+		log[0] = '\0';
+	return instantiate(exec, graph);
+}
+CHECK(cuGraphInstantiate, cuGraphInstantiate);
+
+FAKE_API CUresult cuGraphExecDestroy(CUgraphExec exec)
+{
+	uint64_t v = (uint64_t)(uintptr_t)exec;
+
+	for (size_t i = 0; i < nr_execs; i++) {
+		if (execs[i] == v) {
+			execs[i] = execs[--nr_execs];
+			if (!nr_execs) {
+				free(execs);
+				execs = NULL;
+				execs_alloc = 0;
+			}
+			return CUDA_SUCCESS;
+		}
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+CHECK(cuGraphExecDestroy, cuGraphExecDestroy);
+
+FAKE_API CUresult cuGraphDestroy(CUgraph graph)
+{
+	struct built_graph **link = NULL, *g = find_built(graph, &link);
+
+	if (!g)
+		return CUDA_ERROR_INVALID_VALUE;
+	*link = g->next;
+	free(g->node_ns);
+	free(g);
+	live_graphs--;
+	return CUDA_SUCCESS;
+}
+CHECK(cuGraphDestroy, cuGraphDestroy);
+
+#endif
+
+#if FAKE_CUDA_GRAPH_BUILD >= 2
+
+FAKE_API CUresult cuGraphInstantiate_v2(CUgraphExec *exec, CUgraph graph,
+					CUgraphNode *error_node, char *log,
+					size_t log_size)
+{
+	return cuGraphInstantiate(exec, graph, error_node, log, log_size);
+}
+CHECK(cuGraphInstantiate, cuGraphInstantiate_v2);
+
+FAKE_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
+					      unsigned long long flags)
+{
+	return instantiate(exec, graph);
+}
+CHECK(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags);
+
+#endif
 
 /* ---- memory ------------------------------------------------------------ */
 
