@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Do placement probes that also move the inputs draw what processes show?
+
+zlb's probes (docs/protocol.md section 3) capture the measured graph's K
+calls again on memory of their own: the outputs move, the inputs do not.
+On an H100 (issue 28) torch's amax of 4096x8192, log_softmax of 4096x8192
+and cumsum of 4096x16384 moved 0.5% between processes while their probes
+drew 0.02-0.1% (bench/short_probe_check.py measured the same gap on four
+kernels). These kernels read far more than they write.
+
+Each process here builds, for each kernel, FlagGems' benchmark closure
+(`lambda: op(*args)`) and captures from it: the measured graph M, three
+probes F1-F3 as zlb takes them (same inputs, a fresh pool each) and three
+probes I1-I3 on clones of the inputs (made in this process, a fresh pool
+each). Every graph is timed in interleaved single replays, each after
+an untimed one of its own. Then, over the processes: the spread of M's
+median against the spread each kind of probe draws inside one process. If
+the I probes draw what the processes show and the F probes do not, where
+the inputs' pages fall is the cause, and probes should move them.
+
+    PYTHONPATH=$PWD/python:$PWD/.carry/FlagGems/src:$PWD/.carry/pylib GEMS_VENDOR=nvidia \
+      python3 bench/input_probe_check.py --procs 6 --gems --out $OUT/inputs.json
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+
+import _probe
+
+
+def kernels(torch):
+    """name -> (op, args): FlagGems-sized inputs, made once per process."""
+    f16 = torch.float16
+
+    def r(*shape):
+        return torch.randn(*shape, device="cuda", dtype=f16)
+
+    a, b, c = r(1024, 1024), r(1024, 1024), r(1024, 1024)
+    y = r(4096, 8192)
+    w = r(4096, 16384)
+    g = r(4096, 4096)
+    s = r(1024, 1024)
+    return {
+        "addmm_1024": (torch.addmm, (c, a, b)),
+        "amax_4096x8192": (lambda x: torch.amax(x, dim=-1), (y,)),
+        "log_softmax_4096x8192": (lambda x: torch.log_softmax(x, dim=-1), (y,)),
+        "cumsum_4096x16384": (lambda x: torch.cumsum(x, dim=-1), (w,)),
+        "gelu_4096x4096": (torch.nn.functional.gelu, (g,)),
+        "softmax_1024": (lambda x: torch.softmax(x, dim=-1), (s,)),
+    }
+
+
+def closure(op, args):
+    return lambda: op(*args)
+
+
+def measure_one(torch, op, args, rounds, target_ms):
+    fn = closure(op, args)
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+
+    def capture(f, k):
+        gr = torch.cuda.CUDAGraph()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.graph(gr, stream=side):
+            for _ in range(k):
+                f()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        return gr
+
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    g64 = capture(fn, 64)
+    times = []
+    for _ in range(5):
+        g64.replay()
+        e0.record()
+        g64.replay()
+        e1.record()
+        torch.cuda.synchronize()
+        times.append(e0.elapsed_time(e1) / 64)
+    del g64
+    k = max(1, 2 ** math.ceil(math.log2(max(1.0, target_ms / min(times)))))
+    graphs = {"M": capture(fn, k)}
+    for i in range(1, 4):
+        graphs["F%d" % i] = capture(fn, k)
+    keep = []
+    for i in range(1, 4):
+        # the clones live on memory of their own, in segments this process
+        # had not touched: pages, channels and alignment drawn anew
+        clones = tuple(a.clone() for a in args)
+        keep.append(clones)
+        graphs["I%d" % i] = capture(closure(op, clones), k)
+    med = _probe.interleaved_medians(torch, graphs, dict.fromkeys(graphs, k), rounds)
+    out = {"k": k, "median_us": med,
+           "moved_bytes": sum(a.untyped_storage().nbytes() for a in keep[0])}
+    del graphs, keep
+    torch.cuda.synchronize()
+    return out
+
+
+def one_process(rounds, target_ms, gems):
+    import torch
+
+    torch.manual_seed(0)
+    out = {}
+    ks = kernels(torch)
+    for name, (op, args) in ks.items():
+        out["torch " + name] = measure_one(torch, op, args, rounds, target_ms)
+    if gems:
+        os.environ.setdefault("GEMS_VENDOR", "nvidia")
+        import flag_gems
+
+        with flag_gems.use_gems():
+            for name, (op, args) in ks.items():
+                out["gems " + name] = measure_one(torch, op, args, rounds, target_ms)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--procs", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=13)
+    ap.add_argument("--target-ms", type=float, default=2.0)
+    ap.add_argument("--gems", action="store_true", help="FlagGems' kernels too")
+    ap.add_argument("--out")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    wargs = ["--rounds", str(a.rounds), "--target-ms", str(a.target_ms)]
+    if a.gems:
+        wargs.append("--gems")
+    if a.worker:
+        print(json.dumps(one_process(a.rounds, a.target_ms, a.gems)))
+        return 0
+    procs = _probe.run_workers(os.path.abspath(__file__), wargs, a.procs)
+    if len(procs) < 2:
+        return 1
+    report = {}
+    for name in procs[0]:
+        rows = [p[name] for p in procs]
+        m = [q["median_us"]["M"] for q in rows]
+        full = [_probe.sd_pct([q["median_us"][k] for k in ("M", "F1", "F2", "F3")])
+                for q in rows]
+        moved = [_probe.sd_pct([q["median_us"][k] for k in ("M", "I1", "I2", "I3")])
+                 for q in rows]
+        rms = lambda v: math.sqrt(sum(x * x for x in v) / len(v))  # noqa: E731
+        report[name] = {"k": rows[0]["k"], "moved_mib": rows[0]["moved_bytes"] / 2 ** 20,
+                        "measured_us": m, "between_sd_pct": _probe.sd_pct(m),
+                        "full_probe_sd_pct": full, "moved_probe_sd_pct": moved,
+                        "full_rms": rms(full), "moved_rms": rms(moved)}
+        print("%-28s K %4d  M %8.3f us  between %.2f%%  | inside, outputs moved: rms %.2f%% "
+              "(%s)  | inputs moved too: rms %.2f%% (%s)" % (
+                  name, rows[0]["k"], sum(m) / len(m), _probe.sd_pct(m), rms(full),
+                  " ".join("%.2f" % v for v in full), rms(moved),
+                  " ".join("%.2f" % v for v in moved)), flush=True)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"report": report, "processes": procs}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
