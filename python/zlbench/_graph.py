@@ -171,7 +171,7 @@ def _new_graph(torch):
         return cls(), False
 
 
-def capture(torch, call, k, on_rng=None, inspect=None, needs_exec=True):
+def capture(torch, call, k, on_rng=None, inspect=None, needs_exec=True, instantiate=True):
     """A graph of k calls of call(), instantiated; the graph is released and
     the error re-raised on any failure. When a call is refused during the
     capture, torch.cuda.graph's exit fails too ("operation failed due to a
@@ -183,7 +183,11 @@ def capture(torch, call, k, on_rng=None, inspect=None, needs_exec=True):
     keep_graph=True); it must not raise.
 
     needs_exec: the replay needs raw_cuda_graph_exec() (libzlbtimer); the
-    events timer replays the graph object and does not."""
+    events timer replays the graph object and does not.
+
+    instantiate False: a keep_graph=True graph is left captured, for its
+    raw_cuda_graph() only (a probe's unit, _RepeatedGraph); a torch that
+    instantiates at capture_end does so anyway."""
     dev = _device.module(torch)
     g, keep = _new_graph(torch)
     err = None
@@ -215,7 +219,7 @@ def capture(torch, call, k, on_rng=None, inspect=None, needs_exec=True):
         inspect(g)
     if err is None:
         try:
-            if keep:
+            if keep and instantiate:
                 g.instantiate()
             if needs_exec and not hasattr(g, "raw_cuda_graph_exec"):
                 raise RuntimeError("this torch's CUDAGraph has no raw_cuda_graph_exec()")
@@ -240,11 +244,12 @@ def first_cause(e):
     return e
 
 
-def _capture_or_fail(torch, call, k, on_rng, inspect=None, lib=None):
+def _capture_or_fail(torch, call, k, on_rng, inspect=None, lib=None, instantiate=True):
     """capture(), its failure raised as CaptureFailure("capture", ...)."""
-    needs_exec = not getattr(lib, "replays_graphs", False)
+    needs_exec = instantiate and not getattr(lib, "replays_graphs", False)
     try:
-        return capture(torch, call, k, on_rng, inspect=inspect, needs_exec=needs_exec)
+        return capture(torch, call, k, on_rng, inspect=inspect, needs_exec=needs_exec,
+                       instantiate=instantiate)
     except Exception as e:
         raise CaptureFailure("capture", e) from e
 
@@ -601,7 +606,15 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
 # What _probe_placements adds to a record.
 PROBE_KEYS = ("placement_probes", "placement_sd", "placement_probe_ms", "placement_probe_mhz",
               "placement_probe_ref_ms", "placement_probe_draws", "placement_probe_error",
-              "placement_probe_protocol")
+              "placement_probe_protocol", "placement_probe_build")
+# A probe of K calls is built from a capture of PROBE_UNIT calls repeated
+# K / PROBE_UNIT times (zlbt_graph_repeat) where K is a larger multiple:
+# capturing costs the host what as many eager calls do (130-400 us a call
+# for FlagGems' small kernels on an H100: 17 s of the 30 s three probes
+# took over ten operators), replaying a copy nothing more. The unit's
+# buffers are the K-call capture's: each call's output is freed inside the
+# capture and the next call takes the same block back.
+PROBE_UNIT = 8
 # How each probe is timed against the measured graph (docs/protocol.md
 # section 3); files without the key used "bracketed" (blocks of 9 replays in
 # the order 0 1 0 2 ... 0 n 0).
@@ -615,6 +628,60 @@ def probe_pair_order(pairs):
     pairs, the probe (1) on odd ones, so that a clock that moves within a
     pair moves the two orders' differences by the same amount either way."""
     return [(0, 1) if j % 2 == 0 else (1, 0) for j in range(pairs)]
+
+
+class _RepeatedGraph:
+    """A probe of k calls built as copies of a captured unit of fewer: what
+    _replay and release() ask of a graph (raw_cuda_graph_exec, reset). The
+    unit's torch graph stays alive with it: its memory pool holds the
+    buffers every copy uses."""
+
+    def __init__(self, lib, unit, exec_handle, built):
+        self._lib = lib
+        self._unit = unit
+        self._exec = exec_handle
+        self._built = built
+
+    def raw_cuda_graph_exec(self):
+        return self._exec
+
+    def reset(self):
+        if self._exec or self._built:
+            try:
+                self._lib.graph_repeat_release(self._exec, self._built)
+            finally:
+                self._exec = self._built = 0
+                release(self._unit)
+
+
+def _probe_unit(k):
+    """Calls in a probe's captured unit: the largest power of two of at most
+    PROBE_UNIT that divides k; 0 when k is no larger (capture all k)."""
+    unit = PROBE_UNIT
+    while unit > 1 and k % unit:
+        unit //= 2
+    return unit if k > unit else 0
+
+
+def _probe_graph(torch, lib, call, k, on_rng, how):
+    """One probe graph of k calls on memory of its own: a capture of
+    _probe_unit(k) calls repeated, or of all k where that is not to be had.
+    how: {"build": "repeat" or "capture", "why": why a repeat failed}; a
+    failed repeat turns the rest of the row's probes to whole captures.
+    Raises CaptureFailure as _capture_or_fail does."""
+    unit = _probe_unit(k)
+    if how["build"] == "repeat" and unit:
+        g = _capture_or_fail(torch, call, unit, on_rng, lib=lib, instantiate=False)
+        try:
+            g_raw = int(g.raw_cuda_graph())
+            exec_handle, built = lib.graph_repeat(g_raw, k // unit)
+            return _RepeatedGraph(lib, g, exec_handle, built)
+        except Exception as e:
+            release(g)
+            how["build"], how["why"] = "capture", _io.first_line(e)
+    elif how["build"] == "repeat":
+        how["build"] = "capture"
+    return _capture_or_fail(torch, call, k, on_rng, lib=lib)
 
 
 def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
@@ -640,22 +707,26 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
     median clock over its kept pairs, "placement_probe_ref_ms": the measured
     graph's median over the same pairs, "placement_probe_draws":
     probe_pair_draw's, by probe, "placement_probe_error": why probes are
-    missing, or None, "placement_probe_protocol": PROBE_PROTOCOL}. A probe
-    that fails leaves the measurement as it is. The graphs are appended to
-    graphs, which the caller releases."""
+    missing, or None, "placement_probe_protocol": PROBE_PROTOCOL,
+    "placement_probe_build": how the probe graphs were built, "repeat" or
+    "capture" (_probe_graph), "capture: <why>" where a repeat failed}. A
+    probe that fails leaves the measurement as it is. The graphs are
+    appended to graphs, which the caller releases."""
     probes = []
     error = None
     want = 1 + rule.placement_probes
+    repeats = getattr(lib, "has_graph_repeat", False) and _probe_unit(k)
+    how = {"build": "repeat" if repeats else "capture", "why": None}
     try:
         before = _reserved(torch)
-        graphs.append(_capture_or_fail(torch, call, k, on_rng, lib=lib))
+        graphs.append(_probe_graph(torch, lib, call, k, on_rng, how))
         pool = _reserved(torch) - before
         asked, want = want, placements_for(want, pool, _free_bytes(torch))
         if want < asked:
             error = ("memory: a graph reserves %.0f MiB, room for %d probe%s of %d" % (
                 pool / (1 << 20), want - 1, "" if want == 2 else "s", asked - 1))
         while len(graphs) < want:
-            graphs.append(_capture_or_fail(torch, call, k, on_rng, lib=lib))
+            graphs.append(_probe_graph(torch, lib, call, k, on_rng, how))
         for i in range(1, want):
             pairs = []
             for order in probe_pair_order(PROBE_PAIRS):
@@ -679,7 +750,9 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
             "placement_probe_ref_ms": [r["ref_ms"] for r in reads] or None,
             "placement_probe_draws": draws or None,
             "placement_probe_error": error or why,
-            "placement_probe_protocol": PROBE_PROTOCOL}
+            "placement_probe_protocol": PROBE_PROTOCOL,
+            "placement_probe_build": how["build"] if not how["why"] else
+            "capture: %s" % how["why"]}
 
 
 def _median(values):

@@ -6,14 +6,42 @@ a single round's drift. They must leave the measured number alone.
 Placement is modelled by the stub op's capture_cost_ns: a call captured
 into the op's i-th graph costs what that graph's buffers would. The
 measurement captures graphs 0 and 1 (the 1- and 8-call estimates) and 2
-(K calls); the probes are graphs 3, 4, 5.
+(K calls); the probes are graphs 3, 4, 5, each a capture of
+_graph.PROBE_UNIT calls that libzlbtimer repeats K / PROBE_UNIT times
+(zlbt_graph_repeat) on the fake driver.
 """
 
+import ctypes
 import math
+import os
 
 import pytest
 
-from zlbench import _graph, _state, timing
+from zlbench import _graph, _state, _timerlib, timing
+
+
+@pytest.fixture(autouse=True)
+def repeats_read_their_unit(monkeypatch):
+    """The fake driver replays a copied graph's kernels in
+    $FAKE_CUDA_KERNEL_NS each (read when the copy is made); set it to what
+    a call of the unit being repeated costs, so that a repeated probe reads
+    what its capture modelled, as a whole capture of it would."""
+    real_repeat = _timerlib.TimerLib.graph_repeat
+
+    def graph_repeat(self, graph, copies):
+        import torch
+
+        unit = torch._stub.last_graph
+        monkeypatch.setenv("FAKE_CUDA_KERNEL_NS", str(unit.cost_ns // unit.nodes["kernel"]))
+        return real_repeat(self, graph, copies)
+    monkeypatch.setattr(_timerlib.TimerLib, "graph_repeat", graph_repeat)
+
+
+def live_built(fake):
+    """(graphs, execs) libzlbtimer built on the fake driver and not destroyed."""
+    fake.fake_cuda_live_graphs.restype = ctypes.c_long
+    fake.fake_cuda_live_execs.restype = ctypes.c_long
+    return fake.fake_cuda_live_graphs(), fake.fake_cuda_live_execs()
 
 
 def measure(fn, rep=40):
@@ -42,13 +70,59 @@ def test_probes_measure_the_spread_and_leave_the_number(real, stub_torch, monkey
     assert rec["placement_probe_draws"] == pytest.approx([math.log(c / 5000) for c in probes],
                                                          abs=1e-4)
     assert rec["placement_probe_protocol"] == "paired"
-    # Three more graphs of K calls; then each probe and the measured graph
-    # in PROBE_PAIRS pairs of one untimed and one timed replay each.
+    assert rec["placement_probe_build"] == "repeat"
+    # Three more graphs of K calls, each a captured unit of 8 repeated 64
+    # times; then each probe and the measured graph in PROBE_PAIRS pairs of
+    # one untimed and one timed replay each.
     assert len(op.graphs) == 6
-    assert op.captured_calls == 1 + 8 + 4 * 512
+    assert op.captured_calls == 1 + 8 + 512 + 3 * _graph.PROBE_UNIT
     assert real.fake_cuda_launch_count() - launches == \
         3 * (1 + 5) + (1 + 16) + 3 * _graph.PROBE_PAIRS * 2 * (1 + 1)
     assert stub_torch._stub.live_graphs == 0
+    assert live_built(real) == (0, 0)
+
+
+def test_a_refused_repeat_falls_back_to_whole_captures(real, stub_torch, monkeypatch):
+    # The driver cannot build the repeat (cuGraphCreate fails): the first
+    # probe's unit is let go and K calls captured instead, and the other
+    # probes go straight to whole captures. The draws are the same; the
+    # record says how they were built, and why.
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "3")
+    monkeypatch.setenv("FAKE_CUDA_GRAPH_CREATE_FAIL", "1")
+    probes = [5100, 4900, 5300]
+    costs = [5000, 5000, 5000, 5100, 5100, 4900, 5300]     # graph 3: the unit let go
+    op = stub_torch._stub.make_op("op", capture_cost_ns=lambda i: costs[i])
+    value, rec = measure(op)
+    assert value == pytest.approx(0.005, rel=1e-6)
+    assert rec["placement_probes"] == 3 and rec["placement_probe_error"] is None
+    assert rec["placement_probe_draws"] == pytest.approx([math.log(c / 5000) for c in probes],
+                                                         abs=1e-4)
+    assert rec["placement_probe_build"].startswith("capture: zlbt_graph_repeat ")
+    assert "cuGraphCreate" in rec["placement_probe_build"]
+    assert len(op.graphs) == 7
+    assert op.captured_calls == 1 + 8 + 512 + _graph.PROBE_UNIT + 3 * 512
+    assert stub_torch._stub.live_graphs == 0
+    assert live_built(real) == (0, 0)
+
+
+def test_a_library_without_repeat_captures_whole(real, stub_torch, monkeypatch):
+    # ABI 4 (zlb's libzlbtimer before zlbt_graph_repeat): whole captures,
+    # no reason given, since nothing failed.
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "2")
+    lib, _ = _timerlib.timer_lib(os.environ["ZLB_TIMER_LIB"])
+    monkeypatch.setattr(lib, "has_graph_repeat", False)
+    op = stub_torch._stub.make_op("op", capture_cost_ns=by_graph([5100, 4900]))
+    _, rec = measure(op)
+    assert rec["placement_probe_build"] == "capture"
+    assert rec["placement_probe_draws"] == pytest.approx(
+        [math.log(5100 / 5000), math.log(4900 / 5000)], abs=1e-4)
+    assert op.captured_calls == 1 + 8 + 3 * 512
+
+
+@pytest.mark.parametrize("k,unit", [(4096, 8), (512, 8), (16, 8), (12, 4), (6, 2), (7, 1),
+                                    (8, 0), (4, 0), (1, 0)])
+def test_probe_unit_divides_k(k, unit):
+    assert _graph._probe_unit(k) == unit
 
 
 def test_no_probes_asked(real, stub_torch, monkeypatch):
@@ -263,4 +337,4 @@ def test_tuning_probes_as_asked(real, stub_torch, monkeypatch):
     monkeypatch.setenv("ZLB_TUNE_PLACEMENT_PROBES", "3")
     op, config = _tuned_then_measured(stub_torch)
     measure(op)
-    assert config.captured_calls == 1 + 8 + 4 * 512
+    assert config.captured_calls == 1 + 8 + 512 + 3 * _graph.PROBE_UNIT

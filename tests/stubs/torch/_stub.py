@@ -68,6 +68,7 @@ eager_ops = 0         # eager op calls so far
 gems_depth = 0        # > 0 inside flag_gems.use_gems()
 capture = None        # the CUDAGraph being captured, if any
 live_graphs = 0       # captured graphs not yet reset
+last_graph = None     # the CUDAGraph whose capture ended last
 captures_begun = 0
 replays = 0
 

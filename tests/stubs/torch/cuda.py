@@ -283,6 +283,7 @@ class CUDAGraph:
             st.capturing = False
         self._status = "captured"
         _stub.live_graphs += 1
+        _stub.last_graph = self
         if not self._keep_graph:
             self.instantiate()
 
