@@ -166,9 +166,14 @@ def main(argv=None):
     ap.add_argument("--target-ms", type=float, default=2.0)
     ap.add_argument("--gems", action="store_true")
     ap.add_argument("--out")
+    ap.add_argument("--report", metavar="JSON",
+                    help="print the report of an earlier --out instead of measuring")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--build", choices=("W", "R"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.report:
+        with open(a.report) as f:
+            return report(json.load(f)["processes"], None)
     common = ["--timer-lib", a.timer_lib, "--rounds", str(a.rounds),
               "--target-ms", str(a.target_ms)] + (["--gems"] if a.gems else [])
     if a.worker:
@@ -179,6 +184,15 @@ def main(argv=None):
         build = "W" if i % 2 == 0 else "R"
         got = _probe.run_workers(os.path.abspath(__file__), common + ["--build", build], 1)
         procs += got
+    return report(procs, a.out)
+
+
+def offsets(p):
+    """Each probe's first output's offset from the measured graph's."""
+    return [p["ptr"]["P%d" % j] - p["ptr"]["M"] for j in range(1, PROBES + 1)]
+
+
+def report(procs, out_path):
     ws = [p for p in procs if next(iter(p.values()))["build"] == "W"]
     rs = [p for p in procs if next(iter(p.values()))["build"] == "R"]
     if not ws or not rs:
@@ -191,8 +205,7 @@ def main(argv=None):
         mean = lambda rows, j: sum(x[j] for x in rows) / len(rows)  # noqa: E731
         dw = [100 * mean(w, j) for j in range(PROBES)]
         dr = [100 * mean(r, j) for j in range(PROBES)]
-        same_ptr = all(p[name]["ptr"]["P%d" % j] == ws[0][name]["ptr"]["P%d" % j]
-                       for p in procs for j in range(1, PROBES + 1))
+        same_ptr = all(offsets(p[name]) == offsets(ws[0][name]) for p in procs)
         bw = sum(sum(p[name]["build_s"]) for p in ws) / len(ws)
         br = sum(sum(p[name]["build_s"]) for p in rs) / len(rs)
         rm = [100 * (p[name]["rm_over_m"] - 1) for p in procs]
@@ -200,15 +213,15 @@ def main(argv=None):
         w_range = max(100 * (max(x[j] for x in w) - min(x[j] for x in w))
                       for j in range(PROBES))
         report[name] = {"k": procs[0][name]["k"], "whole_draws_pct": dw, "repeat_draws_pct": dr,
-                        "same_addresses": same_ptr, "whole_build_s": bw, "repeat_build_s": br,
+                        "same_offsets": same_ptr, "whole_build_s": bw, "repeat_build_s": br,
                         "rm_over_m_pct": rm, "whole_range_pct": w_range}
-        print("%-28s K %4d  draws %%, whole: %s (range %.2f)  repeat: %s  | same addresses %s "
-              "| build %.3f s -> %.3f s | RM/M-1 %s%%" % (
+        print("%-28s K %4d  draws %%, whole: %s (range %.2f)  repeat: %s  "
+              "| same offsets %s | build %.3f s -> %.3f s | RM/M-1 %s%%" % (
                   name, procs[0][name]["k"], " ".join("%+.2f" % v for v in dw), w_range,
                   " ".join("%+.2f" % v for v in dr), "yes" if same_ptr else "NO", bw, br,
                   " ".join("%+.2f" % v for v in rm)), flush=True)
-    if a.out:
-        with open(a.out, "w") as f:
+    if out_path:
+        with open(out_path, "w") as f:
             json.dump({"report": report, "processes": procs}, f, indent=1)
     return 0
 
