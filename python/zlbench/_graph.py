@@ -65,7 +65,7 @@ from . import _device, _io, _markers, _state
 # What the engine's callers and tests name through _graph, libzlbtimer's part
 # of which lives in _timerlib.
 from ._timerlib import (GRAPH_KEYS, STATUS, STOP_REASONS, V2_RESULT_KEYS, V3_RESULT_KEYS,  # noqa: F401
-                        ZLBT_CLOCK_CHECK, ZLBT_CLOCK_OFF, ZLBT_ETIMEOUT, ZLBT_L2_COLD,
+                        V6_RESULT_KEYS, ZLBT_CLOCK_CHECK, ZLBT_CLOCK_OFF, ZLBT_ETIMEOUT, ZLBT_L2_COLD,
                         ZLBT_L2_HOT, ZLBT_OK, TimerLib, _libs, timer_lib)
 
 MAX_SAMPLES = 10000

@@ -9,10 +9,11 @@ from . import _graph, _stats
 STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "stdrel")
 # Graph-only fields of a measurement: null for direct timing (upstream
 # do_bench has its own L2 policy, no stopping rule of ours, no graph).
-DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz", "l2",
-                "l2_flush_bytes", "graph", "min_samples", "min_time_ms", "noise_target",
-                "max_wall_ms", "clock_floor", "placements", "placement_spread",
-                "placement_noise", "replay_target_ms", "graph_shape") + _graph.PROBE_KEYS
+DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz",
+               "clock_reasons", "l2", "l2_flush_bytes", "graph", "min_samples",
+               "min_time_ms", "noise_target", "max_wall_ms", "clock_floor", "placements",
+               "placement_spread", "placement_noise", "replay_target_ms",
+               "graph_shape") + _graph.PROBE_KEYS
 
 
 def stat_fields(stats):

@@ -74,6 +74,10 @@ class _Result(ctypes.Structure):
         # --- version 4 ---
         ("centre_ms", ctypes.c_double),
         ("placement_noise", ctypes.c_double),
+        # --- version 5 (ABI 6) ---
+        ("clock_reasons", ctypes.c_uint64),
+        ("clock_reasons_known", ctypes.c_uint32),
+        ("reserved5", ctypes.c_uint32),
     ]
 
 
@@ -94,12 +98,35 @@ RESULT_V1_SIZE = _Result.noise.offset
 REQUEST_V2_SIZE = _Request.placement_execs.offset
 RESULT_V2_SIZE = _Result.placements.offset
 RESULT_V3_SIZE = _Result.centre_ms.offset
+RESULT_V4_SIZE = _Result.clock_reasons.offset
 
 _STATS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "stdrel")
 V2_RESULT_KEYS = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz",
                   "l2_flush_bytes")
 V3_RESULT_KEYS = ("placements", "placement_spread")
 V4_RESULT_KEYS = ("centre_ms", "placement_noise")
+V6_RESULT_KEYS = ("clock_reasons",)
+
+# NVML's clocks event reason bits by the names zlb gives them (nvml.h,
+# nvml_reasons_text); gpu_idle never reaches a result.
+CLOCK_REASONS = ((0x2, "app_clocks_setting"), (0x4, "sw_power_cap"), (0x8, "hw_slowdown"),
+                 (0x10, "sync_boost"), (0x20, "sw_thermal_slowdown"),
+                 (0x40, "hw_thermal_slowdown"), (0x80, "hw_power_brake_slowdown"),
+                 (0x100, "display_clock_setting"))
+
+
+def clock_reason_names(bits):
+    """The names of NVML clocks event reason bits, in bit order; a bit
+    without a name as its hex value."""
+    names = []
+    for bit, name in CLOCK_REASONS:
+        if bits & bit:
+            names.append(name)
+            bits &= ~bit
+    bits &= ~0x1
+    if bits:
+        names.append("0x%x" % bits)
+    return names
 
 
 def _finite_or_none(x):
@@ -113,7 +140,8 @@ class TimerLib:
     abi is the version the library says it has, capped at max_abi (tests use
     max_abi=1 to drive a newer library the version 1 way); v2 is abi >= 2,
     v3 (placements) abi >= 3, v4 (their centre and noise) abi >= 4;
-    has_graph_repeat (version 5) says graph_repeat can be called.
+    has_graph_repeat (version 5) says graph_repeat can be called; v6 (a
+    result's clock_reasons) abi >= 6.
     """
 
     def __init__(self, path, max_abi=None):
@@ -165,6 +193,7 @@ class TimerLib:
         self.v2 = abi >= 2
         self.v3 = abi >= 3
         self.v4 = abi >= 4
+        self.v6 = abi >= 6
 
     def abi_version(self):
         return self.lib_abi
@@ -177,7 +206,8 @@ class TimerLib:
 
     def _new_result(self):
         res = _Result()
-        res.struct_size = (ctypes.sizeof(_Result) if self.v4 else
+        res.struct_size = (ctypes.sizeof(_Result) if self.v6 else
+                           RESULT_V4_SIZE if self.v4 else
                            RESULT_V3_SIZE if self.v3 else
                            RESULT_V2_SIZE if self.v2 else RESULT_V1_SIZE)
         return res
@@ -207,6 +237,9 @@ class TimerLib:
         # Before version 4 the centre was the pooled median.
         stats["centre_ms"] = float(res.centre_ms) if self.v4 else stats["median_ms"]
         stats["placement_noise"] = _finite_or_none(res.placement_noise) if self.v4 else None
+        # What held the clock down while the kept samples ran: [] none, None unknown.
+        stats["clock_reasons"] = (clock_reason_names(int(res.clock_reasons))
+                                  if self.v6 and res.clock_reasons_known else None)
         stats["total_gpu_ms"] = float(res.total_gpu_ms)
         stats["wall_ms"] = float(res.wall_ms)
         return stats

@@ -76,7 +76,7 @@ static int cuda_state(const struct device_info *dev, struct device_state *st,
 	st->mem_clock_mhz = n.mem_clock_mhz;
 	st->sm_max_mhz = n.sm_max_mhz;
 	st->reasons_known = n.reasons_known;
-	nvml_reasons_text(n.reasons, st->reasons, sizeof(st->reasons));
+	clock_reasons_text(n.reasons, st->reasons, sizeof(st->reasons));
 	st->clocks_locked = n.clocks_locked;
 	st->temperature_c = n.temperature_c;
 	st->power_mw = n.power_mw;

@@ -29,16 +29,7 @@
 
 #include <stddef.h>
 
-/* Clocks event ("throttle") reason bits, as nvml.h numbers them. */
-#define NVML_REASON_GPU_IDLE            0x0000000000000001ull
-#define NVML_REASON_APP_CLOCKS_SETTING  0x0000000000000002ull
-#define NVML_REASON_SW_POWER_CAP        0x0000000000000004ull
-#define NVML_REASON_HW_SLOWDOWN         0x0000000000000008ull
-#define NVML_REASON_SYNC_BOOST          0x0000000000000010ull
-#define NVML_REASON_SW_THERMAL          0x0000000000000020ull
-#define NVML_REASON_HW_THERMAL          0x0000000000000040ull
-#define NVML_REASON_HW_POWER_BRAKE      0x0000000000000080ull
-#define NVML_REASON_DISPLAY_CLOCK       0x0000000000000100ull
+#include "lib/clock_reasons.h"   /* NVML_REASON_*, clock_reasons_text */
 
 /* How many process ids a snapshot keeps (nprocs counts them all). */
 #define NVML_STATE_PIDS 16
@@ -113,13 +104,12 @@ int nvml_state_by_pci(const char *pci_bus_id, struct nvml_state *st,
 int nvml_sm_clock_by_pci(const char *pci_bus_id, unsigned *mhz);
 
 /*
- * Name reason bits, comma-separated, in bit order: gpu_idle,
- * app_clocks_setting, sw_power_cap, hw_slowdown, sync_boost,
- * sw_thermal_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown,
- * display_clock_setting; bits without a name are added as one hex number
- * ("0x8000000000000000"); 0 is "none". Truncated to fit, always
- * terminated (len > 0).
+ * The clocks event reason bits (NVML_REASON_*) active on a device now, by
+ * PCI bus id, through the same cached handle: what holds its clock below
+ * the maximum while a timing loop runs. Returns 0 with *bits set; non-zero
+ * with *bits = 0 when NVML is absent, does not know the device or will not
+ * tell (then nothing is known, not "no reason").
  */
-void nvml_reasons_text(unsigned long long bits, char *buf, size_t len);
+int nvml_reasons_by_pci(const char *pci_bus_id, unsigned long long *bits);
 
 #endif

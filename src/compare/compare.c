@@ -13,6 +13,7 @@
 
 #include "compare/compare_int.h"
 #include "compare/stats_tests.h"
+#include "lib/clock_reasons.h"
 #include "lib/error.h"
 #include "lib/jsonfile.h"
 #include "lib/parallel.h"
@@ -274,6 +275,19 @@ int compare_row_clocks(const struct compare_row *row, int k, double *lo, double 
 			n++;
 		}
 	return n >= 2 && *hi > *lo * (1 + COMPARE_CLOCK_SPREAD);
+}
+
+const char *compare_row_clock_limit(const struct compare_row *row, int k, int s)
+{
+	unsigned long long bits = row->side[s].clock_reasons[k];
+
+	if (bits & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE))
+		return "power cap";
+	if (bits & (NVML_REASON_SW_THERMAL | NVML_REASON_HW_THERMAL))
+		return "thermal";
+	if (bits & NVML_REASON_HW_SLOWDOWN)
+		return "hw slowdown";
+	return NULL;
 }
 
 void compare_analyse(struct compare *c)

@@ -125,6 +125,11 @@ struct compare_row {
 		size_t last_run;	/* 1 + index of the run that last added (duplicates) */
 		size_t op_runs;		/* the rounds it could have (compare_analyse) */
 		struct compare_rounds r[COMPARE_KINDS];
+		/*
+		 * NVML clocks event reasons (backends/nvml.h) its rounds' kept
+		 * samples ran under, by kind, OR-ed: what held a clock down.
+		 */
+		unsigned long long clock_reasons[COMPARE_KINDS];
 	} side[2];
 	int paired;
 	const char *unpaired_reason;	/* "only in A", "only in B", "not SUCCESS in A", ... */

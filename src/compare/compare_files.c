@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "rundir/exit_codes.h"
 #include "rundir/identity.h"
+#include "lib/clock_reasons.h"
 #include "lib/jsonfile.h"
 #include "lib/parallel.h"
 #include "lib/paths.h"
@@ -20,6 +21,20 @@
 static json_t *num_or_null(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* NVML clocks event reason bits as their names, in bit order. */
+static json_t *reasons_json(unsigned long long bits)
+{
+	json_t *a = json_array();
+	char buf[256], *save = NULL, *tok;
+
+	if (!bits)
+		return a;
+	clock_reasons_text(bits, buf, sizeof(buf));
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		json_array_append_new(a, json_string(tok));
+	return a;
 }
 
 static json_t *cmp_json(const struct compare_row *row, int k, const struct compare *c)
@@ -65,6 +80,8 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 			json_array_append_new(clocks, mhz > 0 ? json_real(mhz) : json_null());
 		}
 		json_object_set_new(o, s ? "clock_mhz_b" : "clock_mhz_a", clocks);
+		json_object_set_new(o, s ? "clock_reasons_b" : "clock_reasons_a",
+				    reasons_json(row->side[s].clock_reasons[k]));
 	}
 	json_object_set_new(o, "verdict", json_string(compare_verdict_text(row, k)));
 	json_object_set_new(o, "why", r->why ? json_string(r->why) : json_null());

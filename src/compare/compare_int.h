@@ -34,6 +34,16 @@ const char *compare_verdict_text(const struct compare_row *row, int k);
 int compare_row_clocks(const struct compare_row *row, int k, double *lo, double *hi);
 
 /*
+ * What limited side s's clock on a row's kind k, as the notes name it:
+ * "power cap" (NVML's SW power cap or power brake), "thermal", "hw
+ * slowdown", or NULL when none of these was seen. A 700 W H100 ran every
+ * fp16 addmm of 2048^3 and up under the SW power cap at 1155-1710 MHz, a
+ * different clock in every process: such a row's single rounds disagree
+ * by what the power controller chose, not by what the build did.
+ */
+const char *compare_row_clock_limit(const struct compare_row *row, int k, int s);
+
+/*
  * The view's paired rows as the report's table (op, dtype, shape, gems A
  * and B, B/A, interval, q, verdict, torch B/A and verdict, notes), for
  * the terminal (compare_report.c) or Markdown (compare_md.c); t is

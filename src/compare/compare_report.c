@@ -288,6 +288,22 @@ static void fallback_reasons(struct strbuf *sb, const struct strvec *fb)
 		strbuf_addch(sb, ')');
 }
 
+/* "power cap A,B", "thermal B": what held the gems measurement's clock down. */
+static void clock_limit_note(struct strbuf *sb, const struct compare_row *row)
+{
+	const char *a = compare_row_clock_limit(row, COMPARE_GEMS, 0);
+	const char *b = compare_row_clock_limit(row, COMPARE_GEMS, 1);
+
+	if (a && b && !strcmp(a, b))
+		strbuf_addf(sb, "%s%s A,B", sb->len ? " " : "", a);
+	else {
+		if (a)
+			strbuf_addf(sb, "%s%s A", sb->len ? " " : "", a);
+		if (b)
+			strbuf_addf(sb, "%s%s B", sb->len ? " " : "", b);
+	}
+}
+
 static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -313,6 +329,7 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 			strbuf_addf(&sb, "%sctl too", sb.len ? " " : "");
 		if (compare_row_clocks(row, COMPARE_GEMS, &lo, &hi))
 			strbuf_addf(&sb, "%sclock %.0f-%.0f MHz", sb.len ? " " : "", lo, hi);
+		clock_limit_note(&sb, row);
 	} else {
 		strbuf_addf(&sb, "%sno gems latency", sb.len ? " " : "");
 	}
@@ -514,7 +531,7 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			   struct strbuf *sb, int color)
 {
 	const struct compare_counts *g = &c->counts[COMPARE_GEMS];
-	int marker_seen[8] = { 0 }, ctl_seen = 0, clock_seen = 0;
+	int marker_seen[8] = { 0 }, ctl_seen = 0, clock_seen = 0, limit_seen = 0;
 	double lo, hi;
 
 	if (c->paired) {
@@ -535,8 +552,12 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 	for (size_t i = 0; i < c->nr_rows && !clock_seen; i++)
 		clock_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
 			     compare_row_clocks(&c->rows[i], COMPARE_GEMS, &lo, &hi);
+	for (size_t i = 0; i < c->nr_rows && !limit_seen; i++)
+		limit_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
+			     (compare_row_clock_limit(&c->rows[i], COMPARE_GEMS, 0) ||
+			      compare_row_clock_limit(&c->rows[i], COMPARE_GEMS, 1));
 	if (marker_seen[0] || marker_seen[1] || marker_seen[2] || marker_seen[3] ||
-	    marker_seen[4] || ctl_seen || clock_seen)
+	    marker_seen[4] || ctl_seen || clock_seen || limit_seen)
 		strbuf_addch(sb, '\n');
 	if (marker_seen[0])
 		strbuf_addstr(sb, "!A:direct / !B:direct  BENCHMARK_DIRECT_NO_CUDAGRAPH: the row fell "
@@ -568,6 +589,14 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			    "(compare.json: clock_shift), so a machine that ran cooler for one side "
 			    "gives no verdict; fixed clocks (nvidia-smi -lgc) separate the two\n",
 			    100 * COMPARE_CLOCK_SPREAD);
+	if (limit_seen)
+		strbuf_addstr(sb, "power cap / thermal / hw slowdown A,B  NVML said that limit held "
+			      "the SM clock down while that side's samples ran (compare.json: "
+			      "clock_reasons_a, _b): the kernel's time is the clock the power or "
+			      "thermal controller settled on, which differs from process to process "
+			      "(a 700 W H100 ran its fp16 addmm of 2048^3 at 1470-1710 MHz in four), "
+			      "so one round rarely gives a verdict; several rounds a side, or clocks "
+			      "fixed below the limit (nvidia-smi -lgc), do\n");
 
 	strbuf_addch(sb, '\n');
 	if (c->single_round_rows)

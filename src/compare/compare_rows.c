@@ -10,6 +10,7 @@
 
 #include "compare/compare_int.h"
 #include "compare/stats_tests.h"
+#include "lib/clock_reasons.h"
 #include "lib/error.h"
 #include "lib/jsonfile.h"
 #include "lib/parallel.h"
@@ -141,6 +142,25 @@ static double *measurement_draws(const json_t *meas, size_t *n)
 }
 
 /*
+ * The NVML clocks event reasons its kept samples ran under (the record's
+ * clock_reasons, names as clock_reasons_text writes them): a name zlb does
+ * not know, or anything but a string, counts for nothing.
+ */
+static unsigned long long measurement_clock_reasons(const json_t *meas)
+{
+	const json_t *names = json_object_get(meas, "clock_reasons"), *v;
+	unsigned long long bits = 0;
+	size_t i;
+
+	if (!json_is_array(names))
+		return 0;
+	json_array_foreach(names, i, v)
+		if (json_is_string(v))
+			bits |= clock_reason_bit(json_string_value(v));
+	return bits;
+}
+
+/*
  * How far the measurement's clock wandered (stats_clock_wander): its steady
  * clock and its probes' (placement_probe_mhz, docs/protocol.md section 3;
  * nulls and anything but numbers skipped). 0 without a steady clock.
@@ -243,6 +263,7 @@ struct loaded_meas {
 	size_t ndraws;
 	double clock_mhz;               /* its steady SM clock, 0 when not read */
 	double clock_wander;            /* stats_clock_wander of its clock readings */
+	unsigned long long clock_reasons; /* NVML_REASON_* bits of its clock_reasons */
 };
 
 struct loaded_row {
@@ -391,6 +412,7 @@ static int load_row(void *vctx, const struct results_row *rr, size_t lineno)
 			if (!(m->clock_mhz > 0) || !isfinite(m->clock_mhz))
 				m->clock_mhz = 0;
 			m->clock_wander = measurement_clock_wander(meas, m->clock_mhz);
+			m->clock_reasons = measurement_clock_reasons(meas);
 		}
 	}
 	(void)lineno;
@@ -498,6 +520,7 @@ static void merge_row(struct compare *c, int s, size_t run, struct compare_run *
 		set.place_ndraws = m->ndraws;
 		set.clock_mhz = m->clock_mhz;
 		set.clock_wander = m->clock_wander;
+		row->side[s].clock_reasons[k] |= m->clock_reasons;
 		m->x = NULL;	/* the row owns them now */
 		m->draws = NULL;
 		push_round(&row->side[s].r[k], &set);

@@ -86,7 +86,9 @@ _Static_assert(offsetof(struct zlbt_result, placements) == 120,
 _Static_assert(sizeof(struct zlbt_request) == 96, "struct zlbt_request v3 layout changed");
 _Static_assert(offsetof(struct zlbt_result, centre_ms) == 136,
 	       "struct zlbt_result v3 layout changed");
-_Static_assert(sizeof(struct zlbt_result) == 152, "struct zlbt_result v4 layout changed");
+_Static_assert(offsetof(struct zlbt_result, clock_reasons) == 152,
+	       "struct zlbt_result v4 layout changed");
+_Static_assert(sizeof(struct zlbt_result) == 168, "struct zlbt_result v5 layout changed");
 /* A batch is whole rounds of placements, and a batch is at most RING. */
 _Static_assert(ZLBT_MAX_PLACEMENTS <= RING, "a round must fit in one batch");
 _Static_assert(sizeof(struct zlbt_graph_info) == 24, "struct zlbt_graph_info layout changed");
@@ -329,6 +331,7 @@ struct batch_rec {
 	unsigned clock;         /* MHz, the lower of its reads; 0: none */
 	int dropped;            /* ran below the clock floor */
 	double gpu_ms;          /* sum of its replays */
+	unsigned long long reasons; /* clocks event reasons while it ran */
 };
 
 /* Everything one timing run owns, released in one place. */
@@ -371,6 +374,7 @@ struct run {
 	size_t nr_clocks;       /* batches with a clock */
 	double steady;          /* median of the batch clocks; 0: none */
 	unsigned clock_min;     /* lowest read; 0: none */
+	int reasons_known;      /* 1: NVML told a batch's clocks event reasons */
 };
 
 static void run_release(struct run *r)
@@ -499,6 +503,32 @@ static unsigned read_clock(struct run *r)
 	return mhz;
 }
 
+/*
+ * Why the clock is where it is, read with the "during" clock: after the
+ * batch the GPU would report itself idle. The idle bit is dropped even so,
+ * since a batch queued behind a slow host can find the GPU between replays.
+ */
+static unsigned long long read_reasons(struct run *r)
+{
+	unsigned long long bits = 0;
+
+	if (nvml_reasons_by_pci(r->bus_id, &bits))
+		return 0;
+	r->reasons_known = 1;
+	return bits & ~NVML_REASON_GPU_IDLE;
+}
+
+/* The reasons of the batches whose samples were kept. */
+static unsigned long long kept_reasons(const struct run *r)
+{
+	unsigned long long bits = 0;
+
+	for (size_t i = 0; i < r->nr_batches; i++)
+		if (!r->batches[i].dropped)
+			bits |= r->batches[i].reasons;
+	return bits;
+}
+
 static int flush_l2(struct run *r, char *err, size_t errlen)
 {
 	CUresult rc;
@@ -581,6 +611,7 @@ static int batch(struct run *r, int count, char *err, size_t errlen)
 {
 	struct batch_rec *b;
 	unsigned during = 0, after = 0;
+	unsigned long long reasons = 0;
 	double sum = 0;
 	CUresult rc;
 	int i;
@@ -616,8 +647,10 @@ static int batch(struct run *r, int count, char *err, size_t errlen)
 	 * before queueing it would catch a GPU idling for the host. The
 	 * second once it is done, before the clock has had time to fall.
 	 */
-	if (r->clocks)
+	if (r->clocks) {
 		during = read_clock(r);
+		reasons = read_reasons(r);
+	}
 	/* One stream: once the last event has completed, all of them have. */
 	rc = r->d->cuEventSynchronize(r->end[count - 1]);
 	if (rc) {
@@ -642,6 +675,7 @@ static int batch(struct run *r, int count, char *err, size_t errlen)
 	b->count = (uint32_t)count;
 	b->clock = !during ? after : !after ? during : during < after ? during : after;
 	b->dropped = 0;
+	b->reasons = reasons;
 	b->gpu_ms = sum;
 	r->taken += (size_t)count;
 	r->all_gpu_ms += sum;
@@ -1126,6 +1160,8 @@ static int report(struct run *r, const struct zlbt_request *q, double wall,
 	out->discarded = (uint32_t)r->discarded;
 	out->clock_mhz = r->steady;
 	out->clock_min_mhz = r->clock_min;
+	out->clock_reasons = kept_reasons(r);
+	out->clock_reasons_known = (uint32_t)r->reasons_known;
 	out->l2_flush_bytes = r->flush_bytes;
 	if (samples_ms)
 		memcpy(samples_ms, v, (n < samples_cap ? n : samples_cap) *

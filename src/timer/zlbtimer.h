@@ -26,8 +26,9 @@
 /*
  * Version 5 adds zlbt_graph_repeat and zlbt_graph_repeat_release; the
  * structs are version 4's, so a version 4 caller drives it unchanged.
+ * Version 6 adds clock_reasons to struct zlbt_result (its version 5).
  */
-#define ZLBT_ABI_VERSION 5
+#define ZLBT_ABI_VERSION 6
 
 enum zlbt_status {
 	ZLBT_OK = 0,
@@ -208,6 +209,21 @@ struct zlbt_result {
 	 * judge it from.
 	 */
 	double placement_noise;
+	/* --- version 5 --- */
+	/*
+	 * What held the SM clock down while the samples were taken: the NVML
+	 * clocks event reason bits (nvml.h's NVML_REASON_*) read while each
+	 * batch ran, OR-ed, less NVML_REASON_GPU_IDLE (the GPU idles between
+	 * batches while the host reads their events). On a 700 W H100 every
+	 * fp16 GEMM of 2048^3 and up ran under NVML_REASON_SW_POWER_CAP at
+	 * 1155-1710 MHz, a different clock in every process, where every
+	 * other kernel ran at 1980: the time follows the power controller.
+	 * Valid only with clock_reasons_known (0: no NVML, or it would not
+	 * say).
+	 */
+	uint64_t clock_reasons;
+	uint32_t clock_reasons_known;
+	uint32_t reserved5;
 };
 
 /* What a captured (not instantiated) graph is made of. */

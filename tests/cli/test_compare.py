@@ -1109,3 +1109,33 @@ def test_a_cut_last_line_is_said_on_the_terminal(zlb, tmp_path):
     assert "B run r0: 1 line of results.jsonl is not a JSON object" in res.err, res
     assert "the row it held is missing" in res.err
     assert res.json["summary"]["only_a"] == 1
+
+
+def test_what_held_the_clock_is_noted(zlb, tmp_path):
+    # On a 700 W H100 every fp16 addmm of 2048^3 and up ran under the SW
+    # power cap (NVML reason 0x4): the row names it, per side, and
+    # compare.json keeps the names. A name zlb does not know, or a number,
+    # counts for nothing; app_clocks_setting is no limit.
+    held = {"A": ["sw_power_cap"], "B": ["sw_power_cap", "sw_thermal_slowdown"]}
+    for side in "AB":
+        mode = {"mode": "record"} if side == "A" else {"mode": "replay",
+                                                        "replay_from": tmp_path / "A" / "r0"}
+        make_run(tmp_path / side / "r0", base_rows(), 100 if side == "A" else 200, **mode,
+                 gems_fields={0: {"clock_reasons": held[side]},
+                              1: {"clock_reasons": ["hw_thermal_slowdown"] if side == "B"
+                                  else ["app_clocks_setting", "no_such_reason", 4]}})
+    res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out", "--wide")
+    assert res.rc in (0, 1), res
+    g = {(r["dtype"], r["shape_detail"]): r["gems"] for r in paired(res)}
+    first, second = g[(DTYPES[0], SHAPES[0])], g[(DTYPES[1], SHAPES[0])]
+    assert first["clock_reasons_a"] == ["sw_power_cap"]
+    assert first["clock_reasons_b"] == ["sw_power_cap", "sw_thermal_slowdown"]
+    assert second["clock_reasons_a"] == ["app_clocks_setting"]
+    assert second["clock_reasons_b"] == ["hw_thermal_slowdown"]
+    assert g[(DTYPES[0], SHAPES[1])]["clock_reasons_a"] == []
+    lines = res.out.splitlines()
+    capped = [x for x in lines if "power cap A,B" in x]
+    assert len(capped) == 1 and SHAPES[0][:12] in capped[0] and "float16" in capped[0], res.out
+    thermal = [x for x in lines if x.rstrip().endswith("thermal B")]
+    assert len(thermal) == 1 and "power cap" not in thermal[0] and "thermal A" not in thermal[0]
+    assert "power cap / thermal / hw slowdown A,B  NVML said that limit held" in res.out

@@ -27,7 +27,9 @@
  *   Reasons   FAKE_NVML_REASONS: the clocks event reason bits, in hex
  *             ("0x5" or "5"; default 0), from both
  *             nvmlDeviceGetCurrentClocksEventReasons and the older
- *             nvmlDeviceGetCurrentClocksThrottleReasons.
+ *             nvmlDeviceGetCurrentClocksThrottleReasons. A list
+ *             ("0,0x4,0") is successive reads, the last one repeated for
+ *             ever, as the SM clocks are.
  *   Sensors   FAKE_NVML_TEMP (C, default 35), FAKE_NVML_POWER_MW (default
  *             90000).
  *   Processes FAKE_NVML_PIDS="1234,5678": the compute processes of every
@@ -86,6 +88,7 @@ typedef struct nvmlDevice_st *nvmlDevice_t;
 static struct nvmlDevice_st devices[MAX_DEVICES];
 static int initialized;
 static unsigned long sm_reads;
+static unsigned long reason_reads;
 static unsigned long lookups;
 
 static long env_long(const char *name, long dflt)
@@ -153,6 +156,7 @@ static unsigned list_len(const char *s, long *out, unsigned cap)
 FAKE_API void fake_nvml_reset(void)
 {
 	sm_reads = 0;
+	reason_reads = 0;
 	lookups = 0;
 }
 
@@ -345,10 +349,23 @@ static nvmlReturn_t reasons(nvmlDevice_t dev, unsigned long long *bits)
 {
 	const char *s = getenv("FAKE_NVML_REASONS");
 	nvmlReturn_t rc = check(dev, bits);
+	unsigned long i = reason_reads++;
 
 	if (rc)
 		return rc;
-	*bits = s && *s ? strtoull(s, NULL, 16) : 0;
+	*bits = 0;
+	/* the i-th entry of the list, else its last */
+	while (s && *s) {
+		char *end;
+		unsigned long long v = strtoull(s, &end, 16);
+
+		if (end == s)
+			break;
+		*bits = v;
+		if (*end != ',' || !i--)
+			break;
+		s = end + 1;
+	}
 	return NVML_SUCCESS;
 }
 

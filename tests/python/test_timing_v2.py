@@ -842,3 +842,34 @@ def test_real_low_clock_samples_are_discarded(real, tmp_path):
                                        "ZLB_NOISE_TARGET": "0"})
     assert rec["clock_min_mhz"] == 1500.0 and rec["clock_mhz"] == 1980.0
     assert rec["discarded"] >= 1 and rec["n"] >= 10
+
+
+def test_real_clock_reasons_name_what_held_the_clock(real, tmp_path):
+    """The SW power cap seen while batches ran is on the record; the idle
+    bit (the GPU waiting for the host between batches) is not."""
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_REASONS": "0x5"})
+    assert rec["clock_reasons"] == ["sw_power_cap"]
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_REASONS": "0x1"})
+    assert rec["clock_reasons"] == []
+
+
+def test_real_clock_reasons_are_those_of_the_kept_samples(real, tmp_path):
+    """A batch dropped for its low clock takes its reasons with it; one kept
+    keeps them. The second batch reads 1500 MHz (dropped) in both runs."""
+    clocks = {"FAKE_NVML_SM_CLOCKS": "1980,1980,1980,1500,1980", "ZLB_NOISE_TARGET": "0"}
+    rec = _measure_in_child(tmp_path, dict(clocks, FAKE_NVML_REASONS="0,0x4,0"))
+    assert rec["discarded"] >= 1 and rec["clock_reasons"] == []
+    rec = _measure_in_child(tmp_path, dict(clocks, FAKE_NVML_REASONS="0,0x4,0x20"))
+    assert rec["clock_reasons"] == ["sw_thermal_slowdown"]
+
+
+def test_real_clock_reasons_unknown_without_clock_reads(real, tmp_path):
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_REASONS": "0x4", "ZLB_CLOCK_FLOOR": "0"})
+    assert rec["clock_reasons"] is None
+
+
+def test_reason_names_keep_unknown_bits_in_hex():
+    from zlbench import _timerlib
+    assert _timerlib.clock_reason_names(0x4 | 0x40) == ["sw_power_cap", "hw_thermal_slowdown"]
+    assert _timerlib.clock_reason_names(0x1) == []
+    assert _timerlib.clock_reason_names(0x1000 | 0x2) == ["app_clocks_setting", "0x1000"]

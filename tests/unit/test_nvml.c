@@ -228,25 +228,25 @@ static void reasons_text(void **state)
 {
 	char buf[256], small[10];
 
-	nvml_reasons_text(0, buf, sizeof(buf));
+	clock_reasons_text(0, buf, sizeof(buf));
 	assert_string_equal(buf, "none");
-	nvml_reasons_text(0x5, buf, sizeof(buf));
+	clock_reasons_text(0x5, buf, sizeof(buf));
 	assert_string_equal(buf, "gpu_idle,sw_power_cap");
-	nvml_reasons_text(0x1ff, buf, sizeof(buf));
+	clock_reasons_text(0x1ff, buf, sizeof(buf));
 	assert_string_equal(buf, "gpu_idle,app_clocks_setting,sw_power_cap,"
 			    "hw_slowdown,sync_boost,sw_thermal_slowdown,"
 			    "hw_thermal_slowdown,hw_power_brake_slowdown,"
 			    "display_clock_setting");
 	/* Bits without a name (older NVML's "unknown" among them) in hex. */
-	nvml_reasons_text(0x8000000000000008ull | 0x1000, buf, sizeof(buf));
+	clock_reasons_text(0x8000000000000008ull | 0x1000, buf, sizeof(buf));
 	assert_string_equal(buf, "hw_slowdown,0x8000000000001000");
-	nvml_reasons_text(0x400, buf, sizeof(buf));
+	clock_reasons_text(0x400, buf, sizeof(buf));
 	assert_string_equal(buf, "0x400");
 	/* Truncated, terminated. */
 	memset(small, 'x', sizeof(small));
-	nvml_reasons_text(0x5, small, sizeof(small));
+	clock_reasons_text(0x5, small, sizeof(small));
 	assert_string_equal(small, "gpu_idle,");
-	nvml_reasons_text(0x5, NULL, 0);
+	clock_reasons_text(0x5, NULL, 0);
 }
 
 static void process_element_sizes(void **state)

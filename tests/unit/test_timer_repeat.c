@@ -52,9 +52,10 @@ static void release(uint64_t exec, uint64_t graph)
 	assert_string_equal(err, "");
 }
 
+/* The repeat entry points arrived in ABI 5 and stay. */
 static void abi_version(void **state)
 {
-	assert_int_equal(zlbt_abi_version(), 5);
+	assert_true(zlbt_abi_version() >= 5);
 }
 
 static void replays_copies_in_a_row(void **state)
