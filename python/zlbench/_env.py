@@ -238,6 +238,12 @@ def clock_floor():
     return _float("ZLB_CLOCK_FLOOR", REQUIRED, 0.0, 1.0)
 
 
+def power_duty():
+    """ZLB_POWER_DUTY: a measurement whose samples ran under the power cap
+    is sampled again replaying this fraction of the time (0: never)."""
+    return _float("ZLB_POWER_DUTY", REQUIRED, 0.0, 0.95)
+
+
 PLACEMENTS_MAX = 64     # ZLBT_MAX_PLACEMENTS
 
 

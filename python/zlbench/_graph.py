@@ -95,21 +95,22 @@ class CaptureFailure(Exception):
 class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
     ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
-    ZLB_CLOCK_FLOOR, ZLB_PLACEMENTS and ZLB_REPLAY_TARGET_MS knobs, and
-    ZLB_PLACEMENT_PROBES (not a rule of the number: what is timed after it).
-    The minimum GPU time is the caller's rep. Every field is given: zlb owns
-    their defaults (its option table), this module has none."""
+    ZLB_CLOCK_FLOOR, ZLB_POWER_DUTY, ZLB_PLACEMENTS and ZLB_REPLAY_TARGET_MS
+    knobs, and ZLB_PLACEMENT_PROBES (not a rule of the number: what is timed
+    after it). The minimum GPU time is the caller's rep. Every field is
+    given: zlb owns their defaults (its option table), this module has none."""
 
     FIELDS = ("min_samples", "noise_target", "max_wall_ms", "l2", "clock_floor",
-              "placements", "replay_target_ms", "placement_probes")
+              "power_duty", "placements", "replay_target_ms", "placement_probes")
 
     def __init__(self, *, min_samples, noise_target, max_wall_ms, l2, clock_floor,
-                 placements, replay_target_ms, placement_probes):
+                 power_duty, placements, replay_target_ms, placement_probes):
         self.min_samples = int(min_samples)
         self.noise_target = float(noise_target)
         self.max_wall_ms = float(max_wall_ms)
         self.l2 = l2
         self.clock_floor = float(clock_floor)
+        self.power_duty = float(power_duty)
         self.placements = int(placements)
         self.replay_target_ms = float(replay_target_ms)
         self.placement_probes = int(placement_probes)
@@ -264,10 +265,11 @@ def release(g):
 
 
 def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wall_ms,
-            rule=None, more=()):
+            rule=None, more=(), duty=0.0):
     """libzlbtimer on g (and round-robin on the graphs in more, the same work
     on other placements): (stats, samples, markers). Raises CaptureFailure.
-    rule None: the bare rule (no noise target, L2 hot, no clock check)."""
+    rule None: the bare rule (no noise target, L2 hot, no clock check).
+    duty: replay only that fraction of the time (power_resample)."""
     try:
         if getattr(lib, "replays_graphs", False):
             # The events timer replays the graph objects themselves.
@@ -287,6 +289,8 @@ def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wal
                  "clock_floor": rule.clock_floor}
     if more_handles:
         extra["more_placements"] = more_handles
+    if duty:
+        extra["duty"] = duty
     rc, stats, samples, err = lib.time_graph(exec_handle, stream, calls, min_samples,
                                              max_samples, min_time_ms, max_wall_ms,
                                              warmup_replays=1, **extra)
@@ -297,6 +301,29 @@ def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wal
         raise CaptureFailure("replay", RuntimeError(
             "libzlbtimer %s: %s" % (STATUS.get(rc, rc), err or "no reason given")))
     return stats, samples, markers
+
+
+# NVML's reasons that mean the board's power limit held the clock down.
+POWER_LIMITS = ("sw_power_cap", "hw_power_brake_slowdown")
+# A graph measurement's record fields of it: the duty its kept samples ran
+# at (1.0 back to back; None: a library before ABI 7), and what the first,
+# power-capped sampling read when it was sampled again (else None).
+POWER_KEYS = ("power_duty", "power_duty_from")
+# What the record keeps of a power-capped first sampling (power_duty_from).
+DUTY_FROM_KEYS = ("centre_ms", "median_ms", "stdrel", "n", "clock_mhz", "clock_min_mhz",
+                  "clock_reasons")
+
+
+def power_capped(stats):
+    """Did NVML say the power cap held the clock while these samples ran?
+
+    A compute-bound kernel replayed back to back can draw past the board's
+    limit; the power controller then settles on a clock of its own, another
+    in every process (a 700 W H100 ran fp16 addmm of 2048^3 at 1470-1710
+    MHz in four), and the time follows it. Sampled again with the GPU idle
+    part of the time (Rule.power_duty), it runs at the clock the board
+    allows below the cap, the same in every process."""
+    return any(r in POWER_LIMITS for r in (stats.get("clock_reasons") or ()))
 
 
 def call_cost_ms(t1_ms, tn_ms, n):
@@ -578,6 +605,16 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
                                           max_samples, float(rep_ms), max_wall,
                                           rule=rule if lib.v2 else None, more=graphs[1:])
         clock.lap("sample")
+        power = {"power_duty": 1.0 if getattr(lib, "v7", False) else None,
+                 "power_duty_from": None}
+        if power_capped(stats) and rule.power_duty > 0 and getattr(lib, "v7", False):
+            first = {k2: stats.get(k2) for k2 in DUTY_FROM_KEYS}
+            stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
+                                              max_samples, float(rep_ms),
+                                              max_wall / rule.power_duty, rule=rule,
+                                              more=graphs[1:], duty=rule.power_duty)
+            power = {"power_duty": rule.power_duty, "power_duty_from": first}
+            clock.lap("duty")
         probe = dict.fromkeys(PROBE_KEYS)
         probe["placement_probes"] = 0
         if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:
@@ -596,7 +633,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         why = "libzlbtimer ABI %d: graph not inspected" % lib.abi
     graph = {k2: counts[k2] for k2 in GRAPH_KEYS} if counts else None
     markers = markers + graph_markers(graph)
-    return {"stats": stats, "samples": samples, "k": k, "warmup_calls": n_warm,
+    return {"stats": stats, "samples": samples, "k": k, "warmup_calls": n_warm, "power": power,
             "markers": markers, "l2": "cold" if cold else "hot", "graph": graph,
             "graph_why": None if graph else why,
             "nodes": counts["nodes"] if counts else None, "probe": probe,

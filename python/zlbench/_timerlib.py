@@ -44,6 +44,8 @@ class _Request(ctypes.Structure):
         ("placement_execs", ctypes.c_uint64),
         ("placements", ctypes.c_uint32),
         ("reserved3", ctypes.c_uint32),
+        # --- version 4 (ABI 7) ---
+        ("duty", ctypes.c_double),
     ]
 
 
@@ -96,6 +98,7 @@ class _GraphInfo(ctypes.Structure):
 REQUEST_V1_SIZE = _Request.noise_target.offset
 RESULT_V1_SIZE = _Result.noise.offset
 REQUEST_V2_SIZE = _Request.placement_execs.offset
+REQUEST_V3_SIZE = _Request.duty.offset
 RESULT_V2_SIZE = _Result.placements.offset
 RESULT_V3_SIZE = _Result.centre_ms.offset
 RESULT_V4_SIZE = _Result.clock_reasons.offset
@@ -141,7 +144,7 @@ class TimerLib:
     max_abi=1 to drive a newer library the version 1 way); v2 is abi >= 2,
     v3 (placements) abi >= 3, v4 (their centre and noise) abi >= 4;
     has_graph_repeat (version 5) says graph_repeat can be called; v6 (a
-    result's clock_reasons) abi >= 6.
+    result's clock_reasons) abi >= 6; v7 (a request's duty) abi >= 7.
     """
 
     def __init__(self, path, max_abi=None):
@@ -194,6 +197,7 @@ class TimerLib:
         self.v3 = abi >= 3
         self.v4 = abi >= 4
         self.v6 = abi >= 6
+        self.v7 = abi >= 7
 
     def abi_version(self):
         return self.lib_abi
@@ -247,16 +251,22 @@ class TimerLib:
     def time_graph(self, graph_exec, stream, calls_per_replay, min_samples,
                    max_samples, min_time_ms, max_wall_ms, warmup_replays=0,
                    noise_target=0.0, l2_mode=ZLBT_L2_HOT, clock_check=ZLBT_CLOCK_OFF,
-                   clock_floor=0.0, more_placements=()):
+                   clock_floor=0.0, more_placements=(), duty=0.0):
         """(status, stats dict, samples list, sentence). Under a version 1
         library the version 2 arguments are not sent and the version 2 stats
         are None. more_placements: the exec handles of the same work captured
         again on memory of its own, sampled round-robin with graph_exec
-        (version 3; a ValueError under an older library)."""
+        (version 3; a ValueError under an older library). duty in (0, 1):
+        replay at most that fraction of the time, idle in between (ABI 7; a
+        ValueError under an older library); 0: back to back."""
         if more_placements and not self.v3:
             raise ValueError("libzlbtimer ABI %d cannot sample placements" % self.abi)
         req = _Request()
-        req.struct_size = (ctypes.sizeof(_Request) if self.v3 else
+        if duty and not self.v7:
+            raise ValueError("libzlbtimer ABI %d cannot leave the GPU idle between "
+                             "replays (duty)" % self.abi)
+        req.struct_size = (ctypes.sizeof(_Request) if self.v7 else
+                           REQUEST_V3_SIZE if self.v3 else
                            REQUEST_V2_SIZE if self.v2 else REQUEST_V1_SIZE)
         req.calls_per_replay = calls_per_replay
         req.graph_exec = int(graph_exec)
@@ -271,6 +281,8 @@ class TimerLib:
             req.l2_mode = int(l2_mode)
             req.clock_check = int(clock_check)
             req.clock_floor = float(clock_floor)
+        if self.v7:
+            req.duty = float(duty)
         more = None
         if more_placements:
             more = (ctypes.c_uint64 * len(more_placements))(*[int(h) for h in more_placements])

@@ -110,6 +110,7 @@ def _settings():
                             noise_target=_env.noise_target(),
                             max_wall_ms=_env.max_wall_ms(), l2=_env.l2(),
                             clock_floor=_env.clock_floor(),
+                            power_duty=_env.power_duty(),
                             placements=_env.placements(),
                             replay_target_ms=_env.replay_target_ms(),
                             placement_probes=_env.placement_probes()),
@@ -460,6 +461,7 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
                        "clock_floor": None})
     record["replay_target_ms"] = rule.replay_target_ms
     record["graph_shape"] = "replayed" if shape is not None else "settled"
+    record.update(m.get("power") or dict.fromkeys(_graph.POWER_KEYS))
     record.update(m["probe"])
     record.update({"calls_per_replay": m["k"], "warmup_calls": m["warmup_calls"],
                    "markers": m["markers"], "samples_ms": samples, "fallback": None,

@@ -130,6 +130,12 @@ struct compare_row {
 		 * samples ran under, by kind, OR-ed: what held a clock down.
 		 */
 		unsigned long long clock_reasons[COMPARE_KINDS];
+		/*
+		 * The duty its rounds' kept samples ran at, by kind: the lowest
+		 * below 1 (a power-capped measurement sampled again with the GPU
+		 * idle in between, --power-duty), else 1.
+		 */
+		double duty[COMPARE_KINDS];
 	} side[2];
 	int paired;
 	const char *unpaired_reason;	/* "only in A", "only in B", "not SUCCESS in A", ... */

@@ -90,6 +90,8 @@ static const struct { const char *field, *then; } implied[] = {
 	/* The parallel sweep came later: every run before it swept on one device. */
 	{ "parallel_warmup_gpus", "1" },
 	{ "sweep_conflicts", "0" },
+	/* --power-duty came later: every run before it sampled back to back. */
+	{ "power_duty", "0" },
 	{ NULL, NULL },
 };
 

@@ -82,6 +82,8 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 		json_object_set_new(o, s ? "clock_mhz_b" : "clock_mhz_a", clocks);
 		json_object_set_new(o, s ? "clock_reasons_b" : "clock_reasons_a",
 				    reasons_json(row->side[s].clock_reasons[k]));
+		json_object_set_new(o, s ? "power_duty_b" : "power_duty_a",
+				    json_real(row->side[s].duty[k]));
 	}
 	json_object_set_new(o, "verdict", json_string(compare_verdict_text(row, k)));
 	json_object_set_new(o, "why", r->why ? json_string(r->why) : json_null());

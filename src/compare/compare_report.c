@@ -288,6 +288,25 @@ static void fallback_reasons(struct strbuf *sb, const struct strvec *fb)
 		strbuf_addch(sb, ')');
 }
 
+/*
+ * "duty 0.5 A,B", "duty 0.5 B": a side whose gems rounds were sampled again
+ * with the GPU idle in between because the power cap held them; on one
+ * side only, the row's sides ran at other duties, which the note flags.
+ */
+static void duty_note(struct strbuf *sb, const struct compare_row *row)
+{
+	double a = row->side[0].duty[COMPARE_GEMS], b = row->side[1].duty[COMPARE_GEMS];
+
+	if (a < 1 && b < 1 && a == b)
+		strbuf_addf(sb, "%sduty %g A,B", sb->len ? " " : "", a);
+	else {
+		if (a < 1)
+			strbuf_addf(sb, "%sduty %g A", sb->len ? " " : "", a);
+		if (b < 1)
+			strbuf_addf(sb, "%sduty %g B", sb->len ? " " : "", b);
+	}
+}
+
 /* "power cap A,B", "thermal B": what held the gems measurement's clock down. */
 static void clock_limit_note(struct strbuf *sb, const struct compare_row *row)
 {
@@ -330,6 +349,7 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 		if (compare_row_clocks(row, COMPARE_GEMS, &lo, &hi))
 			strbuf_addf(&sb, "%sclock %.0f-%.0f MHz", sb.len ? " " : "", lo, hi);
 		clock_limit_note(&sb, row);
+		duty_note(&sb, row);
 	} else {
 		strbuf_addf(&sb, "%sno gems latency", sb.len ? " " : "");
 	}
@@ -531,7 +551,7 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			   struct strbuf *sb, int color)
 {
 	const struct compare_counts *g = &c->counts[COMPARE_GEMS];
-	int marker_seen[8] = { 0 }, ctl_seen = 0, clock_seen = 0, limit_seen = 0;
+	int marker_seen[8] = { 0 }, ctl_seen = 0, clock_seen = 0, limit_seen = 0, duty_seen = 0;
 	double lo, hi;
 
 	if (c->paired) {
@@ -556,8 +576,12 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 		limit_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
 			     (compare_row_clock_limit(&c->rows[i], COMPARE_GEMS, 0) ||
 			      compare_row_clock_limit(&c->rows[i], COMPARE_GEMS, 1));
+	for (size_t i = 0; i < c->nr_rows && !duty_seen; i++)
+		duty_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
+			    (c->rows[i].side[0].duty[COMPARE_GEMS] < 1 ||
+			     c->rows[i].side[1].duty[COMPARE_GEMS] < 1);
 	if (marker_seen[0] || marker_seen[1] || marker_seen[2] || marker_seen[3] ||
-	    marker_seen[4] || ctl_seen || clock_seen || limit_seen)
+	    marker_seen[4] || ctl_seen || clock_seen || limit_seen || duty_seen)
 		strbuf_addch(sb, '\n');
 	if (marker_seen[0])
 		strbuf_addstr(sb, "!A:direct / !B:direct  BENCHMARK_DIRECT_NO_CUDAGRAPH: the row fell "
@@ -597,6 +621,12 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			      "(a 700 W H100 ran its fp16 addmm of 2048^3 at 1470-1710 MHz in four), "
 			      "so one round rarely gives a verdict; several rounds a side, or clocks "
 			      "fixed below the limit (nvidia-smi -lgc), do\n");
+	if (duty_seen)
+		strbuf_addstr(sb, "duty F A,B  the power cap held that side's samples, so the "
+			      "measurement was sampled again replaying only F of the time "
+			      "(--power-duty; compare.json: power_duty_a, _b), at the clock the board "
+			      "allows below its cap; on one side only, the sides ran at other duties: "
+			      "a build that draws less power may have stayed under the cap\n");
 
 	strbuf_addch(sb, '\n');
 	if (c->single_round_rows)

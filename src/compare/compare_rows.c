@@ -75,6 +75,8 @@ static struct compare_row *row_for(struct compare *c, const char *key, int *crea
 		strvec_init(&row->side[s].ks);
 		strvec_init(&row->side[s].fallbacks);
 		strvec_init(&row->side[s].fallback_from);
+		for (int k = 0; k < COMPARE_KINDS; k++)
+			row->side[s].duty[k] = 1;
 	}
 	c->map[h] = c->nr_rows++;
 	*created = 1;
@@ -264,6 +266,7 @@ struct loaded_meas {
 	double clock_mhz;               /* its steady SM clock, 0 when not read */
 	double clock_wander;            /* stats_clock_wander of its clock readings */
 	unsigned long long clock_reasons; /* NVML_REASON_* bits of its clock_reasons */
+	double power_duty;              /* its power_duty; 1 when absent or not a fraction */
 };
 
 struct loaded_row {
@@ -413,6 +416,9 @@ static int load_row(void *vctx, const struct results_row *rr, size_t lineno)
 				m->clock_mhz = 0;
 			m->clock_wander = measurement_clock_wander(meas, m->clock_mhz);
 			m->clock_reasons = measurement_clock_reasons(meas);
+			m->power_duty = json_num(meas, "power_duty", 1);
+			if (!(m->power_duty > 0 && m->power_duty < 1))
+				m->power_duty = 1;
 		}
 	}
 	(void)lineno;
@@ -521,6 +527,8 @@ static void merge_row(struct compare *c, int s, size_t run, struct compare_run *
 		set.clock_mhz = m->clock_mhz;
 		set.clock_wander = m->clock_wander;
 		row->side[s].clock_reasons[k] |= m->clock_reasons;
+		if (m->power_duty < row->side[s].duty[k])
+			row->side[s].duty[k] = m->power_duty;
 		m->x = NULL;	/* the row owns them now */
 		m->draws = NULL;
 		push_round(&row->side[s].r[k], &set);

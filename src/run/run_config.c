@@ -231,6 +231,21 @@ const struct opt_def run_option_defs[] = {
 	  "steady clock; 0 turns the check off", NULL, 0.0, 1.0,
 	  BIND(STR, clock_floor), .export_env = "ZLB_CLOCK_FLOOR", .record = "clock_floor" },
 	/*
+	 * On a 700 W H100 every fp16 addmm of 2048^3 and up ran under the SW
+	 * power cap, back to back, at 1155-1710 MHz: a different clock in
+	 * every process, so its single rounds disagreed by up to 8% and no
+	 * A/A said SAME. Replaying half the time (bench/power_duty.py) it
+	 * drew 480-540 W and held 1980 MHz: 4096^3 read 202-205 us, not
+	 * 231-235. Caliber: the rows it touches are timed at the clock the
+	 * board allows below its cap, not at the one the cap settles on.
+	 */
+	{ "power-duty", NULL, "ZL_POWER_DUTY", "0.5", OPT_REAL, NULL, 0, 0, "F",
+	  "when NVML says the power cap held the SM clock while a measurement's "
+	  "samples ran, sample it again replaying only F of the time (idle in "
+	  "between), at the clock the board allows below its cap; 0: never", NULL,
+	  0.0, 0.95,
+	  BIND(STR, power_duty), .export_env = "ZLB_POWER_DUTY", .record = "power_duty" },
+	/*
 	 * One graph by default: on an H200, 8 placements alternated every
 	 * replay read L2-sized kernels up to 8% slow, and replayed in blocks
 	 * (libzlbtimer now does) they still read torch.fmin on 50000 elements

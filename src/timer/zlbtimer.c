@@ -38,6 +38,7 @@
  */
 #include "timer/zlbtimer.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,7 +84,8 @@ _Static_assert(offsetof(struct zlbt_request, placement_execs) == 80,
 	       "struct zlbt_request v2 layout changed");
 _Static_assert(offsetof(struct zlbt_result, placements) == 120,
 	       "struct zlbt_result v2 layout changed");
-_Static_assert(sizeof(struct zlbt_request) == 96, "struct zlbt_request v3 layout changed");
+_Static_assert(offsetof(struct zlbt_request, duty) == 96, "struct zlbt_request v3 layout changed");
+_Static_assert(sizeof(struct zlbt_request) == 104, "struct zlbt_request v4 layout changed");
 _Static_assert(offsetof(struct zlbt_result, centre_ms) == 136,
 	       "struct zlbt_result v3 layout changed");
 _Static_assert(offsetof(struct zlbt_result, clock_reasons) == 152,
@@ -316,6 +318,12 @@ static int settle_request(const struct zlbt_request *in, struct zlbt_request *q,
 		q->clock_floor = DEFAULT_CLOCK_FLOOR;
 	if (settle_placements(q, err, errlen))
 		return ZLBT_EINVAL;
+	if (!isfinite(q->duty) || q->duty < 0 || q->duty > 1) {
+		say(err, errlen, "duty %g is not a fraction in [0, 1]", q->duty);
+		return ZLBT_EINVAL;
+	}
+	if (q->duty == 0)
+		q->duty = 1;
 	if (!isfinite(q->clock_floor) || q->clock_floor < 0 || q->clock_floor > 1) {
 		say(err, errlen, "clock_floor %g is not a fraction in (0, 1]",
 		    q->clock_floor);
@@ -1003,12 +1011,34 @@ static int next_batch(const struct run *r, const struct zlbt_request *q,
 		if (want < 1)
 			want = 1;
 	}
+	if (q->duty < 1)
+		want = 1;	/* one round, then the pause (idle_after) */
 	want = ceil(want / p) * p;
 	if (want > RING)
 		want = floor(RING / p) * p;
 	if (want > (double)(q->max_samples - r->kept))
 		want = (double)(q->max_samples - r->kept);
 	return (int)want;
+}
+
+/*
+ * Below duty 1, leave the GPU idle after the last batch for (1 / duty - 1)
+ * times its GPU time: the power controller caps an average, so a
+ * compute-bound kernel that would run under the cap back to back runs at
+ * the clock the board allows (zlbtimer.h, duty).
+ */
+static void idle_after(const struct run *r, const struct zlbt_request *q)
+{
+	const struct batch_rec *b = &r->batches[r->nr_batches - 1];
+	double ms = b->gpu_ms * (1 / q->duty - 1);
+	struct timespec ts;
+
+	if (!(q->duty < 1) || !(ms > 0))
+		return;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)((ms - 1000.0 * (double)ts.tv_sec) * 1e6);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
 }
 
 static int sample(struct run *r, const struct zlbt_request *q,
@@ -1059,6 +1089,8 @@ static int sample(struct run *r, const struct zlbt_request *q,
 			break;
 		}
 		rc = batch(r, next_batch(r, q, *wall_ms), err, errlen);
+		if (!rc)
+			idle_after(r, q);
 		*wall_ms = now_ms() - t0;
 		if (!rc)
 			rc = judge_clocks(r, q->clock_floor, err, errlen);

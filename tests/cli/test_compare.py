@@ -1139,3 +1139,28 @@ def test_what_held_the_clock_is_noted(zlb, tmp_path):
     thermal = [x for x in lines if x.rstrip().endswith("thermal B")]
     assert len(thermal) == 1 and "power cap" not in thermal[0] and "thermal A" not in thermal[0]
     assert "power cap / thermal / hw slowdown A,B  NVML said that limit held" in res.out
+
+
+def test_a_duty_below_one_is_noted_per_side(zlb, tmp_path):
+    # Row 0 was sampled again at duty 0.5 on both sides, row 1 on B only
+    # (a build that draws less power may stay under the cap), the others
+    # ran back to back (power_duty 1, or absent in older runs).
+    duty = {"A": {0: {"power_duty": 0.5}, 1: {"power_duty": 1.0}},
+            "B": {0: {"power_duty": 0.5}, 1: {"power_duty": 0.5}, 2: {"power_duty": "x"}}}
+    for side in "AB":
+        mode = {"mode": "record"} if side == "A" else {"mode": "replay",
+                                                        "replay_from": tmp_path / "A" / "r0"}
+        make_run(tmp_path / side / "r0", base_rows(), 100 if side == "A" else 200, **mode,
+                 gems_fields=duty[side])
+    res = compare(zlb, tmp_path / "A", tmp_path / "B", "--out", zlb.cwd / "out", "--wide")
+    assert res.rc in (0, 1), res
+    g = {(r["dtype"], r["shape_detail"]): r["gems"] for r in paired(res)}
+    both, b_only = g[(DTYPES[0], SHAPES[0])], g[(DTYPES[1], SHAPES[0])]
+    assert (both["power_duty_a"], both["power_duty_b"]) == (0.5, 0.5)
+    assert (b_only["power_duty_a"], b_only["power_duty_b"]) == (1.0, 0.5)
+    assert {(r["power_duty_a"], r["power_duty_b"]) for k, r in g.items()
+            if k not in ((DTYPES[0], SHAPES[0]), (DTYPES[1], SHAPES[0]))} == {(1.0, 1.0)}
+    lines = res.out.splitlines()
+    assert len([x for x in lines if "duty 0.5 A,B" in x]) == 1
+    assert len([x for x in lines if x.rstrip().endswith("duty 0.5 B")]) == 1
+    assert "duty F A,B  the power cap held that side's samples" in res.out

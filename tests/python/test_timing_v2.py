@@ -29,7 +29,8 @@ SPY_PATH = "/spy/libzlbtimer.so"
 # --- the environment -----------------------------------------------------------------
 
 ENGINE_KNOBS = ("ZLB_DIRECT_REPEAT", "ZLB_MIN_SAMPLES", "ZLB_NOISE_TARGET", "ZLB_MAX_WALL_MS",
-                "ZLB_L2", "ZLB_CLOCK_FLOOR", "ZLB_PLACEMENTS", "ZLB_REPLAY_TARGET_MS",
+                "ZLB_L2", "ZLB_CLOCK_FLOOR", "ZLB_POWER_DUTY", "ZLB_PLACEMENTS",
+                "ZLB_REPLAY_TARGET_MS",
                 "ZLB_WARMUP_MAX_CALLS", "ZLB_PLACEMENT_PROBES", "ZLB_TUNE_PLACEMENT_PROBES",
                 "ZLB_TUNE_RULE", "ZLB_SEED", "ZLB_USE_FLAGTUNE")
 
@@ -43,9 +44,9 @@ def test_knobs_come_from_zlb(monkeypatch):
         monkeypatch.setenv(k, v)    # zlb's own, the probes too
     s = timing._settings()
     r = s["rule"]
-    assert (r.min_samples, r.noise_target, r.max_wall_ms, r.l2, r.clock_floor,
+    assert (r.min_samples, r.noise_target, r.max_wall_ms, r.l2, r.clock_floor, r.power_duty,
             r.placements, r.replay_target_ms,
-            r.placement_probes) == (10, 0.001, 2000.0, "hot", 0.97, 1, 2.0, 3)
+            r.placement_probes) == (10, 0.001, 2000.0, "hot", 0.97, 0.5, 1, 2.0, 3)
     assert (s["repeat"], s["max_warm"]) == (1, 200)
     assert s["tune_probes"] == 0
     assert s["tune_rule"] == "rows"
@@ -873,3 +874,34 @@ def test_reason_names_keep_unknown_bits_in_hex():
     assert _timerlib.clock_reason_names(0x4 | 0x40) == ["sw_power_cap", "hw_thermal_slowdown"]
     assert _timerlib.clock_reason_names(0x1) == []
     assert _timerlib.clock_reason_names(0x1000 | 0x2) == ["app_clocks_setting", "0x1000"]
+
+
+def test_real_power_capped_measurement_is_sampled_again_at_the_duty(real, tmp_path):
+    """NVML said the SW power cap held the clock: the row's samples are those
+    of a second sampling with the GPU idle half the time, and the record
+    says what the first read."""
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_REASONS": "0x4"})
+    assert rec["power_duty"] == 0.5
+    first = rec["power_duty_from"]
+    assert first["clock_reasons"] == ["sw_power_cap"] and first["n"] >= 10
+    assert first["median_ms"] == pytest.approx(0.005, rel=1e-6)
+    assert rec["n"] >= 10 and rec["median_ms"] == pytest.approx(0.005, rel=1e-6)
+    assert rec["phase_ms"]["duty"] > 0
+
+
+@pytest.mark.parametrize("env", [{"FAKE_NVML_REASONS": "0x20"},
+                                 {"FAKE_NVML_REASONS": "0x4", "ZLB_POWER_DUTY": "0"}],
+                         ids=["thermal-not-power", "duty-off"])
+def test_real_measurement_is_not_sampled_again(real, tmp_path, env):
+    rec = _measure_in_child(tmp_path, env)
+    assert rec["power_duty"] == 1.0 and rec["power_duty_from"] is None
+    assert "duty" not in rec["phase_ms"]
+
+
+def test_power_duty_outside_its_range_is_refused(monkeypatch):
+    from conftest import ENGINE_ENV
+    for k, v in ENGINE_ENV.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("ZLB_POWER_DUTY", "1")
+    with pytest.raises(_env.EnvError, match="ZLB_POWER_DUTY"):
+        timing._settings()
