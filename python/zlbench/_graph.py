@@ -326,6 +326,14 @@ def power_capped(stats):
     return any(r in POWER_LIMITS for r in (stats.get("clock_reasons") or ()))
 
 
+def single_read_duty(duty):
+    """The library's duty for a one-sample read (_replay: one untimed replay,
+    then the timed one, then the library's pause of (1/duty - 1) timed
+    replays) that leaves the GPU busy duty of the time: d / (2 - d). 0 (back
+    to back) for duty 0 or 1."""
+    return duty / (2.0 - duty) if 0 < duty < 1 else 0.0
+
+
 def call_cost_ms(t1_ms, tn_ms, n):
     """GPU time of one call from replays of a 1-call and an n-call graph.
 
@@ -618,7 +626,8 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         probe = dict.fromkeys(PROBE_KEYS)
         probe["placement_probes"] = 0
         if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:
-            probe = _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall)
+            probe = _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall,
+                                      duty=power["power_duty"] if power["power_duty"] else 0.0)
             clock.lap("probes")
     finally:
         for g in graphs:
@@ -721,7 +730,7 @@ def _probe_graph(torch, lib, call, k, on_rng, how):
     return _capture_or_fail(torch, call, k, on_rng, lib=lib)
 
 
-def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
+def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=0.0):
     """Steps 5b: time rule.placement_probes more graphs of the same k calls,
     each captured on memory of its own while the measured one (graphs[0])
     is alive. One graph is one draw of where a small kernel's buffers land;
@@ -748,7 +757,11 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
     "placement_probe_build": how the probe graphs were built, "repeat" or
     "capture" (_probe_graph), "capture: <why>" where a repeat failed}. A
     probe that fails leaves the measurement as it is. The graphs are
-    appended to graphs, which the caller releases."""
+    appended to graphs, which the caller releases.
+
+    duty: the measurement was sampled with the GPU idle part of the time
+    (power_capped); its probes are read the same way, or the power cap
+    holds them and their clocks, not their placements, draw them."""
     probes = []
     error = None
     want = 1 + rule.placement_probes
@@ -770,7 +783,7 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall):
                 got = {}
                 for which in order:
                     st, _, _ = _replay(torch, lib, graphs[(0, i)[which]], k, 1, 1, 0.0,
-                                       max_wall, rule=rule)
+                                       max_wall, rule=rule, duty=single_read_duty(duty))
                     got[which] = (st["median_ms"] if st["n"] > 0 else None, st.get("clock_mhz"))
                 pairs.append((order[0], got[0], got[1]))
             probes.append(pairs)

@@ -338,3 +338,13 @@ def test_tuning_probes_as_asked(real, stub_torch, monkeypatch):
     op, config = _tuned_then_measured(stub_torch)
     measure(op)
     assert config.captured_calls == 1 + 8 + 512 + 3 * _graph.PROBE_UNIT
+
+
+@pytest.mark.parametrize("duty,want", [(0.5, 1 / 3), (0.25, 0.25 / 1.75), (0.0, 0.0), (1.0, 0.0)])
+def test_a_single_read_leaves_the_gpu_busy_the_measurement_s_duty(duty, want):
+    # one untimed replay, one timed, then (1/d - 1) timed replays of pause:
+    # busy 2 of 2 + (1/d - 1) replays = the measurement's duty
+    d = _graph.single_read_duty(duty)
+    assert d == pytest.approx(want)
+    if d:
+        assert 2 / (2 + (1 / d - 1)) == pytest.approx(duty)

@@ -856,12 +856,18 @@ def test_real_clock_reasons_name_what_held_the_clock(real, tmp_path):
 
 def test_real_clock_reasons_are_those_of_the_kept_samples(real, tmp_path):
     """A batch dropped for its low clock takes its reasons with it; one kept
-    keeps them. The second batch reads 1500 MHz (dropped) in both runs."""
+    keeps them. The second batch reads 1500 MHz (dropped) in both runs;
+    each batch reads the reasons twice, as it reads its clock."""
     clocks = {"FAKE_NVML_SM_CLOCKS": "1980,1980,1980,1500,1980", "ZLB_NOISE_TARGET": "0"}
-    rec = _measure_in_child(tmp_path, dict(clocks, FAKE_NVML_REASONS="0,0x4,0"))
+    rec = _measure_in_child(tmp_path, dict(clocks, FAKE_NVML_REASONS="0,0,0x4,0x4,0"))
     assert rec["discarded"] >= 1 and rec["clock_reasons"] == []
-    rec = _measure_in_child(tmp_path, dict(clocks, FAKE_NVML_REASONS="0,0x4,0x20"))
+    rec = _measure_in_child(tmp_path, dict(clocks, FAKE_NVML_REASONS="0,0,0x4,0,0,0x20,0"))
     assert rec["clock_reasons"] == ["sw_thermal_slowdown"]
+    # a bit seen only at a kept batch's end counts (and, the power cap's,
+    # has the measurement sampled again unless --power-duty is 0)
+    rec = _measure_in_child(tmp_path, dict(clocks, FAKE_NVML_REASONS="0,0x4,0",
+                                           ZLB_POWER_DUTY="0"))
+    assert rec["clock_reasons"] == ["sw_power_cap"] and rec["power_duty"] == 1.0
 
 
 def test_real_clock_reasons_unknown_without_clock_reads(real, tmp_path):
@@ -887,6 +893,8 @@ def test_real_power_capped_measurement_is_sampled_again_at_the_duty(real, tmp_pa
     assert first["median_ms"] == pytest.approx(0.005, rel=1e-6)
     assert rec["n"] >= 10 and rec["median_ms"] == pytest.approx(0.005, rel=1e-6)
     assert rec["phase_ms"]["duty"] > 0
+    # its probes were read at the duty too, and all of them kept
+    assert rec["placement_probes"] == 3 and rec["placement_probe_error"] is None
 
 
 @pytest.mark.parametrize("env", [{"FAKE_NVML_REASONS": "0x20"},
