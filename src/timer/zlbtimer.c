@@ -512,9 +512,9 @@ static unsigned read_clock(struct run *r)
 }
 
 /*
- * Why the clock is where it is, read with the "during" clock: after the
- * batch the GPU would report itself idle. The idle bit is dropped even so,
- * since a batch queued behind a slow host can find the GPU between replays.
+ * Why the clock is where it is, read with each of a batch's two clock
+ * reads. The idle bit is dropped: the read at a batch's end finds the GPU
+ * done, and one queued behind a slow host can find it between replays.
  */
 static unsigned long long read_reasons(struct run *r)
 {
