@@ -2,6 +2,7 @@
 #include "compare/compare_report.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -288,39 +289,35 @@ static void fallback_reasons(struct strbuf *sb, const struct strvec *fb)
 		strbuf_addch(sb, ')');
 }
 
-/*
- * "duty 0.5 A,B", "duty 0.5 B": a side whose gems rounds were sampled again
- * with the GPU idle in between because the power cap held them; on one
- * side only, the row's sides ran at other duties, which the note flags.
- */
-static void duty_note(struct strbuf *sb, const struct compare_row *row)
+/* "TEXT A,B" where both sides say the same, else "TEXT A" and/or "TEXT B". */
+static void sides_note(struct strbuf *sb, const char *a, const char *b)
 {
-	double a = row->side[0].duty[COMPARE_GEMS], b = row->side[1].duty[COMPARE_GEMS];
-
-	if (a < 1 && b < 1 && a == b)
-		strbuf_addf(sb, "%sduty %g A,B", sb->len ? " " : "", a);
-	else {
-		if (a < 1)
-			strbuf_addf(sb, "%sduty %g A", sb->len ? " " : "", a);
-		if (b < 1)
-			strbuf_addf(sb, "%sduty %g B", sb->len ? " " : "", b);
+	if (a && b && !strcmp(a, b)) {
+		strbuf_addf(sb, "%s%s A,B", sb->len ? " " : "", a);
+		return;
 	}
+	if (a)
+		strbuf_addf(sb, "%s%s A", sb->len ? " " : "", a);
+	if (b)
+		strbuf_addf(sb, "%s%s B", sb->len ? " " : "", b);
 }
 
-/* "power cap A,B", "thermal B": what held the gems measurement's clock down. */
-static void clock_limit_note(struct strbuf *sb, const struct compare_row *row)
+/*
+ * "power cap A,B", "thermal B": what held the gems measurement's clock
+ * down. "duty 0.5 A,B", "duty 0.5 B": a side whose gems rounds were sampled
+ * again with the GPU idle in between because the power cap held them; on
+ * one side only, the row's sides ran at other duties.
+ */
+static void clock_notes(struct strbuf *sb, const struct compare_row *row)
 {
-	const char *a = compare_row_clock_limit(row, COMPARE_GEMS, 0);
-	const char *b = compare_row_clock_limit(row, COMPARE_GEMS, 1);
+	char duty[2][32];
 
-	if (a && b && !strcmp(a, b))
-		strbuf_addf(sb, "%s%s A,B", sb->len ? " " : "", a);
-	else {
-		if (a)
-			strbuf_addf(sb, "%s%s A", sb->len ? " " : "", a);
-		if (b)
-			strbuf_addf(sb, "%s%s B", sb->len ? " " : "", b);
-	}
+	sides_note(sb, compare_row_clock_limit(row, COMPARE_GEMS, 0),
+		   compare_row_clock_limit(row, COMPARE_GEMS, 1));
+	for (int s = 0; s < 2; s++)
+		snprintf(duty[s], sizeof(duty[s]), "duty %g", row->side[s].duty[COMPARE_GEMS]);
+	sides_note(sb, row->side[0].duty[COMPARE_GEMS] < 1 ? duty[0] : NULL,
+		   row->side[1].duty[COMPARE_GEMS] < 1 ? duty[1] : NULL);
 }
 
 static char *notes_text(const struct compare_row *row, const size_t nruns[2])
@@ -348,8 +345,7 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 			strbuf_addf(&sb, "%sctl too", sb.len ? " " : "");
 		if (compare_row_clocks(row, COMPARE_GEMS, &lo, &hi))
 			strbuf_addf(&sb, "%sclock %.0f-%.0f MHz", sb.len ? " " : "", lo, hi);
-		clock_limit_note(&sb, row);
-		duty_note(&sb, row);
+		clock_notes(&sb, row);
 	} else {
 		strbuf_addf(&sb, "%sno gems latency", sb.len ? " " : "");
 	}
