@@ -9,7 +9,9 @@ of them into two rounds a side (X1 X2 -- Y1 Y2). For each comparison and
 each of gems and torch it prints, over the rows whose A latency is at least
 --min-us: how many are SAME, and how many got a false verdict (SLOWER or
 FASTER, which in an A/A is always false). With --rows, the rows that were
-not SAME, with their interval and the compare model's placement sd.
+not SAME, with their interval, the compare model's placement sd, and the
+sides the power cap held (clock_reasons) or that were sampled again with the
+GPU idle part of the time (power_duty < 1).
 
 --allow-caliber-mismatch passes zlb compare's flag on: an A/A across a
 caliber axis (a worker batch against a process one: `isolation`) is refused
@@ -45,12 +47,24 @@ def tally(doc, kind, min_ms):
     return len(rows), len(same), len(false), other
 
 
+def sides(a, b):
+    """"A,B", "A", "B" or "" for which sides a note holds on."""
+    return ",".join(x for x, on in (("A", a), ("B", b)) if on)
+
+
 def describe(r, kind):
     c = r[kind]
     place = c.get("placement_sd_a")
-    return "    %-20s %-32s %-7s B/A %.4f [%.4f, %.4f]%s" % (
+    notes = ""
+    capped = sides(*("sw_power_cap" in (c.get("clock_reasons_" + x) or ()) for x in "ab"))
+    if capped:
+        notes += "  power cap " + capped
+    duty = sides(*((c.get("power_duty_" + x) or 1) < 1 for x in "ab"))
+    if duty:
+        notes += "  duty<1 " + duty
+    return "    %-20s %-32s %-7s B/A %.4f [%.4f, %.4f]%s%s" % (
         r["op_name"], r["shape_detail"][:32], c["verdict"], c["ratio"], c["ci_low"],
-        c["ci_high"], "  place sd %.2f%%" % (100 * place) if place else "")
+        c["ci_high"], "  place sd %.2f%%" % (100 * place) if place else "", notes)
 
 
 def main():
