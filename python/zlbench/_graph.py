@@ -326,12 +326,15 @@ def power_capped(stats):
     return any(r in POWER_LIMITS for r in (stats.get("clock_reasons") or ()))
 
 
-def single_read_duty(duty):
+def single_read_duty(lib, duty):
     """The library's duty for a one-sample read (_replay: one untimed replay,
-    then the timed one, then the library's pause of (1/duty - 1) timed
-    replays) that leaves the GPU busy duty of the time: d / (2 - d). 0 (back
-    to back) for duty 0 or 1."""
-    return duty / (2.0 - duty) if 0 < duty < 1 else 0.0
+    then the timed one, then the library's pause) that leaves the GPU busy
+    duty of the time. From ABI 8 the library counts the untimed replay as
+    busy itself: duty. Before, its pause was (1/duty - 1) timed replays: d /
+    (2 - d). 0 (back to back) for duty 0 or 1."""
+    if not 0 < duty < 1:
+        return 0.0
+    return duty if getattr(lib, "v8", False) else duty / (2.0 - duty)
 
 
 def call_cost_ms(t1_ms, tn_ms, n):
@@ -783,7 +786,7 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
                 got = {}
                 for which in order:
                     st, _, _ = _replay(torch, lib, graphs[(0, i)[which]], k, 1, 1, 0.0,
-                                       max_wall, rule=rule, duty=single_read_duty(duty))
+                                       max_wall, rule=rule, duty=single_read_duty(lib, duty))
                     got[which] = (st["median_ms"] if st["n"] > 0 else None, st.get("clock_mhz"))
                 pairs.append((order[0], got[0], got[1]))
             probes.append(pairs)

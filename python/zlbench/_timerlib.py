@@ -144,7 +144,8 @@ class TimerLib:
     max_abi=1 to drive a newer library the version 1 way); v2 is abi >= 2,
     v3 (placements) abi >= 3, v4 (their centre and noise) abi >= 4;
     has_graph_repeat (version 5) says graph_repeat can be called; v6 (a
-    result's clock_reasons) abi >= 6; v7 (a request's duty) abi >= 7.
+    result's clock_reasons) abi >= 6; v7 (a request's duty) abi >= 7; v8
+    (each batch below duty 1 warms up first, counted busy) abi >= 8.
     """
 
     def __init__(self, path, max_abi=None):
@@ -198,6 +199,7 @@ class TimerLib:
         self.v4 = abi >= 4
         self.v6 = abi >= 6
         self.v7 = abi >= 7
+        self.v8 = abi >= 8
 
     def abi_version(self):
         return self.lib_abi

@@ -339,6 +339,7 @@ struct batch_rec {
 	unsigned clock;         /* MHz, the lower of its reads; 0: none */
 	int dropped;            /* ran below the clock floor */
 	double gpu_ms;          /* sum of its replays */
+	uint32_t untimed;       /* replays it ran untimed (warm-ups, block starts) */
 	unsigned long long reasons; /* clocks event reasons while it ran */
 };
 
@@ -349,6 +350,7 @@ struct run {
 	CUgraphExec exec[ZLBT_MAX_PLACEMENTS];  /* replayed in blocks, stored round-robin */
 	uint32_t placements;    /* entries of exec; batches are whole rounds */
 	uint32_t calls;         /* workload calls per replay */
+	uint32_t batch_warmups; /* untimed replays before each batch (duty < 1) */
 	CUevent start[RING];
 	CUevent end[RING];
 	int nr_events;          /* pairs created */
@@ -610,6 +612,30 @@ static size_t round_robin_slot(const struct run *r, int count, int i)
 }
 
 /*
+ * `rounds` untimed replays of every placement (each flushed first with a
+ * cold L2: they settle what is measured), then wait for them, so that the
+ * timed replays start on a GPU that has just been busy and the wall clock
+ * after is the sampling's own.
+ */
+static int warm_up(struct run *r, uint32_t rounds, char *err, size_t errlen)
+{
+	CUresult rc;
+
+	for (uint32_t i = 0; i < rounds * r->placements; i++) {
+		if (r->flush && flush_l2(r, err, errlen))
+			return ZLBT_EDRIVER;
+		if (launch(r, i % r->placements, err, errlen))
+			return ZLBT_EDRIVER;
+	}
+	rc = r->d->cuStreamSynchronize(r->stream);
+	if (rc) {
+		cuda_call_failed(r->d, "cuStreamSynchronize", rc, err, errlen);
+		return ZLBT_EDRIVER;
+	}
+	return ZLBT_OK;
+}
+
+/*
  * Issue `count` bracketed replays, wait for them, record them as a batch.
  * count is whole rounds of placements, replayed in blocks (above); with
  * several placements each block starts with one untimed replay of its
@@ -630,6 +656,8 @@ static int batch(struct run *r, int count, char *err, size_t errlen)
 	    grow((void **)&r->batches, &r->batches_alloc, r->nr_batches + 1,
 		 sizeof(*r->batches), err, errlen))
 		return ZLBT_EINVAL;
+	if (r->batch_warmups && warm_up(r, r->batch_warmups, err, errlen))
+		return ZLBT_EDRIVER;
 	for (i = 0; i < count; i++) {
 		uint32_t k = block_placement(r, count, i);
 
@@ -693,6 +721,7 @@ static int batch(struct run *r, int count, char *err, size_t errlen)
 	b->dropped = 0;
 	b->reasons = reasons;
 	b->gpu_ms = sum;
+	b->untimed = r->batch_warmups * r->placements + (per ? r->placements : 0);
 	r->taken += (size_t)count;
 	r->all_gpu_ms += sum;
 	return ZLBT_OK;
@@ -1038,7 +1067,9 @@ static int next_batch(const struct run *r, const struct zlbt_request *q,
 static void idle_after(const struct run *r, const struct zlbt_request *q)
 {
 	const struct batch_rec *b = &r->batches[r->nr_batches - 1];
-	double ms = b->gpu_ms * (1 / q->duty - 1);
+	/* its untimed replays kept the GPU as busy as its timed ones */
+	double busy = b->gpu_ms * (1 + (double)b->untimed / (double)b->count);
+	double ms = busy * (1 / q->duty - 1);
 	struct timespec ts;
 
 	if (!(q->duty < 1) || !(ms > 0))
@@ -1263,21 +1294,15 @@ ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
 	if (!rc)
 		rc = make_events(&r, q.max_samples < RING ? (int)q.max_samples : RING,
 				 err, errlen);
-	/* Warm-up replays are flushed too: they settle what is measured. */
-	for (uint32_t i = 0; !rc && i < q.warmup_replays * q.placements; i++) {
-		if (r.flush)
-			rc = flush_l2(&r, err, errlen);
-		if (!rc)
-			rc = launch(&r, i % q.placements, err, errlen);
-	}
-	/* Sampling starts from an idle stream: its wall clock is its own. */
-	if (!rc && q.warmup_replays) {
-		crc = r.d->cuStreamSynchronize(r.stream);
-		if (crc) {
-			cuda_call_failed(r.d, "cuStreamSynchronize", crc, err, errlen);
-			rc = ZLBT_EDRIVER;
-		}
-	}
+	/*
+	 * Below duty 1 every batch follows a pause, so each warms up itself
+	 * (zlbtimer.h, duty); back to back, the first batch's warm-up is
+	 * every batch's.
+	 */
+	if (q.duty < 1)
+		r.batch_warmups = q.warmup_replays ? q.warmup_replays : 1;
+	else if (!rc && q.warmup_replays)
+		rc = warm_up(&r, q.warmup_replays, err, errlen);
 	if (!rc)
 		rc = sample(&r, &q, &wall, &stop, err, errlen);
 	if ((rc == ZLBT_OK || rc == ZLBT_ETIMEOUT) && r.kept) {

@@ -28,8 +28,10 @@
  * structs are version 4's, so a version 4 caller drives it unchanged.
  * Version 6 adds clock_reasons to struct zlbt_result (its version 5).
  * Version 7 adds duty to struct zlbt_request (its version 4).
+ * Version 8 changes what duty does, not the structs: each batch below duty
+ * 1 runs its own warm-up replays first, and they count as busy time.
  */
-#define ZLBT_ABI_VERSION 7
+#define ZLBT_ABI_VERSION 8
 
 enum zlbt_status {
 	ZLBT_OK = 0,
@@ -69,7 +71,8 @@ struct zlbt_request {
 	uint32_t max_samples;       /* and never more than this */
 	double min_time_ms;         /* keep sampling until this much GPU time */
 	double max_wall_ms;         /* give up (ZLBT_ETIMEOUT if < min_samples) */
-	uint32_t warmup_replays;    /* untimed replays before the first sample */
+	uint32_t warmup_replays;    /* untimed replays before the first sample
+				     * (before every batch below duty 1) */
 	uint32_t reserved;
 	/* --- version 2 --- */
 	/*
@@ -134,6 +137,14 @@ struct zlbt_request {
 	 * 1440-1455 MHz (231-235 us per call); at duty 0.5 it drew 520-530 W
 	 * at 1980 MHz (202-205 us), and at 0.33 and 0.2 the same. 0 or 1:
 	 * back to back. The sleeps count towards max_wall_ms.
+	 *
+	 * Below 1 each batch first runs warmup_replays (at least one) untimed
+	 * replays of every placement and waits for them, and the sleep counts
+	 * them as busy (version 8): a batch queued straight after a pause read
+	 * its clock at 1500-1515 MHz while its replays ran at 1980 MHz's
+	 * speed (H100, 4096^3 addmm at 202 us), which made the measurement's
+	 * clock a figure of the pause, not of the kernel; one read after a
+	 * warm-up, as a placement probe's is, read 1965-1980 MHz.
 	 */
 	double duty;
 };

@@ -342,9 +342,18 @@ def test_tuning_probes_as_asked(real, stub_torch, monkeypatch):
 
 @pytest.mark.parametrize("duty,want", [(0.5, 1 / 3), (0.25, 0.25 / 1.75), (0.0, 0.0), (1.0, 0.0)])
 def test_a_single_read_leaves_the_gpu_busy_the_measurement_s_duty(duty, want):
-    # one untimed replay, one timed, then (1/d - 1) timed replays of pause:
-    # busy 2 of 2 + (1/d - 1) replays = the measurement's duty
-    d = _graph.single_read_duty(duty)
+    # ABI 7: one untimed replay, one timed, then (1/d - 1) timed replays of
+    # pause: busy 2 of 2 + (1/d - 1) replays = the measurement's duty
+    class Abi7:
+        v8 = False
+    d = _graph.single_read_duty(Abi7, duty)
     assert d == pytest.approx(want)
     if d:
         assert 2 / (2 + (1 / d - 1)) == pytest.approx(duty)
+
+
+@pytest.mark.parametrize("duty,want", [(0.5, 0.5), (0.25, 0.25), (0.0, 0.0), (1.0, 0.0)])
+def test_from_abi_8_the_library_counts_the_untimed_replay_itself(duty, want):
+    class Abi8:
+        v8 = True
+    assert _graph.single_read_duty(Abi8, duty) == want
