@@ -88,7 +88,8 @@ class EventTimer:
         stats.update({"stop_reason": stop, "discarded": 0, "clock_mhz": None,
                       "clock_min_mhz": None, "l2_flush_bytes": 0, "placements": 1,
                       "placement_spread": 0.0, "centre_ms": stats.get("median_ms"),
-                      "placement_noise": None, "clock_reasons": None, "total_gpu_ms": total,
+                      "placement_noise": None, "clock_reasons": None, "clock_max_mhz": None,
+                      "total_gpu_ms": total,
                       "wall_ms": (time.perf_counter() - t0) * 1e3})
         if stop == STOP_WALL and len(samples) < min_samples:
             return ZLBT_ETIMEOUT, stats, samples, (

@@ -65,7 +65,7 @@ from . import _device, _io, _markers, _state
 # What the engine's callers and tests name through _graph, libzlbtimer's part
 # of which lives in _timerlib.
 from ._timerlib import (GRAPH_KEYS, STATUS, STOP_REASONS, V2_RESULT_KEYS, V3_RESULT_KEYS,  # noqa: F401
-                        V6_RESULT_KEYS, ZLBT_CLOCK_CHECK, ZLBT_CLOCK_OFF, ZLBT_ETIMEOUT, ZLBT_L2_COLD,
+                        V6_RESULT_KEYS, V9_RESULT_KEYS, ZLBT_CLOCK_CHECK, ZLBT_CLOCK_OFF, ZLBT_ETIMEOUT, ZLBT_L2_COLD,
                         ZLBT_L2_HOT, ZLBT_OK, TimerLib, _libs, timer_lib)
 
 MAX_SAMPLES = 10000
@@ -311,7 +311,7 @@ POWER_LIMITS = ("sw_power_cap", "hw_power_brake_slowdown")
 POWER_KEYS = ("power_duty", "power_duty_from")
 # What the record keeps of a power-capped first sampling (power_duty_from).
 DUTY_FROM_KEYS = ("centre_ms", "median_ms", "stdrel", "n", "clock_mhz", "clock_min_mhz",
-                  "clock_reasons")
+                  "clock_reasons", "clock_max_mhz")
 
 
 def power_capped(stats):
@@ -324,6 +324,28 @@ def power_capped(stats):
     part of the time (Rule.power_duty), it runs at the clock the board
     allows below the cap, the same in every process."""
     return any(r in POWER_LIMITS for r in (stats.get("clock_reasons") or ()))
+
+
+def clock_held(stats, clock_floor):
+    """Did the kept samples run below the board's top clock (clock_max_mhz,
+    ABI 9) by more than the clock floor allows, with NVML naming no reason?
+
+    The cap's bit is the power of the moment NVML is asked: on a 700 W H100
+    a 4096^3 addmm ran at 1665 MHz with no bit read at any batch's start or
+    end, where its other processes read the cap's and were sampled again at
+    1980 MHz (10% apart). A busy GPU that nothing limits runs at its top
+    clock; one held below it with no reason named is taken for capped. A
+    reason other than the power cap's (thermal, a clock setting) says what
+    held it, and pauses would not lift it."""
+    top, mhz = stats.get("clock_max_mhz"), stats.get("clock_mhz")
+    if not top or not mhz or not clock_floor or stats.get("clock_reasons") != []:
+        return False
+    return mhz < clock_floor * top
+
+
+def clock_limited(stats, clock_floor):
+    """Sample again at the power duty (power_capped or clock_held)?"""
+    return power_capped(stats) or clock_held(stats, clock_floor)
 
 
 def single_read_duty(lib, duty):
@@ -618,7 +640,8 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         clock.lap("sample")
         power = {"power_duty": 1.0 if getattr(lib, "v7", False) else None,
                  "power_duty_from": None}
-        if power_capped(stats) and rule.power_duty > 0 and getattr(lib, "v7", False):
+        if (clock_limited(stats, rule.clock_floor) and rule.power_duty > 0
+                and getattr(lib, "v7", False)):
             first = {k2: stats.get(k2) for k2 in DUTY_FROM_KEYS}
             stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
                                               max_samples, float(rep_ms),

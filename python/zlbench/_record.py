@@ -10,7 +10,7 @@ STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "stdr
 # Graph-only fields of a measurement: null for direct timing (upstream
 # do_bench has its own L2 policy, no stopping rule of ours, no graph).
 DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz",
-               "clock_reasons", "l2", "l2_flush_bytes", "graph", "min_samples",
+               "clock_reasons", "clock_max_mhz", "l2", "l2_flush_bytes", "graph", "min_samples",
                "min_time_ms", "noise_target", "max_wall_ms", "clock_floor", "placements",
                "placement_spread", "placement_noise", "replay_target_ms",
                "graph_shape") + _graph.POWER_KEYS + _graph.PROBE_KEYS

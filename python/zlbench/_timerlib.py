@@ -79,7 +79,7 @@ class _Result(ctypes.Structure):
         # --- version 5 (ABI 6) ---
         ("clock_reasons", ctypes.c_uint64),
         ("clock_reasons_known", ctypes.c_uint32),
-        ("reserved5", ctypes.c_uint32),
+        ("clock_max_mhz", ctypes.c_uint32),     # ABI 9; reserved before
     ]
 
 
@@ -109,6 +109,7 @@ V2_RESULT_KEYS = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_m
 V3_RESULT_KEYS = ("placements", "placement_spread")
 V4_RESULT_KEYS = ("centre_ms", "placement_noise")
 V6_RESULT_KEYS = ("clock_reasons",)
+V9_RESULT_KEYS = ("clock_max_mhz",)
 
 # NVML's clocks event reason bits by the names zlb gives them (nvml.h,
 # nvml_reasons_text); gpu_idle never reaches a result.
@@ -145,7 +146,8 @@ class TimerLib:
     v3 (placements) abi >= 3, v4 (their centre and noise) abi >= 4;
     has_graph_repeat (version 5) says graph_repeat can be called; v6 (a
     result's clock_reasons) abi >= 6; v7 (a request's duty) abi >= 7; v8
-    (each batch below duty 1 warms up first, counted busy) abi >= 8.
+    (each batch below duty 1 warms up first, counted busy) abi >= 8; v9 (a
+    result's clock_max_mhz) abi >= 9.
     """
 
     def __init__(self, path, max_abi=None):
@@ -200,6 +202,7 @@ class TimerLib:
         self.v6 = abi >= 6
         self.v7 = abi >= 7
         self.v8 = abi >= 8
+        self.v9 = abi >= 9
 
     def abi_version(self):
         return self.lib_abi
@@ -246,6 +249,8 @@ class TimerLib:
         # What held the clock down while the kept samples ran: [] none, None unknown.
         stats["clock_reasons"] = (clock_reason_names(int(res.clock_reasons))
                                   if self.v6 and res.clock_reasons_known else None)
+        # The top of the board's SM clock; None unknown, or pinned by a user.
+        stats["clock_max_mhz"] = int(res.clock_max_mhz) or None if self.v9 else None
         stats["total_gpu_ms"] = float(res.total_gpu_ms)
         stats["wall_ms"] = float(res.wall_ms)
         return stats

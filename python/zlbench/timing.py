@@ -445,7 +445,7 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     record = {"timer": "graph"}
     record.update(_record.stat_fields(stats))
     for key in (_graph.V2_RESULT_KEYS + _graph.V3_RESULT_KEYS + ("placement_noise",)
-                + _graph.V6_RESULT_KEYS):
+                + _graph.V6_RESULT_KEYS + _graph.V9_RESULT_KEYS):
         record[key] = stats.get(key)
     record["l2"] = m["l2"]
     record["graph"] = m["graph"]

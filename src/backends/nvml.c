@@ -482,3 +482,24 @@ int nvml_reasons_by_pci(const char *pci_bus_id, unsigned long long *bits)
 	return 0;
 }
 
+
+int nvml_sm_top_by_pci(const char *pci_bus_id, unsigned *mhz)
+{
+	unsigned max, app, dflt;
+	nvmlDevice_t dev;
+
+	if (mhz)
+		*mhz = 0;
+	if (!pci_bus_id || !mhz || nvml_load(NULL, 0))
+		return -1;
+	dev = handle_by_pci(pci_bus_id);
+	if (!dev)
+		return -1;
+	max = clock_of(api.max_clock, dev, NVML_CLOCK_SM);
+	app = clock_of(api.app_clock, dev, NVML_CLOCK_SM);
+	dflt = clock_of(api.default_app_clock, dev, NVML_CLOCK_SM);
+	if (!max || (app && dflt && app != dflt))
+		return -1;
+	*mhz = app && app < max ? app : max;
+	return 0;
+}

@@ -112,4 +112,15 @@ int nvml_sm_clock_by_pci(const char *pci_bus_id, unsigned *mhz);
  */
 int nvml_reasons_by_pci(const char *pci_bus_id, unsigned long long *bits);
 
+/*
+ * The highest SM clock a device allows now, by PCI bus id, through the
+ * same cached handle: its maximum, or its application clock target where
+ * that is lower. Reads no current clock, so it takes nothing from a
+ * sequence of clock reads. Returns 0 with *mhz set; non-zero with *mhz = 0
+ * when NVML is absent, does not know the device or will not tell, or the
+ * application clocks were set away from their default (nvidia-smi -ac: the
+ * clock is then the user's choice, not a limit's).
+ */
+int nvml_sm_top_by_pci(const char *pci_bus_id, unsigned *mhz);
+
 #endif

@@ -385,6 +385,7 @@ struct run {
 	double steady;          /* median of the batch clocks; 0: none */
 	unsigned clock_min;     /* lowest read; 0: none */
 	int reasons_known;      /* 1: NVML told a batch's clocks event reasons */
+	unsigned clock_max;     /* zlbt_result.clock_max_mhz */
 };
 
 static void run_release(struct run *r)
@@ -500,6 +501,8 @@ static void setup_clocks(struct run *r)
 	if (nvml_load(NULL, 0))
 		return;
 	r->clocks = 1;
+	if (nvml_sm_top_by_pci(r->bus_id, &r->clock_max))
+		r->clock_max = 0;
 }
 
 static unsigned read_clock(struct run *r)
@@ -1233,6 +1236,7 @@ static int report(struct run *r, const struct zlbt_request *q, double wall,
 	out->clock_min_mhz = r->clock_min;
 	out->clock_reasons = kept_reasons(r);
 	out->clock_reasons_known = (uint32_t)r->reasons_known;
+	out->clock_max_mhz = r->clock_max;
 	out->l2_flush_bytes = r->flush_bytes;
 	if (samples_ms)
 		memcpy(samples_ms, v, (n < samples_cap ? n : samples_cap) *

@@ -30,8 +30,10 @@
  * Version 7 adds duty to struct zlbt_request (its version 4).
  * Version 8 changes what duty does, not the structs: each batch below duty
  * 1 runs its own warm-up replays first, and they count as busy time.
+ * Version 9 fills struct zlbt_result's clock_max_mhz (version 5's reserved
+ * field before).
  */
-#define ZLBT_ABI_VERSION 8
+#define ZLBT_ABI_VERSION 9
 
 enum zlbt_status {
 	ZLBT_OK = 0,
@@ -247,7 +249,18 @@ struct zlbt_result {
 	 */
 	uint64_t clock_reasons;
 	uint32_t clock_reasons_known;
-	uint32_t reserved5;
+	/*
+	 * Version 9 (the struct is version 5's): the highest SM clock the
+	 * board allows, in MHz -- NVML's maximum, or the application clock
+	 * target where one is set below it (nvml.h, nvml_sm_top_by_pci) -- so
+	 * that a caller can tell a clock held down from a clock at its top. 0
+	 * when NVML could not say or the application clocks were set by a
+	 * user (-ac); a -lgc lock that holds the clock shows as the reason
+	 * NVML_REASON_APP_CLOCKS_SETTING. On a 700 W H100 a 4096^3
+	 * addmm ran at 1665 MHz with no reason bit read at any batch's start
+	 * or end, where its other processes read the power cap's.
+	 */
+	uint32_t clock_max_mhz;
 };
 
 /* What a captured (not instantiated) graph is made of. */

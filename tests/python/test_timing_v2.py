@@ -906,6 +906,46 @@ def test_real_measurement_is_not_sampled_again(real, tmp_path, env):
     assert "duty" not in rec["phase_ms"]
 
 
+def test_real_record_says_the_board_s_top_clock(real, tmp_path):
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_MAX_CLOCK": "1755", "FAKE_NVML_SM_CLOCKS": "1755"})
+    assert rec["clock_max_mhz"] == 1755 and rec["power_duty"] == 1.0
+
+
+def test_real_clock_held_below_the_top_with_no_reason_is_sampled_again(real, tmp_path):
+    """The cap's bit can be missed at every read (an H100's 4096^3 addmm at
+    1665 MHz with none): a clock below the floor of the board's top, with
+    NVML naming no reason, is taken for the cap."""
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_SM_CLOCKS": "1500", "FAKE_NVML_REASONS": "0"})
+    assert rec["power_duty"] == 0.5
+    first = rec["power_duty_from"]
+    assert first["clock_reasons"] == [] and first["clock_mhz"] == 1500
+    assert first["clock_max_mhz"] == 1980
+
+
+@pytest.mark.parametrize("env", [
+    # 1930 MHz is within the floor (0.97) of 1980
+    {"FAKE_NVML_SM_CLOCKS": "1930", "FAKE_NVML_REASONS": "0"},
+    # a thermal slowdown held it: pauses do not lift it
+    {"FAKE_NVML_SM_CLOCKS": "1500", "FAKE_NVML_REASONS": "0x20"},
+    # nvidia-smi -ac 1500: the clock is the user's choice
+    {"FAKE_NVML_SM_CLOCKS": "1500", "FAKE_NVML_REASONS": "0", "FAKE_NVML_APP_CLOCK": "1500",
+     "FAKE_NVML_DEFAULT_APP_CLOCK": "1980"},
+], ids=["within-floor", "thermal", "app-clocks-set"])
+def test_real_clock_below_the_top_for_a_named_reason_is_not_sampled_again(real, tmp_path, env):
+    rec = _measure_in_child(tmp_path, env)
+    assert rec["power_duty"] == 1.0 and rec["power_duty_from"] is None
+    if "FAKE_NVML_APP_CLOCK" in env:
+        assert rec["clock_max_mhz"] is None
+
+
+def test_clock_held_needs_every_reading():
+    held = {"clock_max_mhz": 1980, "clock_mhz": 1500.0, "clock_reasons": []}
+    assert _graph.clock_held(held, 0.97)
+    for key in held:
+        assert not _graph.clock_held(dict(held, **{key: None}), 0.97)
+    assert not _graph.clock_held(held, 0.0)      # the clock check is off
+
+
 def test_power_duty_outside_its_range_is_refused(monkeypatch):
     from conftest import ENGINE_ENV
     for k, v in ENGINE_ENV.items():

@@ -224,6 +224,35 @@ static void cheap_clock_reads(void **state)
 	assert_int_not_equal(nvml_sm_clock_by_pci(NULL, &mhz), 0);
 }
 
+static void board_top_clock(void **state)
+{
+	unsigned mhz = 0;
+
+	(void)state;
+	setenv("FAKE_NVML_SM_CLOCKS", "1500,1410", 1);
+	assert_int_equal(nvml_sm_top_by_pci("0000:00:00.0", &mhz), 0);
+	assert_int_equal(mhz, 1980);
+	/* An application clock target below the maximum, at its default. */
+	setenv("FAKE_NVML_APP_CLOCK", "1755", 1);
+	setenv("FAKE_NVML_DEFAULT_APP_CLOCK", "1755", 1);
+	assert_int_equal(nvml_sm_top_by_pci("0000:00:00.0", &mhz), 0);
+	assert_int_equal(mhz, 1755);
+	/* nvidia-smi -ac: the user's clock, no limit's top. */
+	setenv("FAKE_NVML_APP_CLOCK", "1410", 1);
+	mhz = 7;
+	assert_int_not_equal(nvml_sm_top_by_pci("0000:00:00.0", &mhz), 0);
+	assert_int_equal(mhz, 0);
+	/* No maximum known: nothing. */
+	unsetenv("FAKE_NVML_APP_CLOCK");
+	unsetenv("FAKE_NVML_DEFAULT_APP_CLOCK");
+	setenv("FAKE_NVML_MAX_CLOCK", "0", 1);
+	assert_int_not_equal(nvml_sm_top_by_pci("0000:00:00.0", &mhz), 0);
+	assert_int_not_equal(nvml_sm_top_by_pci("0000:09:00.0", &mhz), 0);
+	/* None of it took a current clock from the sequence. */
+	assert_int_equal(nvml_sm_clock_by_pci("0000:00:00.0", &mhz), 0);
+	assert_int_equal(mhz, 1500);
+}
+
 static void reasons_text(void **state)
 {
 	char buf[256], small[10];
@@ -334,6 +363,7 @@ int main(void)
 		T(unknown_devices),
 		T(by_bus_id),
 		T(cheap_clock_reads),
+		T(board_top_clock),
 		T(reasons_text),
 		T(process_element_sizes),
 		T(many_processes),
