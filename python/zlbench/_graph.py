@@ -56,6 +56,12 @@ A failure in steps 2-5 raises CaptureFailure(phase, error) with phase
 "warmup", "capture" (capture and instantiation) or "replay" (libzlbtimer);
 the timing plugin decides between fatal and falling back to direct timing.
 Graphs are released before returning, whatever happened.
+
+Over 700 lines: measure's steps, the power-duty re-sampling and the
+placement probes share the graphs measure owns and its _replay, which the
+tests replace in one place. The probes (_probe_placements, probe_pair_draw,
+probe_spread and their helpers, about 250 lines) are the part to move out
+next, into a module of their own that takes _replay as an argument.
 """
 
 import math

@@ -447,16 +447,23 @@ static nvmlDevice_t handle_by_pci(const char *bus_id)
 	return dev;
 }
 
+/* The cached handle for a cheap read; NULL without NVML or the device. */
+static nvmlDevice_t device_for_read(const char *bus_id)
+{
+	if (!bus_id || nvml_load(NULL, 0))
+		return NULL;
+	return handle_by_pci(bus_id);
+}
+
 int nvml_sm_clock_by_pci(const char *pci_bus_id, unsigned *mhz)
 {
 	nvmlDevice_t dev;
 	unsigned v = 0;
 
-	if (mhz)
-		*mhz = 0;
-	if (!pci_bus_id || !mhz || nvml_load(NULL, 0))
+	if (!mhz)
 		return -1;
-	dev = handle_by_pci(pci_bus_id);
+	*mhz = 0;
+	dev = device_for_read(pci_bus_id);
 	if (!dev || api.clock(dev, NVML_CLOCK_SM, &v) || !v)
 		return -1;
 	*mhz = v;
@@ -468,11 +475,10 @@ int nvml_reasons_by_pci(const char *pci_bus_id, unsigned long long *bits)
 	struct nvml_state st = { 0 };
 	nvmlDevice_t dev;
 
-	if (bits)
-		*bits = 0;
-	if (!pci_bus_id || !bits || nvml_load(NULL, 0))
+	if (!bits)
 		return -1;
-	dev = handle_by_pci(pci_bus_id);
+	*bits = 0;
+	dev = device_for_read(pci_bus_id);
 	if (!dev)
 		return -1;
 	read_reasons(dev, &st);
@@ -488,11 +494,10 @@ int nvml_sm_top_by_pci(const char *pci_bus_id, unsigned *mhz)
 	unsigned max, app, dflt;
 	nvmlDevice_t dev;
 
-	if (mhz)
-		*mhz = 0;
-	if (!pci_bus_id || !mhz || nvml_load(NULL, 0))
+	if (!mhz)
 		return -1;
-	dev = handle_by_pci(pci_bus_id);
+	*mhz = 0;
+	dev = device_for_read(pci_bus_id);
 	if (!dev)
 		return -1;
 	max = clock_of(api.max_clock, dev, NVML_CLOCK_SM);
