@@ -296,6 +296,40 @@ def test_k_agreeing_with_its_graph_is_not_recaptured(spy, stub_torch):
     assert op.captured_calls == 1 + 8 + 512
 
 
+def test_a_replay_captures_the_recordings_estimate_graphs_before_its_own(
+        spy, stub_torch, monkeypatch):
+    """K comes from the recording, yet the replay captures (and releases) the
+    graphs of 1 and 8 calls the recording estimated K with, in its order, so
+    that its measured graph lands after the same allocations; their one
+    replay each is not a measurement (one sample, bare rule)."""
+    record_op = stub_torch._stub.make_op("op", cost_ns=5000)
+    measure(record_op)
+    recorded = [r["calls"] for r in spy.requests]
+    assert recorded == [1, 8, 512, 512]
+    spy.requests.clear()
+    monkeypatch.setattr(timing, "_planned_shape", lambda ctx: _graph.GraphShape(512, 1))
+    replay_op = stub_torch._stub.make_op("op2", cost_ns=5000)
+    _, rec = measure(replay_op)
+    est1, est8, main = spy.requests
+    assert [r["calls"] for r in spy.requests] == [1, 8, 512]
+    for est in (est1, est8):
+        assert (est["min_samples"], est["max_samples"], est["min_time_ms"]) == (1, 1, 0.0)
+        assert est.get("noise_target", 0) == 0 and est.get("clock_check", 0) == 0
+    assert main["min_samples"] == 10 and main["noise_target"] == 0.001
+    assert rec["graph_shape"] == "replayed" and rec["calls_per_replay"] == 512
+    assert replay_op.captured_calls == record_op.captured_calls == 1 + 8 + 512
+    assert stub_torch._stub.live_graphs == 0
+
+
+def test_a_cold_replay_mirrors_no_estimate(spy, stub_torch, monkeypatch):
+    # A cold recording settles no K (one call per replay): nothing to mirror.
+    monkeypatch.setenv("ZLB_L2", "cold")
+    monkeypatch.setattr(timing, "_planned_shape", lambda ctx: _graph.GraphShape(1, 1))
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    measure(op)
+    assert [r["calls"] for r in spy.requests] == [1] and op.captured_calls == 1
+
+
 def test_knobs_reach_the_request(spy, stub_torch, monkeypatch):
     monkeypatch.setenv("ZLB_MIN_SAMPLES", "25")
     monkeypatch.setenv("ZLB_NOISE_TARGET", "0.002")
