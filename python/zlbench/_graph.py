@@ -59,17 +59,26 @@ A failure in steps 2-5 raises CaptureFailure(phase, error) with phase
 the timing plugin decides between fatal and falling back to direct timing.
 Graphs are released before returning, whatever happened.
 
-Over 700 lines: measure's steps, the power-duty re-sampling and the
-placement probes share the graphs measure owns and its _replay, which the
-tests replace in one place. The probes (_probe_placements, probe_pair_draw,
-probe_spread and their helpers, about 250 lines) are the part to move out
-next, into a module of their own that takes _replay as an argument.
+What is arithmetic on times lives beside it: _graph_size (K, placements,
+warm-up calls), _power (when to sample again at the power duty) and
+_probe_read (a probe's draw from its pairs). What stays here touches the
+GPU: capture, replay, the probes' graphs, and the graphs measure owns until
+it releases them; over 700 lines because those steps share that ownership
+and _replay (and the capture/replay calls the tests watch through the
+library they replace).
 """
 
-import math
 import time
 
 from . import _device, _io, _markers, _state
+# The parts of the engine that are arithmetic on times, named through _graph
+# by its callers and tests.
+from ._graph_size import (K_SLACK, MAX_K, PLACEMENT_MEM_BYTES, call_cost_ms, k_for,  # noqa: F401
+                          placements_for, warmup_calls_for)
+from ._power import (DUTY_FROM_KEYS, POWER_KEYS, POWER_LIMITS, clock_held,  # noqa: F401
+                     clock_limited, power_capped, single_read_duty)
+from ._probe_read import (PROBE_PAIRS, PROBE_PROTOCOL, clock_sentence, log_sd,  # noqa: F401
+                          probe_pair_draw, probe_pair_order, probe_spread)
 # What the engine's callers and tests name through _graph, libzlbtimer's part
 # of which lives in _timerlib.
 from ._timerlib import (GRAPH_KEYS, STATUS, STOP_REASONS, V2_RESULT_KEYS, V3_RESULT_KEYS,  # noqa: F401
@@ -77,14 +86,9 @@ from ._timerlib import (GRAPH_KEYS, STATUS, STOP_REASONS, V2_RESULT_KEYS, V3_RES
                         ZLBT_L2_HOT, ZLBT_OK, TimerLib, _libs, timer_lib)
 
 MAX_SAMPLES = 10000
-MAX_K = 4096
 PROBE_K = 8
 PROBE_CALLS = 3
 ESTIMATE_SAMPLES = 5
-# A ppm of slack when turning t1 into K: t1 comes back through a float32
-# elapsed time, and 2 ms / 0.004999999888 ms must still make 400 (then 512).
-K_SLACK = 1e-6
-
 MEMCPY_MARKER = _markers.MARKER_MEMCPY_NODES
 MEMSET_MARKER = _markers.MARKER_MEMSET_NODES
 NO_KERNELS_MARKER = _markers.MARKER_NO_KERNELS
@@ -311,113 +315,6 @@ def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wal
     return stats, samples, markers
 
 
-# NVML's reasons that mean the board's power limit held the clock down.
-POWER_LIMITS = ("sw_power_cap", "hw_power_brake_slowdown")
-# A graph measurement's record fields of it: the duty its kept samples ran
-# at (1.0 back to back; None: a library before ABI 7), and what the first,
-# power-capped sampling read when it was sampled again (else None).
-POWER_KEYS = ("power_duty", "power_duty_from")
-# What the record keeps of a power-capped first sampling (power_duty_from).
-DUTY_FROM_KEYS = ("centre_ms", "median_ms", "stdrel", "n", "clock_mhz", "clock_min_mhz",
-                  "clock_reasons", "clock_max_mhz")
-
-
-def power_capped(stats):
-    """Did NVML say the power cap held the clock while these samples ran?
-
-    A compute-bound kernel replayed back to back can draw past the board's
-    limit; the power controller then settles on a clock of its own, another
-    in every process (a 700 W H100 ran fp16 addmm of 2048^3 at 1470-1710
-    MHz in four), and the time follows it. Sampled again with the GPU idle
-    part of the time (Rule.power_duty), it runs at the clock the board
-    allows below the cap, the same in every process."""
-    return any(r in POWER_LIMITS for r in (stats.get("clock_reasons") or ()))
-
-
-def clock_held(stats, clock_floor):
-    """Did the kept samples run below the board's top clock (clock_max_mhz,
-    ABI 9) by more than the clock floor allows, with NVML naming no reason?
-
-    The cap's bit is the power of the moment NVML is asked: on a 700 W H100
-    a 4096^3 addmm ran at 1665 MHz with no bit read at any batch's start or
-    end, where its other processes read the cap's and were sampled again at
-    1980 MHz (10% apart). A busy GPU that nothing limits runs at its top
-    clock; one held below it with no reason named is taken for capped. A
-    reason other than the power cap's (thermal, a clock setting) says what
-    held it, and pauses would not lift it."""
-    top, mhz = stats.get("clock_max_mhz"), stats.get("clock_mhz")
-    if not top or not mhz or not clock_floor or stats.get("clock_reasons") != []:
-        return False
-    return mhz < clock_floor * top
-
-
-def clock_limited(stats, clock_floor):
-    """Sample again at the power duty (power_capped or clock_held)?"""
-    return power_capped(stats) or clock_held(stats, clock_floor)
-
-
-def single_read_duty(lib, duty):
-    """The library's duty for a one-sample read (_replay: one untimed replay,
-    then the timed one, then the library's pause) that leaves the GPU busy
-    duty of the time. From ABI 8 the library counts the untimed replay as
-    busy itself: duty. Before, its pause was (1/duty - 1) timed replays: d /
-    (2 - d). 0 (back to back) for duty 0 or 1."""
-    if not 0 < duty < 1:
-        return 0.0
-    return duty if getattr(lib, "v8", False) else duty / (2.0 - duty)
-
-
-def call_cost_ms(t1_ms, tn_ms, n):
-    """GPU time of one call from replays of a 1-call and an n-call graph.
-
-    A replay's time includes a fixed cost (the graph launch and the event
-    pair: ~3 us on an H200) that a 1-call estimate would charge to the call,
-    making K several times too small for microsecond kernels. The slope
-    between the two graphs leaves it out. Noise can make the slope
-    meaningless for tiny calls; then the n-call average stands in.
-    """
-    slope = (tn_ms - t1_ms) / (n - 1)
-    if slope > 0 and math.isfinite(slope):
-        return slope
-    return tn_ms / n
-
-
-def k_for(call_ms, target_ms):
-    """Calls per replay so that one replay takes at least target_ms.
-
-    Rounded up to a power of two: processes whose estimates differ by a few
-    percent then capture the same graph, which keeps the graph itself from
-    being a source of process-to-process drift.
-    """
-    if not (call_ms > 0) or not math.isfinite(call_ms):
-        return MAX_K
-    k = math.ceil(target_ms / call_ms * (1 - K_SLACK))
-    k = 1 << max(0, (k - 1).bit_length())
-    return max(1, min(MAX_K, k))
-
-
-# What the extra placements' graphs may hold at most, together.
-PLACEMENT_MEM_BYTES = 1 << 30
-
-
-def placements_for(asked, pool_bytes, free_bytes):
-    """How many placements to capture: asked, unless their graphs' memory
-    would pass PLACEMENT_MEM_BYTES or a quarter of what the device has free.
-
-    pool_bytes is what one more graph's capture reserved (its private pool:
-    the outputs the placements move). Kernels that need much memory
-    per call are long and DRAM-bound, where placement moves little; they
-    get fewer placements rather than an out-of-memory failure. The result
-    says how many were sampled (stats["placements"])."""
-    asked = max(1, int(asked))
-    if asked == 1 or pool_bytes <= 0:
-        return asked
-    budget = PLACEMENT_MEM_BYTES
-    if free_bytes is not None:
-        budget = min(budget, free_bytes // 4)
-    return max(1, min(asked, 1 + int(budget // pool_bytes)))
-
-
 def _reserved(torch):
     try:
         return int(_device.module(torch).memory_reserved())
@@ -446,14 +343,6 @@ class PhaseClock:
         now = time.perf_counter()
         self.ms[phase] = self.ms.get(phase, 0.0) + (now - self._t) * 1e3
         self._t = now
-
-
-def warmup_calls_for(warmup_ms, per_call_ms, max_warm):
-    lo = min(5, max_warm)
-    if not (per_call_ms > 0):
-        return max_warm
-    n = math.ceil(float(warmup_ms) / per_call_ms)
-    return max(lo, min(max_warm, n))
 
 
 def graph_markers(counts):
@@ -718,21 +607,6 @@ PROBE_KEYS = ("placement_probes", "placement_sd", "placement_probe_ms", "placeme
 # buffers are the K-call capture's: each call's output is freed inside the
 # capture and the next call takes the same block back.
 PROBE_UNIT = 8
-# How each probe is timed against the measured graph (docs/protocol.md
-# section 3); files without the key used "bracketed" (blocks of 9 replays in
-# the order 0 1 0 2 ... 0 n 0).
-PROBE_PROTOCOL = "paired"
-# Pairs per probe: half with the measured graph timed first, half second.
-PROBE_PAIRS = 6
-
-
-def probe_pair_order(pairs):
-    """Which graph of each pair is timed first: the measured one (0) on even
-    pairs, the probe (1) on odd ones, so that a clock that moves within a
-    pair moves the two orders' differences by the same amount either way."""
-    return [(0, 1) if j % 2 == 0 else (1, 0) for j in range(pairs)]
-
-
 class _RepeatedGraph:
     """A probe of k calls built as copies of a captured unit of fewer: what
     _replay and release() ask of a graph (raw_cuda_graph_exec, reset). The
@@ -860,75 +734,3 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
             "placement_probe_protocol": PROBE_PROTOCOL,
             "placement_probe_build": how["build"] if not how["why"] else
             "capture: %s" % how["why"]}
-
-
-def _median(values):
-    v = sorted(values)
-    n = len(v)
-    return None if not n else v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-
-
-def probe_pair_draw(pairs, clock_floor):
-    """One probe's read of its pairs: {"draw": ln offset of the probe from the
-    measured graph, None when no pair is left, "off": 1 when every pair with
-    times was left out for its clock, "probe_ms", "ref_ms", "mhz": medians
-    over the kept pairs}. pairs: (which was timed first: 0 the measured
-    graph, 1 the probe; (ms, MHz) of the measured graph; (ms, MHz) of the
-    probe), ms None where a replay gave no time, MHz None where no clock was
-    read.
-
-    A pair whose two clocks differ by more than 1 - clock_floor is left out:
-    the clock moved between its replays. The draw is the mean of the
-    median ln(probe / measured) of the pairs timed in each order: a clock
-    that rises or falls over a pair moves the two orders' differences by
-    the same amount in opposite directions, and the mean takes it out
-    (with one order left, its median)."""
-    band = 1.0 - clock_floor
-    by_order = {0: [], 1: []}
-    probe_ms, ref_ms, mhz = [], [], []
-    timed = 0
-    for first, (r, rc), (p, pc) in pairs:
-        if not r or r <= 0 or not p or p <= 0:
-            continue
-        timed += 1
-        if clock_floor > 0 and rc and pc and abs(pc / rc - 1) > band:
-            continue
-        by_order[first].append(math.log(p) - math.log(r))
-        probe_ms.append(p)
-        ref_ms.append(r)
-        mhz += [c for c in (rc, pc) if c]
-    medians = [_median(d) for d in by_order.values() if d]
-    return {"draw": sum(medians) / len(medians) if medians else None,
-            "off": 1 if timed and not medians else 0,
-            "probe_ms": _median(probe_ms), "ref_ms": _median(ref_ms), "mhz": _median(mhz)}
-
-
-def probe_spread(draws):
-    """(sd of ln placement over the measured graph and the probes kept, how
-    many probes were kept): the spread of the kept draws (None: left out)
-    and the measured graph's 0; (None, 0) with no probe kept."""
-    kept_draws = [0.0] + [d for d in draws if d is not None]
-    kept = len(kept_draws) - 1
-    if kept < 1:
-        return None, 0
-    mean = sum(kept_draws) / len(kept_draws)
-    return math.sqrt(sum((x - mean) ** 2 for x in kept_draws) / kept), kept
-
-
-def clock_sentence(off, probes, clock_floor):
-    """Why probes are missing for their clock, or None."""
-    if not off:
-        return None
-    return "clock: %d of %d probe%s left out, the clock moving by more than %g%% within each " \
-        "of %s pairs" % (off, probes, "" if probes == 1 else "s", 100 * (1.0 - clock_floor),
-                         "its" if off == 1 else "their")
-
-
-def log_sd(values):
-    """Sample standard deviation of ln(values); None for fewer than two."""
-    if len(values) < 2:
-        return None
-    logs = [math.log(v) for v in values]
-    mean = sum(logs) / len(logs)
-    return math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
-
