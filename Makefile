@@ -1,9 +1,10 @@
 # Thin front for CMake: `make deps` (root, Debian), `make`, `make test`,
 # `make install` (PREFIX, default /usr/local; DESTDIR honoured), `make clean`.
 #
-# `make test` runs every test: the suite in build/ (with the C unit tests
-# again under valgrind), then the same suite in build-sanitize/ under
-# ASan+UBSan (clang), with the fuzz harnesses replaying their corpus and
+# `make test` runs every test: the suite in build/ (the C unit tests, again
+# under valgrind, the plugins, a few CLI tests), then build-sanitize/'s under
+# ASan+UBSan (clang): the unit tests, the CLI tests (each CLI file runs in
+# one of the two, tests/CMakeLists.txt says which), the fuzz harnesses replaying their corpus and
 # fuzzing FUZZ_SECONDS (5) each: a brief run, so CI stays short. `make
 # test-sanitize` runs the second half alone; `make fuzz-long` fuzzes each
 # harness FUZZ_LONG_SECONDS (600), the real search for new crashes.

@@ -105,7 +105,9 @@ static void grandchild_in_its_own_session_dies(void **state)
 	struct strbuf sb = STRBUF_INIT;
 	pid_t grandchild;
 
-	start(f, &job, argv, 0.3, 0.2);
+	/* 2 s for the shell to write the pid file first: under valgrind on a
+	 * loaded CI core 0.3 s was sometimes not enough. */
+	start(f, &job, argv, 2.0, 0.2);
 	assert_int_equal(f->ex.ops->wait(&f->ex, 30000, &done), 1);
 	assert_ptr_equal(done, &job);
 	assert_true(job.timed_out);
