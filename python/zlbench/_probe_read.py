@@ -5,6 +5,8 @@ functions of the times; nothing here touches the GPU."""
 
 import math
 
+from . import _stats
+
 # How each probe is timed against the measured graph (docs/protocol.md
 # section 3); files without the key used "bracketed" (blocks of 9 replays in
 # the order 0 1 0 2 ... 0 n 0).
@@ -20,10 +22,9 @@ def probe_pair_order(pairs):
     return [(0, 1) if j % 2 == 0 else (1, 0) for j in range(pairs)]
 
 
-def median(values):
-    v = sorted(values)
-    n = len(v)
-    return None if not n else v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+def _median(values):
+    """_stats.median, None for no value (a probe whose pairs all fell out)."""
+    return _stats.median(values) if values else None
 
 
 def probe_pair_draw(pairs, clock_floor):
@@ -55,10 +56,10 @@ def probe_pair_draw(pairs, clock_floor):
         probe_ms.append(p)
         ref_ms.append(r)
         mhz += [c for c in (rc, pc) if c]
-    medians = [median(d) for d in by_order.values() if d]
+    medians = [_median(d) for d in by_order.values() if d]
     return {"draw": sum(medians) / len(medians) if medians else None,
             "off": 1 if timed and not medians else 0,
-            "probe_ms": median(probe_ms), "ref_ms": median(ref_ms), "mhz": median(mhz)}
+            "probe_ms": _median(probe_ms), "ref_ms": _median(ref_ms), "mhz": _median(mhz)}
 
 
 def probe_spread(draws):

@@ -488,7 +488,6 @@ int nvml_reasons_by_pci(const char *pci_bus_id, unsigned long long *bits)
 	return 0;
 }
 
-
 int nvml_sm_top_by_pci(const char *pci_bus_id, unsigned *mhz)
 {
 	unsigned max, app, dflt;
