@@ -13,6 +13,12 @@ not SAME, with their interval, the compare model's placement sd, and the
 sides the power cap held (clock_reasons) or that were sampled again with the
 GPU idle part of the time (power_duty < 1).
 
+With --coverage, a line under each comparison says whether the UNSURE rows
+come from intervals too wide or from rounds that really differ: on how many
+rows the interval holds 1.0 (an A/A's true ratio; a 95% interval that
+misses it on far more than 5% of rows is too narrow for what processes
+draw), and the median half-width against the +-1% band.
+
 --allow-caliber-mismatch passes zlb compare's flag on: an A/A across a
 caliber axis (a worker batch against a process one: `isolation`) is refused
 without it, and says what it measures with it.
@@ -47,6 +53,26 @@ def tally(doc, kind, min_ms):
     return len(rows), len(same), len(false), other
 
 
+def coverage(doc, kind, min_ms):
+    """(rows, rows whose interval holds 1.0, median half-width as a fraction)."""
+    rows = [r[kind] for r in doc["rows"] if r.get("paired") and isinstance(r.get(kind), dict)]
+    rows = [c for c in rows if (c.get("a_ms") or 0) >= min_ms and c.get("ci_low") is not None
+            and c.get("ci_high") is not None]
+    held = sum(c["ci_low"] <= 1.0 <= c["ci_high"] for c in rows)
+    widths = sorted((c["ci_high"] - c["ci_low"]) / 2 for c in rows)
+    return len(rows), held, widths[len(widths) // 2] if widths else None
+
+
+def coverage_line(doc, min_ms):
+    parts = []
+    for kind in ("gems", "torch"):
+        n, held, width = coverage(doc, kind, min_ms)
+        parts.append("%s holds 1.0 on %d/%d (%.0f%%), median half-width %s" % (
+            kind, held, n, 100.0 * held / n if n else 0,
+            "%.2f%%" % (100 * width) if width is not None else "-"))
+    return "  coverage: " + "; ".join(parts)
+
+
 def sides(a, b):
     """"A,B", "A", "B" or "" for which sides a note holds on."""
     return ",".join(x for x, on in (("A", a), ("B", b)) if on)
@@ -75,6 +101,8 @@ def main():
     ap.add_argument("--two-rounds", action="store_true",
                     help="also every split of four directories into two rounds a side")
     ap.add_argument("--rows", action="store_true", help="list the rows that were not SAME")
+    ap.add_argument("--coverage", action="store_true",
+                    help="say how often the intervals hold 1.0, and their median half-width")
     ap.add_argument("--allow-caliber-mismatch", action="store_true",
                     help="compare across a caliber axis (zlb compare's flag)")
     args = ap.parse_args()
@@ -100,6 +128,8 @@ def main():
             cells += ["%d/%d (%.0f%%)" % (same, n, 100.0 * same / n if n else 0), str(false)]
             others += [(kind, r) for r in other]
         print("%-*s %-18s %-6s %-18s %-6s" % (width, name, *cells))
+        if args.coverage:
+            print(coverage_line(doc, min_ms))
         if args.rows:
             for kind, r in others:
                 print(kind[0], describe(r, kind))

@@ -63,3 +63,26 @@ def test_across_a_caliber_axis_only_when_asked(zlb, tmp_path):
     assert cells[0] == "%d/%d" % (same, len(rows)), (cells, rows)
     # a long name is printed whole, not cut to the column
     assert lines[1].startswith(str(a)), lines[1]
+
+
+def test_coverage_counts_the_intervals_that_hold_one(zlb):
+    # the coverage line must be compare's own intervals: how many hold 1.0,
+    # and the median half-width, per kind, over the rows at least --min-us
+    a, b = AB / "A" / "r1", AB / "B" / "r1"
+    lines = table(zlb, a, b, "--coverage", "--min-us", "3")
+    assert len(lines) == 3 and lines[2].startswith("  coverage: "), lines
+    r = zlb.cmd("compare", "--format", "json", str(a), "--", str(b))
+    doc = json.loads(r.out)["rows"]
+    for kind in ("gems", "torch"):
+        rows = [x[kind] for x in doc if x["paired"] and x[kind]["a_ms"] >= 0.003]
+        held = sum(c["ci_low"] <= 1.0 <= c["ci_high"] for c in rows)
+        widths = sorted((c["ci_high"] - c["ci_low"]) / 2 for c in rows)
+        want = "%s holds 1.0 on %d/%d" % (kind, held, len(rows))
+        assert want in lines[2], (want, lines[2])
+        assert "half-width %.2f%%" % (100 * widths[len(widths) // 2]) in lines[2], lines[2]
+    # the layer_norm A/B moved its kernels: some interval must miss 1.0, or
+    # this test could not tell a count from a constant
+    assert any(x["gems"]["ci_low"] > 1.0 or x["gems"]["ci_high"] < 1.0
+               for x in doc if x["paired"]), doc
+    # without the flag, no coverage line
+    assert len(table(zlb, a, b, "--min-us", "3")) == 2
