@@ -25,12 +25,11 @@ answer (lib.replays_graphs).
    estimate. A given shape (K and placements from the recording run of a
    replay, GraphShape) is captured as it is, after the estimates' graphs are
    captured and released as the recording's were, untimed
-   (_mirror_estimates: the measured graph's placement follows them). Then the same
-   K calls are
-   captured again, rule.placements graphs in all, each with its own
-   memory pool and so its own placement of what the work allocates (fewer
-   when their memory would not fit, see placements_for), all kept alive
-   until sampled; a library older than ABI 3 gets one;
+   (_mirror_estimates: the measured graph's placement follows them). Then
+   the same K calls are captured again, rule.placements graphs in all,
+   each with its own memory pool and so its own placement of what the work
+   allocates (fewer when their memory would not fit, see placements_for),
+   all kept alive until sampled; a library older than ABI 3 gets one;
 4. counts the measured graph's nodes by type (zlbt_graph_info on
    raw_cuda_graph(), after capture and before instantiation): memcpy and
    memset nodes are another caliber (copy engine) and become markers, and a

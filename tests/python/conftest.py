@@ -87,6 +87,20 @@ def events(run_dir, kind=None):
     return [e for e in evs if kind is None or e["event"] == kind]
 
 
+def measure_plain_copy(measure, torch):
+    """Measure a same-dtype copy of 1 Mi floats, which captures memcpy nodes
+    and no kernel, and check what every timer library must say of it: the
+    node counts and both markers. Returns (record, calls per replay)."""
+    src = torch.randn(1 << 20, device="cuda")
+    dst = torch.empty(1 << 20, device="cuda")
+    _, rec = measure(lambda: dst.copy_(src))
+    k = rec["calls_per_replay"]
+    assert rec["graph"] == {"kernels": 0, "memcpys": k, "memsets": 0, "others": 0}
+    # A plain copy captures no kernel: it is not a measurement of an operator.
+    assert rec["markers"] == ["GRAPH_MEMCPY_NODES", "GRAPH_NO_KERNELS"]
+    return rec, k
+
+
 def rows(run_dir):
     return read_jsonl(os.path.join(str(run_dir), "results.jsonl"))
 

@@ -14,7 +14,8 @@ import textwrap
 
 import pytest
 
-from conftest import ENGINE_ENV, FAKECUDA, PYDIR, PYTHON, STUBS, TIMER_LIB, events
+from conftest import (ENGINE_ENV, FAKECUDA, PYDIR, PYTHON, STUBS, TIMER_LIB, events,
+                      measure_plain_copy)
 
 from zlbench import _env, _graph, _stats, _state, timing
 
@@ -196,13 +197,7 @@ def test_real_placements_capped_by_their_memory(real, stub_torch, monkeypatch, p
 
 
 def test_real_graph_inspection_and_markers(real, stub_torch, capsys, run_dir):
-    torch = stub_torch
-    src = torch.randn(1 << 20, device="cuda")
-    dst = torch.empty(1 << 20, device="cuda")
-    _, rec = measure(lambda: dst.copy_(src))
-    k = rec["calls_per_replay"]
-    assert rec["graph"] == {"kernels": 0, "memcpys": k, "memsets": 0, "others": 0}
-    assert rec["markers"] == ["GRAPH_MEMCPY_NODES", "GRAPH_NO_KERNELS"]
+    _, k = measure_plain_copy(measure, stub_torch)
     out = capsys.readouterr().out
     assert "GRAPH_MEMCPY_NODES count=%d role=null\n" % k in out
     assert "GRAPH_NO_KERNELS nodes=%d role=null\n" % k in out

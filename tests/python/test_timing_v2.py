@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, events, subprocess_env
+from conftest import PYTHON, events, measure_plain_copy, subprocess_env
 
 from zlbench import _env, _graph, _stats, _state, timing
 
@@ -402,14 +402,7 @@ def test_measured_graph_is_inspected_after_capture_before_instantiation(
 
 
 def test_memcpy_nodes_mark_the_measurement(spy, stub_torch, capsys, run_dir):
-    torch = stub_torch
-    src = torch.randn(1 << 20, device="cuda")
-    dst = torch.empty(1 << 20, device="cuda")
-    _, rec = measure(lambda: dst.copy_(src))
-    k = rec["calls_per_replay"]
-    assert rec["graph"] == {"kernels": 0, "memcpys": k, "memsets": 0, "others": 0}
-    # A plain copy captures no kernel: it is not a measurement of an operator.
-    assert rec["markers"] == ["GRAPH_MEMCPY_NODES", "GRAPH_NO_KERNELS"]
+    _, k = measure_plain_copy(measure, stub_torch)
     assert capsys.readouterr().out == ("GRAPH_MEMCPY_NODES count=%d role=null\n"
                                        "GRAPH_NO_KERNELS nodes=%d role=null\n" % (k, k))
     (ev,) = events(run_dir, "GRAPH_MEMCPY_NODES")
