@@ -44,9 +44,14 @@ def compare(zlb, a_dirs, b_dirs, extra=()):
     return json.loads(p.stdout)
 
 
+def measured_rows(doc, kind, min_ms):
+    """The paired rows whose A latency of kind is at least min_ms."""
+    return [r for r in doc["rows"] if r.get("paired") and isinstance(r.get(kind), dict)
+            and (r[kind].get("a_ms") or 0) >= min_ms]
+
+
 def tally(doc, kind, min_ms):
-    rows = [r for r in doc["rows"] if r.get("paired") and isinstance(r.get(kind), dict)]
-    rows = [r for r in rows if (r[kind].get("a_ms") or 0) >= min_ms]
+    rows = measured_rows(doc, kind, min_ms)
     same = [r for r in rows if r[kind]["verdict"] == "SAME"]
     false = [r for r in rows if r[kind]["verdict"] in ("SLOWER", "FASTER")]
     other = [r for r in rows if r[kind]["verdict"] != "SAME"]
@@ -55,9 +60,8 @@ def tally(doc, kind, min_ms):
 
 def coverage(doc, kind, min_ms):
     """(rows, rows whose interval holds 1.0, median half-width as a fraction)."""
-    rows = [r[kind] for r in doc["rows"] if r.get("paired") and isinstance(r.get(kind), dict)]
-    rows = [c for c in rows if (c.get("a_ms") or 0) >= min_ms and c.get("ci_low") is not None
-            and c.get("ci_high") is not None]
+    rows = [r[kind] for r in measured_rows(doc, kind, min_ms)]
+    rows = [c for c in rows if c.get("ci_low") is not None and c.get("ci_high") is not None]
     held = sum(c["ci_low"] <= 1.0 <= c["ci_high"] for c in rows)
     widths = sorted((c["ci_high"] - c["ci_low"]) / 2 for c in rows)
     return len(rows), held, widths[len(widths) // 2] if widths else None
