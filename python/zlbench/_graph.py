@@ -75,7 +75,7 @@ from . import _device, _io, _markers, _state
 from ._graph_size import (K_SLACK, MAX_K, PLACEMENT_MEM_BYTES, call_cost_ms, k_for,  # noqa: F401
                           placements_for, warmup_calls_for)
 from ._power import (DUTY_FROM_KEYS, POWER_KEYS, POWER_LIMITS, clock_held,  # noqa: F401
-                     clock_limited, power_capped, single_read_duty)
+                     duty_reason, power_capped, single_read_duty)
 from ._probe_read import (PROBE_PAIRS, PROBE_PROTOCOL, clock_sentence, log_sd,  # noqa: F401
                           probe_pair_draw, probe_pair_order, probe_spread)
 # What the engine's callers and tests name through _graph, libzlbtimer's part
@@ -385,14 +385,18 @@ class Inspector:
 class GraphShape:
     """The graph a measurement must capture: k calls per replay on
     placements graphs, as the recording run of a replay measured it (zlb
-    hands them down, ZLB_GRAPH_PLAN), so that A and B time the same graph."""
+    hands them down, ZLB_GRAPH_PLAN), so that A and B time the same graph.
+    power_duty: the duty the recording's kept samples ran at (None: it did
+    not say); below 1, the replay samples at the duty too (_power)."""
 
-    def __init__(self, k, placements):
+    def __init__(self, k, placements, power_duty=None):
         self.k = int(k)
         self.placements = int(placements)
+        self.power_duty = power_duty
 
     def __repr__(self):
-        return "GraphShape(k=%d, placements=%d)" % (self.k, self.placements)
+        return "GraphShape(k=%d, placements=%d, power_duty=%r)" % (
+            self.k, self.placements, self.power_duty)
 
 
 def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=None,
@@ -538,9 +542,11 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         clock.lap("sample")
         power = {"power_duty": 1.0 if getattr(lib, "v7", False) else None,
                  "power_duty_from": None}
-        if (clock_limited(stats, rule.clock_floor) and rule.power_duty > 0
-                and getattr(lib, "v7", False)):
+        why = duty_reason(stats, rule.clock_floor,
+                          shape.power_duty if shape is not None else None)
+        if why and rule.power_duty > 0 and getattr(lib, "v7", False):
             first = {k2: stats.get(k2) for k2 in DUTY_FROM_KEYS}
+            first["why"] = why
             stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
                                               max_samples, float(rep_ms),
                                               max_wall / rule.power_duty, rule=rule,
@@ -690,7 +696,7 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
     appended to graphs, which the caller releases.
 
     duty: the measurement was sampled with the GPU idle part of the time
-    (power_capped); its probes are read the same way, or the power cap
+    (duty_reason); its probes are read the same way, or the power cap
     holds them and their clocks, not their placements, draw them."""
     probes = []
     error = None

@@ -4,14 +4,16 @@ A run that replays another's autotune configs (zlb run --replay-from, every
 run of zlb ab but A1) also times the same graphs: zlb reads the recording
 run's results.jsonl and writes, into this run's directory, graph_plan.json:
 
-    {"schema_version": 1, "kind": "graph_plan", "replay_from": DIR,
+    {"schema_version": 2, "kind": "graph_plan", "replay_from": DIR,
      "measurements": [{"nodeid", "op_name", "dtype", "shape_detail", "role",
-                       "calls_per_replay", "placements"}, ...]}
+                       "calls_per_replay", "placements", "power_duty"}, ...]}
 
 one entry per graph-timed torch or gems measurement of a SUCCESS row, in
-the recording's order. ZLB_GRAPH_PLAN names the file. A measurement of this
-run takes the next entry of its key (nodeid, op_name, dtype, shape detail,
-role); none left: it settles its own K, and says so.
+the recording's order; power_duty is the duty the recording's kept samples
+ran at (null where it did not say; version 1 had no such field).
+ZLB_GRAPH_PLAN names the file. A measurement of this run takes the next
+entry of its key (nodeid, op_name, dtype, shape detail, role); none left:
+it settles its own K, and says so.
 """
 
 import collections
@@ -19,7 +21,9 @@ import json
 
 from ._graph import GraphShape
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Versions this reader takes: 1 lacks power_duty (read as unknown).
+READS = (1, 2)
 KEYS = ("nodeid", "op_name", "dtype", "shape_detail", "role")
 
 
@@ -36,7 +40,8 @@ class Plan:
                 raise PlanError("%s: measurement %d is not an object" % (source, i))
             try:
                 key = tuple(m[k] for k in KEYS)
-                shape = GraphShape(m["calls_per_replay"], m["placements"])
+                shape = GraphShape(m["calls_per_replay"], m["placements"],
+                                   _duty(m.get("power_duty"), source, i))
             except (KeyError, TypeError, ValueError) as e:
                 raise PlanError("%s: measurement %d lacks a usable %s" % (source, i, e)) \
                     from None
@@ -53,6 +58,17 @@ class Plan:
         return q.popleft() if q else None
 
 
+def _duty(value, source, i):
+    """A plan entry's power_duty: None (unknown) or a fraction in (0, 1]."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 < value <= 1:
+        raise PlanError("%s: measurement %d has power_duty %r (a fraction in (0, 1] "
+                        "or null)" % (source, i, value))
+    return float(value)
+
+
 def load(path):
     """The Plan in path (PlanError with a sentence otherwise)."""
     try:
@@ -62,9 +78,10 @@ def load(path):
         raise PlanError("%s cannot be read: %s" % (path, e)) from None
     if not isinstance(doc, dict) or doc.get("kind") != "graph_plan":
         raise PlanError("%s is not a graph plan (kind graph_plan)" % path)
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        raise PlanError("%s has schema_version %r; this zlbench reads %d"
-                        % (path, doc.get("schema_version"), SCHEMA_VERSION))
+    if doc.get("schema_version") not in READS:
+        raise PlanError("%s has schema_version %r; this zlbench reads %s"
+                        % (path, doc.get("schema_version"),
+                           " and ".join(str(v) for v in READS)))
     ms = doc.get("measurements")
     if not isinstance(ms, list):
         raise PlanError("%s has no measurements list" % path)

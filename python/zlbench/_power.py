@@ -9,7 +9,8 @@ POWER_LIMITS = ("sw_power_cap", "hw_power_brake_slowdown")
 # at (1.0 back to back; None: a library before ABI 7), and what the first,
 # power-capped sampling read when it was sampled again (else None).
 POWER_KEYS = ("power_duty", "power_duty_from")
-# What the record keeps of a power-capped first sampling (power_duty_from).
+# What the record keeps of a power-capped first sampling (power_duty_from),
+# besides why it was sampled again ("why": duty_reason's answer).
 DUTY_FROM_KEYS = ("centre_ms", "median_ms", "stdrel", "n", "clock_mhz", "clock_min_mhz",
                   "clock_reasons", "clock_max_mhz")
 
@@ -43,9 +44,24 @@ def clock_held(stats, clock_floor):
     return mhz < clock_floor * top
 
 
-def clock_limited(stats, clock_floor):
-    """Sample again at the power duty (power_capped or clock_held)?"""
-    return power_capped(stats) or clock_held(stats, clock_floor)
+def duty_reason(stats, clock_floor, recorded_duty=None):
+    """Why a measurement is sampled again at the power duty, or None:
+    "power_cap" (power_capped), "clock_held" (clock_held), or "recording":
+    it replays a recording (GraphShape.power_duty) whose samples ran below
+    duty 1. Whether the cap's bit is caught is the luck of the moment NVML
+    is asked: on a 700 W H100 an fp16 1024^3 addmm read 6.49-6.50 us in
+    three processes at duty 0.5 (each had caught the bit) and 6.61 us in the
+    fourth, back to back at 1980 MHz with no bit caught. So a replay samples
+    such a row as its recording did, and both sides of an A/B run one
+    protocol. A replay whose recording ran back to back still goes to the
+    duty where its own samples were capped: that reading is the true one."""
+    if power_capped(stats):
+        return "power_cap"
+    if clock_held(stats, clock_floor):
+        return "clock_held"
+    if recorded_duty is not None and recorded_duty < 1:
+        return "recording"
+    return None
 
 
 def single_read_duty(lib, duty):

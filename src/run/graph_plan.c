@@ -13,10 +13,15 @@ struct plan_walk {
 	json_t *measurements;
 };
 
-/* K and the placements of one side, or 0 where it was not a graph measurement. */
-static int graph_shape(const json_t *meas, json_int_t *k, json_int_t *placements)
+/*
+ * K, the placements and the power duty of one side, or 0 where it was not a
+ * graph measurement. *duty is 0 where the recording did not say (a library
+ * before ABI 7, or a run before the field).
+ */
+static int graph_shape(const json_t *meas, json_int_t *k, json_int_t *placements,
+		       double *duty)
 {
-	const json_t *kj, *pj;
+	const json_t *kj, *pj, *dj;
 	const char *timer;
 
 	if (!json_is_object(meas))
@@ -31,6 +36,9 @@ static int graph_shape(const json_t *meas, json_int_t *k, json_int_t *placements
 	/* A row from before placements ran on one graph. */
 	*placements = json_is_integer(pj) && json_integer_value(pj) >= 1 ?
 		      json_integer_value(pj) : 1;
+	dj = json_object_get(meas, "power_duty");
+	*duty = json_is_number(dj) && json_number_value(dj) > 0 &&
+		json_number_value(dj) <= 1 ? json_number_value(dj) : 0;
 	return 1;
 }
 
@@ -45,13 +53,15 @@ static int add_row(void *ctx, const struct results_row *row, size_t lineno)
 		return 0;
 	for (int i = 0; i < 2; i++) {
 		json_int_t k, p;
-		if (!graph_shape(sides[i], &k, &p))
+		double duty;
+		if (!graph_shape(sides[i], &k, &p, &duty))
 			continue;
 		json_array_append_new(w->measurements, json_pack(
-			"{s:o,s:s,s:s,s:s,s:s,s:I,s:I}",
+			"{s:o,s:s,s:s,s:s,s:s,s:I,s:I,s:o}",
 			"nodeid", row->nodeid ? json_string(row->nodeid) : json_null(),
 			"op_name", row->op_name, "dtype", row->dtype, "shape_detail", row->shape,
-			"role", roles[i], "calls_per_replay", k, "placements", p));
+			"role", roles[i], "calls_per_replay", k, "placements", p,
+			"power_duty", duty > 0 ? json_real(duty) : json_null()));
 	}
 	return 0;
 }

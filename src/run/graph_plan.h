@@ -4,13 +4,19 @@
  * A run that replays another's autotune configs (--replay-from, every run
  * of zlb ab but A1) also takes the recording's graph shape: for each
  * graph-timed torch or gems measurement of a SUCCESS row, its calls per
- * replay (K) and its placement count, keyed by nodeid, op_name, dtype,
- * shape detail and role, in the recording's order. The timing plugin
- * captures exactly that graph, so two runs of one A/B never differ in K.
+ * replay (K), its placement count and the power duty its kept samples ran
+ * at, keyed by nodeid, op_name, dtype, shape detail and role, in the
+ * recording's order. The timing plugin captures exactly that graph, so two
+ * runs of one A/B never differ in K, and samples it at the recording's duty
+ * where that was below 1, so that whether NVML's cap bit was caught in one
+ * process does not decide which protocol each side's row ran.
  *
- *   { "schema_version": 1, "kind": "graph_plan", "replay_from": DIR,
+ *   { "schema_version": 2, "kind": "graph_plan", "replay_from": DIR,
  *     "measurements": [ { "nodeid", "op_name", "dtype", "shape_detail",
- *                         "role", "calls_per_replay", "placements" } ] }
+ *                         "role", "calls_per_replay", "placements",
+ *                         "power_duty" (null: the recording did not say) } ] }
+ *
+ * Version 1 had no power_duty.
  */
 #ifndef ZLB_GRAPH_PLAN_H
 #define ZLB_GRAPH_PLAN_H
@@ -18,7 +24,7 @@
 #include <stddef.h>
 
 #define GRAPH_PLAN_FILE "graph_plan.json"
-#define GRAPH_PLAN_SCHEMA_VERSION 1
+#define GRAPH_PLAN_SCHEMA_VERSION 2
 
 /*
  * Write run_dir/graph_plan.json from replay_from/results.jsonl. *path gets

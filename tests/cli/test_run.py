@@ -583,8 +583,12 @@ def test_a_replay_captures_the_recordings_graphs(zlb):
     assert {x[4] for x in _shapes(b, b_dir)} == {"replayed"}
     assert {x[4] for x in _shapes(a, a_dir)} == {"settled"}
     plan = json.loads((b_dir / "graph_plan.json").read_text())
-    assert plan["schema_version"] == 1 and plan["kind"] == "graph_plan"
+    assert plan["schema_version"] == 2 and plan["kind"] == "graph_plan"
     assert plan["replay_from"] == str(a_dir) and len(plan["measurements"]) == len(ka)
+    # each entry carries the duty the recording's samples ran at
+    duties = [row[side]["power_duty"] for row in a.rows(a_dir) for side in ("torch", "gems")]
+    assert [m["power_duty"] for m in plan["measurements"]] == duties
+    assert set(duties) == {1.0}
     assert b.identity(b_dir)["provenance"]["graph_plan"] == len(ka)
     assert not [e for e in b.events(b_dir) if e.get("event") == "GRAPH_SHAPE_NOT_REPLAYED"]
 

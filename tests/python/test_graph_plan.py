@@ -21,8 +21,9 @@ def write(tmp_path, doc):
     return str(p)
 
 
-def plan_doc(*ms):
-    return {"schema_version": 1, "kind": "graph_plan", "replay_from": "/r", "measurements": list(ms)}
+def plan_doc(*ms, version=2):
+    return {"schema_version": version, "kind": "graph_plan", "replay_from": "/r",
+            "measurements": list(ms)}
 
 
 def test_entries_of_one_key_are_taken_in_the_recordings_order(tmp_path):
@@ -39,10 +40,30 @@ def test_entries_of_one_key_are_taken_in_the_recordings_order(tmp_path):
     assert plan.size == 3
 
 
+def test_an_entry_carries_the_recordings_power_duty(tmp_path):
+    plan = _graph_plan.load(write(tmp_path, plan_doc(
+        entry(power_duty=0.5), entry(power_duty=1), entry(power_duty=None), entry())))
+    key = ("benchmark/test_x.py::test_x", "x", "torch.float16", "[torch.Size([8])]", "gems")
+    assert [plan.take(*key).power_duty for _ in range(4)] == [0.5, 1.0, None, None]
+
+
+def test_a_version_1_plan_is_read_without_a_duty(tmp_path):
+    # the plan of a zlb before the field: K and placements, duty unknown
+    plan = _graph_plan.load(write(tmp_path, plan_doc(entry(), version=1)))
+    shape = plan.take("benchmark/test_x.py::test_x", "x", "torch.float16",
+                      "[torch.Size([8])]", "gems")
+    assert (shape.k, shape.placements, shape.power_duty) == (512, 1, None)
+
+
 @pytest.mark.parametrize("doc,why", [
-    ({"schema_version": 2, "kind": "graph_plan", "measurements": []}, "schema_version 2"),
-    ({"schema_version": 1, "kind": "other", "measurements": []}, "not a graph plan"),
-    ({"schema_version": 1, "kind": "graph_plan"}, "no measurements list"),
+    ({"schema_version": 3, "kind": "graph_plan", "measurements": []},
+     "schema_version 3; this zlbench reads 1 and 2"),
+    ({"schema_version": 2, "kind": "other", "measurements": []}, "not a graph plan"),
+    ({"schema_version": 2, "kind": "graph_plan"}, "no measurements list"),
+    (plan_doc(entry(power_duty=0)), "power_duty 0 "),
+    (plan_doc(entry(power_duty=1.5)), "power_duty 1.5 "),
+    (plan_doc(entry(power_duty="half")), "power_duty 'half' "),
+    (plan_doc(entry(power_duty=True)), "power_duty True "),
     (plan_doc(entry(calls_per_replay=0)), "both must be >= 1"),
     (plan_doc({"nodeid": "n"}), "lacks a usable"),
     (plan_doc(entry(calls_per_replay="many")), "lacks a usable"),

@@ -244,18 +244,22 @@ def _fake_nvml():
     return path
 
 
-def _measure_in_child(tmp_path, env_extra, rep=1):
+def _measure_in_child(tmp_path, env_extra, rep=1, replay=None):
     """One graph measurement in a fresh process (libzlbtimer loads NVML once
-    per process, so $ZLB_LIBNVML must be there from the start)."""
+    per process, so $ZLB_LIBNVML must be there from the start). replay: the
+    (k, placements, power_duty) of the recording's graph plan entry, for a
+    measurement that replays one."""
     script = textwrap.dedent("""
         import json
         import torch, triton
-        from zlbench import timing, _state
+        from zlbench import timing, _graph, _state
         _state.original_do_bench = triton.testing.do_bench
+        if %r is not None:
+            timing._planned_shape = lambda ctx: _graph.GraphShape(*%r)
         op = torch._stub.make_op("op", cost_ns=5000)
         timing.do_bench(op, warmup=1, rep=%r, return_mode="median")
         print("RECORD", json.dumps(_state.pending[-1]["record"]))
-    """ % rep)
+    """ % (replay, replay, rep))
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": PYDIR + os.pathsep + STUBS,
            "ZLB_TIMER": "graph", "ZLB_TIMER_LIB": TIMER_LIB, "ZLB_LIBCUDA": FAKECUDA,
            "ZLB_LIBNVML": _fake_nvml()}
@@ -333,6 +337,7 @@ def test_real_power_capped_measurement_is_sampled_again_at_the_duty(real, tmp_pa
     assert rec["power_duty"] == 0.5
     first = rec["power_duty_from"]
     assert first["clock_reasons"] == ["sw_power_cap"] and first["n"] >= 10
+    assert first["why"] == "power_cap"
     assert first["median_ms"] == pytest.approx(0.005, rel=1e-6)
     assert rec["n"] >= 10 and rec["median_ms"] == pytest.approx(0.005, rel=1e-6)
     assert rec["phase_ms"]["duty"] > 0
@@ -349,6 +354,34 @@ def test_real_measurement_is_not_sampled_again(real, tmp_path, env):
     assert "duty" not in rec["phase_ms"]
 
 
+@pytest.mark.parametrize("recorded,env,why", [
+    (0.5, {}, "recording"),                                 # no bit caught here
+    (1.0, {"FAKE_NVML_REASONS": "0x4"}, "power_cap"),       # caught here only
+    (None, {"FAKE_NVML_REASONS": "0x4"}, "power_cap"),
+], ids=["recording-at-duty", "capped-here", "recording-did-not-say"])
+def test_real_replay_samples_at_the_duty_its_recording_ran(real, tmp_path, recorded, env, why):
+    """A replay whose recording sampled the row at the duty does too, though
+    NVML named no reason in its own process: the cap's bit is caught or
+    missed by chance, and both sides of an A/B must run one protocol."""
+    rec = _measure_in_child(tmp_path, env, replay=(512, 1, recorded))
+    assert rec["graph_shape"] == "replayed" and rec["calls_per_replay"] == 512
+    assert rec["power_duty"] == 0.5 and rec["power_duty_from"]["why"] == why
+    assert rec["phase_ms"]["duty"] > 0 and rec["n"] >= 10
+
+
+@pytest.mark.parametrize("recorded", [1.0, None])
+def test_real_replay_of_a_back_to_back_recording_stays_back_to_back(real, tmp_path, recorded):
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_REASONS": "0"}, replay=(512, 1, recorded))
+    assert rec["graph_shape"] == "replayed"
+    assert rec["power_duty"] == 1.0 and rec["power_duty_from"] is None
+
+
+def test_real_replay_at_duty_off_is_never_sampled_again(real, tmp_path):
+    # --power-duty 0 is caliber: a replay under it never pauses, whatever A did
+    rec = _measure_in_child(tmp_path, {"ZLB_POWER_DUTY": "0"}, replay=(512, 1, 0.5))
+    assert rec["power_duty"] == 1.0 and rec["power_duty_from"] is None
+
+
 def test_real_record_says_the_board_s_top_clock(real, tmp_path):
     rec = _measure_in_child(tmp_path, {"FAKE_NVML_MAX_CLOCK": "1755", "FAKE_NVML_SM_CLOCKS": "1755"})
     assert rec["clock_max_mhz"] == 1755 and rec["power_duty"] == 1.0
@@ -362,7 +395,7 @@ def test_real_clock_held_below_the_top_with_no_reason_is_sampled_again(real, tmp
     assert rec["power_duty"] == 0.5
     first = rec["power_duty_from"]
     assert first["clock_reasons"] == [] and first["clock_mhz"] == 1500
-    assert first["clock_max_mhz"] == 1980
+    assert first["clock_max_mhz"] == 1980 and first["why"] == "clock_held"
 
 
 @pytest.mark.parametrize("env", [
