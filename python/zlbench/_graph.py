@@ -25,7 +25,9 @@ answer (lib.replays_graphs).
    estimate. A given shape (K and placements from the recording run of a
    replay, GraphShape) is captured as it is, after the estimates' graphs are
    captured and released as the recording's were, untimed
-   (_mirror_estimates: the measured graph's placement follows them). Then
+   (_mirror_estimates: the measured graph's placement follows them), and
+   its first graph is captured, replayed and captured anew as the
+   recording's was (_settle_k, GraphShape.k_first). Then
    the same K calls are captured again, rule.placements graphs in all,
    each with its own memory pool and so its own placement of what the work
    allocates (fewer when their memory would not fit, see placements_for),
@@ -387,16 +389,20 @@ class GraphShape:
     placements graphs, as the recording run of a replay measured it (zlb
     hands them down, ZLB_GRAPH_PLAN), so that A and B time the same graph.
     power_duty: the duty the recording's kept samples ran at (None: it did
-    not say); below 1, the replay samples at the duty too (_power)."""
+    not say); below 1, the replay samples at the duty too (_power). k_first:
+    the K the recording captured its first graph with before it settled K
+    (None: it did not say, taken for k), which the replay captures and
+    checks as the recording did (_settle_k)."""
 
-    def __init__(self, k, placements, power_duty=None):
+    def __init__(self, k, placements, power_duty=None, k_first=None):
         self.k = int(k)
         self.placements = int(placements)
         self.power_duty = power_duty
+        self.k_first = None if k_first is None else int(k_first)
 
     def __repr__(self):
-        return "GraphShape(k=%d, placements=%d, power_duty=%r)" % (
-            self.k, self.placements, self.power_duty)
+        return "GraphShape(k=%d, placements=%d, power_duty=%r, k_first=%r)" % (
+            self.k, self.placements, self.power_duty, self.k_first)
 
 
 def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=None,
@@ -488,6 +494,11 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
                 release(g)
                 g = None
         k = k_for(call_cost_ms(est[0], est[1], PROBE_K), rule.replay_target_ms)
+    # The K the first graph is captured with: a replay's is the one its
+    # recording captured first (_settle_k).
+    k_first = k
+    if shape is not None and shape.k_first is not None:
+        k_first = max(1, min(MAX_K, shape.k_first))
     clock.lap("settle")
 
     # 3b. K calls per replay on each placement (the first inspected), then
@@ -497,22 +508,10 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
     max_samples = max(MAX_SAMPLES, min_samples)
     graphs = []
     try:
-        graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector, lib=lib))
-        if not cold and shape is None:
-            # K again, from the per-call time of the K-call graph itself: the
-            # probes' slope is a rough estimate (event times are quantised),
-            # and one process of twelve on an H200 put a 64k add under the
-            # 0.977 us of the 2048/4096 boundary, captured 4096 calls and read
-            # 1.313 us, where every 2048-call graph measured ~1.195 us. That
-            # measured per-call time is precise enough to land on the same
-            # side of a boundary in every process.
-            st, _, _ = _replay(torch, lib, graphs[0], k, ESTIMATE_SAMPLES,
-                               ESTIMATE_SAMPLES, 0.0, max_wall)
-            settled = k_for(st["median_ms"], rule.replay_target_ms)
-            if settled != k:
-                release(graphs.pop())
-                k = settled
-                graphs.append(_capture_or_fail(torch, call, k, on_rng, inspector, lib=lib))
+        graphs.append(_capture_or_fail(torch, call, k_first, on_rng, inspector, lib=lib))
+        if not cold:
+            k = _settle_k(torch, lib, call, on_rng, inspector, graphs, k_first,
+                          k if shape is not None else None, rule, max_wall)
         asked = rule.placements if lib.v3 else 1
         if shape is not None and lib.v3:
             asked = max(1, shape.placements)
@@ -572,11 +571,39 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         why = "libzlbtimer ABI %d: graph not inspected" % lib.abi
     graph = {k2: counts[k2] for k2 in GRAPH_KEYS} if counts else None
     markers = markers + graph_markers(graph)
-    return {"stats": stats, "samples": samples, "k": k, "warmup_calls": n_warm, "power": power,
+    return {"stats": stats, "samples": samples, "k": k, "k_first": k_first,
+            "warmup_calls": n_warm, "power": power,
             "markers": markers, "l2": "cold" if cold else "hot", "graph": graph,
             "graph_why": None if graph else why,
             "nodes": counts["nodes"] if counts else None, "probe": probe,
             "phase_ms": clock.ms}
+
+
+def _settle_k(torch, lib, call, on_rng, inspector, graphs, k_first, k_planned, rule,
+              max_wall):
+    """K again, from the per-call time of the k_first-call graph graphs[0]
+    itself: the probes' slope is a rough estimate (event times are
+    quantised), and one process of twelve on an H200 put a 64k add under the
+    0.977 us of the 2048/4096 boundary, captured 4096 calls and read 1.313
+    us, where every 2048-call graph measured ~1.195 us. That measured
+    per-call time is precise enough to land on the same side of a boundary
+    in every process. A K it disagrees with is captured anew in graphs[0].
+
+    k_planned: a replay's K (GraphShape.k), else None. A replay checks
+    nothing but does what its recording did: the same five replays of the
+    graph its recording captured first, and the same second capture where
+    the recording's K moved. Without them the measured graph lands after
+    other allocations than the recording's: on an H100 an 8192x16384
+    index_select read 1325.4 us in its recording (first K 1, measured K 2)
+    and 1319.2-1319.7 in three replays that captured K 2 at once. Returns K."""
+    st, _, _ = _replay(torch, lib, graphs[0], k_first, ESTIMATE_SAMPLES, ESTIMATE_SAMPLES,
+                       0.0, max_wall)
+    settled = k_planned if k_planned is not None else k_for(st["median_ms"],
+                                                            rule.replay_target_ms)
+    if settled != k_first:
+        release(graphs.pop())
+        graphs.append(_capture_or_fail(torch, call, settled, on_rng, inspector, lib=lib))
+    return settled
 
 
 def _mirror_estimates(torch, lib, call, on_rng, max_wall):

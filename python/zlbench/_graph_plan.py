@@ -6,11 +6,13 @@ run's results.jsonl and writes, into this run's directory, graph_plan.json:
 
     {"schema_version": 2, "kind": "graph_plan", "replay_from": DIR,
      "measurements": [{"nodeid", "op_name", "dtype", "shape_detail", "role",
-                       "calls_per_replay", "placements", "power_duty"}, ...]}
+                       "calls_per_replay", "placements", "power_duty",
+                       "calls_first"}, ...]}
 
 one entry per graph-timed torch or gems measurement of a SUCCESS row, in
 the recording's order; power_duty is the duty the recording's kept samples
-ran at (null where it did not say; version 1 had no such field).
+ran at, calls_first the K it captured first before settling K (each null
+where it did not say; version 1 had neither).
 ZLB_GRAPH_PLAN names the file. A measurement of this run takes the next
 entry of its key (nodeid, op_name, dtype, shape detail, role); none left:
 it settles its own K, and says so.
@@ -22,7 +24,7 @@ import json
 from ._graph import GraphShape
 
 SCHEMA_VERSION = 2
-# Versions this reader takes: 1 lacks power_duty (read as unknown).
+# Versions this reader takes: 1 lacks power_duty and calls_first (read as unknown).
 READS = (1, 2)
 KEYS = ("nodeid", "op_name", "dtype", "shape_detail", "role")
 
@@ -41,7 +43,8 @@ class Plan:
             try:
                 key = tuple(m[k] for k in KEYS)
                 shape = GraphShape(m["calls_per_replay"], m["placements"],
-                                   _duty(m.get("power_duty"), source, i))
+                                   _duty(m.get("power_duty"), source, i),
+                                   _k_first(m.get("calls_first"), source, i))
             except (KeyError, TypeError, ValueError) as e:
                 raise PlanError("%s: measurement %d lacks a usable %s" % (source, i, e)) \
                     from None
@@ -67,6 +70,16 @@ def _duty(value, source, i):
         raise PlanError("%s: measurement %d has power_duty %r (a fraction in (0, 1] "
                         "or null)" % (source, i, value))
     return float(value)
+
+
+def _k_first(value, source, i):
+    """A plan entry's calls_first: None (unknown) or a K of at least 1."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PlanError("%s: measurement %d has calls_first %r (a K of at least 1 or null)"
+                        % (source, i, value))
+    return value
 
 
 def load(path):

@@ -463,7 +463,8 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     record["graph_shape"] = "replayed" if shape is not None else "settled"
     record.update(m.get("power") or dict.fromkeys(_graph.POWER_KEYS))
     record.update(m["probe"])
-    record.update({"calls_per_replay": m["k"], "warmup_calls": m["warmup_calls"],
+    record.update({"calls_per_replay": m["k"], "calls_first": m["k_first"],
+                   "warmup_calls": m["warmup_calls"],
                    "markers": m["markers"], "samples_ms": samples, "fallback": None,
                    "phase_ms": m.get("phase_ms")})
     _graph_events(m, ctx, warn=lib.v2 and not getattr(lib, "replays_graphs", False))
@@ -569,7 +570,7 @@ def _direct(fn, args, repeat, markers, fallback):
     record.update(_record.stat_fields(stats))
     record.update(dict.fromkeys(_record.DIRECT_NONE))
     record["noise"] = stats.get("noise") if stats and len(samples) > 1 else None
-    record.update({"n": n, "calls_per_replay": None, "warmup_calls": None,
+    record.update({"n": n, "calls_per_replay": None, "calls_first": None, "warmup_calls": None,
                    "markers": list(markers), "samples_ms": samples,
                    "fallback": fallback})
     return value, record
@@ -584,7 +585,7 @@ def _sweep_call(fn, args):
     record = {"timer": "sweep"}
     record.update(_record.stat_fields(None))
     record.update(dict.fromkeys(_record.DIRECT_NONE))
-    record.update({"n": 0, "calls_per_replay": None, "warmup_calls": None,
+    record.update({"n": 0, "calls_per_replay": None, "calls_first": None, "warmup_calls": None,
                    "markers": [], "samples_ms": [], "fallback": None})
     return 1.0, record
 

@@ -14,14 +14,14 @@ struct plan_walk {
 };
 
 /*
- * K, the placements and the power duty of one side, or 0 where it was not a
- * graph measurement. *duty is 0 where the recording did not say (a library
- * before ABI 7, or a run before the field).
+ * K, the placements, the power duty and the first K of one side, or 0 where
+ * it was not a graph measurement. *duty and *k_first are 0 where the
+ * recording did not say (an older library or run).
  */
 static int graph_shape(const json_t *meas, json_int_t *k, json_int_t *placements,
-		       double *duty)
+		       double *duty, json_int_t *k_first)
 {
-	const json_t *kj, *pj, *dj;
+	const json_t *kj, *pj, *dj, *fj;
 	const char *timer;
 
 	if (!json_is_object(meas))
@@ -39,6 +39,9 @@ static int graph_shape(const json_t *meas, json_int_t *k, json_int_t *placements
 	dj = json_object_get(meas, "power_duty");
 	*duty = json_is_number(dj) && json_number_value(dj) > 0 &&
 		json_number_value(dj) <= 1 ? json_number_value(dj) : 0;
+	fj = json_object_get(meas, "calls_first");
+	*k_first = json_is_integer(fj) && json_integer_value(fj) >= 1 ?
+		   json_integer_value(fj) : 0;
 	return 1;
 }
 
@@ -52,16 +55,17 @@ static int add_row(void *ctx, const struct results_row *row, size_t lineno)
 	if (!row->status || strcmp(row->status, "SUCCESS"))
 		return 0;
 	for (int i = 0; i < 2; i++) {
-		json_int_t k, p;
+		json_int_t k, p, k_first;
 		double duty;
-		if (!graph_shape(sides[i], &k, &p, &duty))
+		if (!graph_shape(sides[i], &k, &p, &duty, &k_first))
 			continue;
 		json_array_append_new(w->measurements, json_pack(
-			"{s:o,s:s,s:s,s:s,s:s,s:I,s:I,s:o}",
+			"{s:o,s:s,s:s,s:s,s:s,s:I,s:I,s:o,s:o}",
 			"nodeid", row->nodeid ? json_string(row->nodeid) : json_null(),
 			"op_name", row->op_name, "dtype", row->dtype, "shape_detail", row->shape,
 			"role", roles[i], "calls_per_replay", k, "placements", p,
-			"power_duty", duty > 0 ? json_real(duty) : json_null()));
+			"power_duty", duty > 0 ? json_real(duty) : json_null(),
+			"calls_first", k_first ? json_integer(k_first) : json_null()));
 	}
 	return 0;
 }

@@ -589,6 +589,11 @@ def test_a_replay_captures_the_recordings_graphs(zlb):
     duties = [row[side]["power_duty"] for row in a.rows(a_dir) for side in ("torch", "gems")]
     assert [m["power_duty"] for m in plan["measurements"]] == duties
     assert set(duties) == {1.0}
+    # and the K it captured first, which B captured first too
+    firsts = [row[side]["calls_first"] for row in a.rows(a_dir) for side in ("torch", "gems")]
+    assert [m["calls_first"] for m in plan["measurements"]] == firsts
+    assert [row[side]["calls_first"] for row in b.rows(b_dir)
+            for side in ("torch", "gems")] == firsts and min(firsts) >= 1
     assert b.identity(b_dir)["provenance"]["graph_plan"] == len(ka)
     assert not [e for e in b.events(b_dir) if e.get("event") == "GRAPH_SHAPE_NOT_REPLAYED"]
 

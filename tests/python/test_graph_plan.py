@@ -47,12 +47,19 @@ def test_an_entry_carries_the_recordings_power_duty(tmp_path):
     assert [plan.take(*key).power_duty for _ in range(4)] == [0.5, 1.0, None, None]
 
 
+def test_an_entry_carries_the_k_its_recording_captured_first(tmp_path):
+    plan = _graph_plan.load(write(tmp_path, plan_doc(
+        entry(calls_first=1024), entry(calls_first=None), entry())))
+    key = ("benchmark/test_x.py::test_x", "x", "torch.float16", "[torch.Size([8])]", "gems")
+    assert [plan.take(*key).k_first for _ in range(3)] == [1024, None, None]
+
+
 def test_a_version_1_plan_is_read_without_a_duty(tmp_path):
-    # the plan of a zlb before the field: K and placements, duty unknown
+    # the plan of a zlb before the fields: K and placements, the rest unknown
     plan = _graph_plan.load(write(tmp_path, plan_doc(entry(), version=1)))
     shape = plan.take("benchmark/test_x.py::test_x", "x", "torch.float16",
                       "[torch.Size([8])]", "gems")
-    assert (shape.k, shape.placements, shape.power_duty) == (512, 1, None)
+    assert (shape.k, shape.placements, shape.power_duty, shape.k_first) == (512, 1, None, None)
 
 
 @pytest.mark.parametrize("doc,why", [
@@ -64,6 +71,9 @@ def test_a_version_1_plan_is_read_without_a_duty(tmp_path):
     (plan_doc(entry(power_duty=1.5)), "power_duty 1.5 "),
     (plan_doc(entry(power_duty="half")), "power_duty 'half' "),
     (plan_doc(entry(power_duty=True)), "power_duty True "),
+    (plan_doc(entry(calls_first=0)), "calls_first 0 "),
+    (plan_doc(entry(calls_first=2.5)), "calls_first 2.5 "),
+    (plan_doc(entry(calls_first="512")), "calls_first '512' "),
     (plan_doc(entry(calls_per_replay=0)), "both must be >= 1"),
     (plan_doc({"nodeid": "n"}), "lacks a usable"),
     (plan_doc(entry(calls_per_replay="many")), "lacks a usable"),

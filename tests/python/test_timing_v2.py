@@ -276,8 +276,26 @@ def test_k_is_settled_by_the_k_call_graph(spy, stub_torch, monkeypatch, replay_n
     _, rec = measure(op)
     assert [r["calls"] for r in lib.requests] == [1, 8, probe_k, k]
     assert [r["min_samples"] for r in lib.requests][:3] == [5, 5, 5]
-    assert rec["calls_per_replay"] == k
+    assert rec["calls_per_replay"] == k and rec["calls_first"] == probe_k
     assert op.captured_calls == 1 + 8 + probe_k + k
+    assert stub_torch._stub.live_graphs == 0
+
+
+def test_a_replay_checks_and_recaptures_as_its_recording_did(spy, stub_torch, monkeypatch):
+    """The recording captured 1024 calls first and settled on 512: its
+    replay captures and replays the 1024-call graph the same five times and
+    then captures 512, though it knows K, so that the measured graph lands
+    after the same allocations as the recording's."""
+    monkeypatch.setattr(timing, "_planned_shape",
+                        lambda ctx: _graph.GraphShape(512, 1, None, 1024))
+    op = stub_torch._stub.make_op("op", cost_ns=3906)
+    _, rec = measure(op)
+    assert [r["calls"] for r in spy.requests] == [1, 8, 1024, 512]
+    assert [r["min_samples"] for r in spy.requests][:3] == [1, 1, 5]
+    assert spy.requests[2]["max_samples"] == 5
+    assert (rec["calls_per_replay"], rec["calls_first"], rec["graph_shape"]) == \
+        (512, 1024, "replayed")
+    assert op.captured_calls == 1 + 8 + 1024 + 512
     assert stub_torch._stub.live_graphs == 0
 
 
@@ -302,13 +320,17 @@ def test_a_replay_captures_the_recordings_estimate_graphs_before_its_own(
     monkeypatch.setattr(timing, "_planned_shape", lambda ctx: _graph.GraphShape(512, 1))
     replay_op = stub_torch._stub.make_op("op2", cost_ns=5000)
     _, rec = measure(replay_op)
-    est1, est8, main = spy.requests
-    assert [r["calls"] for r in spy.requests] == [1, 8, 512]
+    est1, est8, check, main = spy.requests
+    # the plan did not say what K came first (an older recording): K itself
+    assert [r["calls"] for r in spy.requests] == recorded
     for est in (est1, est8):
         assert (est["min_samples"], est["max_samples"], est["min_time_ms"]) == (1, 1, 0.0)
         assert est.get("noise_target", 0) == 0 and est.get("clock_check", 0) == 0
+    # the recording's check of its K, replayed alike though its answer is not used
+    assert (check["min_samples"], check["max_samples"], check["min_time_ms"]) == (5, 5, 0.0)
     assert main["min_samples"] == 10 and main["noise_target"] == 0.001
     assert rec["graph_shape"] == "replayed" and rec["calls_per_replay"] == 512
+    assert rec["calls_first"] == 512
     assert replay_op.captured_calls == record_op.captured_calls == 1 + 8 + 512
     assert stub_torch._stub.live_graphs == 0
 
