@@ -33,6 +33,21 @@ def test_batch_b_replaying_batch_a_compares_operator_by_operator(world, tmp_path
     assert doc["summary"]["paired"] == sum(1 for row in doc["rows"] if row["paired"])
     # one run per operator and side: no "rounds 1/4" notes on the rows
     assert "rounds 1/" not in r.out
+    # A's runs tuned, B's did not: said once, with the way around it
+    lines = [l for l in r.err.splitlines() if "a recording compared with its replays" in l]
+    assert len(lines) == 1 and lines[0].startswith("warning: for 4 of 4 operators, "), r
+    assert "--replay-root REC for A and for B" in lines[0]
+
+
+def test_two_replays_of_one_recording_compare_without_that_warning(world, tmp_path):  # noqa: F811
+    rec = run_batch(world, tmp_path / "R")
+    a = run_batch(world, tmp_path / "A", "--replay-root", str(rec))
+    b = run_batch(world, tmp_path / "B", "--replay-root", str(rec))
+    r = compare(world, a, b, tmp_path)
+    assert r.rc == 0, r
+    assert "a recording compared with its replays" not in r.err
+    # the recording they replay is not compared here: said, as before
+    assert "replay configs recorded by a run that is not compared here" in r.err
 
 
 def test_record_vs_record_batches_are_refused_once_for_all_operators(world, tmp_path):  # noqa: F811

@@ -200,6 +200,19 @@ def test_one_recording_replayed_everywhere_is_clean(zlb, tmp_path):
     assert res.json["warnings"] == []
 
 
+def test_one_recording_against_its_replay_warns(zlb, tmp_path):
+    # the one-round A/B: A/r0 records, B/r0 replays it
+    a, b = make_sides(tmp_path, rounds=1)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0 and "!!!" not in res.err, res
+    warn = [w for w in res.json["warnings"] if "a recording compared with its replays" in w]
+    assert len(warn) == 1 and "compare replays only" in warn[0]
+    # a side that holds the recording among replays (zlb ab's A) is not this case
+    a, b = make_sides(tmp_path / "ab", rounds=2)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0 and res.json["warnings"] == [], res
+
+
 def test_several_recordings_warn(zlb, tmp_path):
     # every A round tuned itself; B replays the first
     a, b = make_sides(tmp_path, a_kw={"mode": "record", "replay_from": None})
