@@ -226,7 +226,8 @@ static const char *compared_run(const struct compare *c, const char *path)
  * operator: A1 records, B (and further A rounds) replay A1. Refused by name:
  * no run replays at all while both sides have runs (record-vs-record:
  * every run tuned itself). Warned: several sources, or a source outside
- * the compared runs.
+ * the compared runs where the runs' configs do not all come from it (two
+ * replays of one recording kept apart, the sharpest A/B, are one source).
  */
 struct autotune_sources {
 	size_t recording[2], replaying[2], outside;
@@ -350,7 +351,8 @@ static void check_autotune_sources(struct compare *c, const struct strvec *group
 		}
 		if (!record_vs_record(&a) && record_vs_replay(&a))
 			strvec_push(&c->warnings, RECORD_VS_REPLAY);
-		outside_warning(c, a.outside);
+		if (a.sources.nr > 1)
+			outside_warning(c, a.outside);
 		strvec_clear(&a.sources);
 		strbuf_release(&sb);
 		return;
@@ -364,7 +366,8 @@ static void check_autotune_sources(struct compare *c, const struct strvec *group
 			strvec_push(&several, group_ops->v[g]);
 		if (!record_vs_record(&a) && record_vs_replay(&a))
 			strvec_push(&rvp, group_ops->v[g]);
-		outside += a.outside;
+		if (a.sources.nr > 1)
+			outside += a.outside;
 		strvec_clear(&a.sources);
 	}
 	if (rvr.nr) {
