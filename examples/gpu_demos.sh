@@ -99,8 +99,8 @@ stage_dead() {
 	step "$Z" ab "$op" --axis FLAGGEMS_DEMO_UNREAD_SWITCH=0,1 --rounds 3 --allow-no-ir-diff \
 		"${COMMON[@]}" --runs-dir "$d"
 	local ab; ab=$(ls -1d "$d"/ab_"$op"_* | tail -1)
-	# Two identical runs (rounds 2 and 3 of A both replay A1): identical IR.
-	step "$Z" ir fingerprint "$ab"/A/r1/*/ "$ab"/A/r2/*/ "$ab"/A/r3/*/ "$ab"/B/r1/*/
+	# The recording R and every round replaying it: identical IR.
+	step "$Z" ir fingerprint "$ab"/R/*/ "$ab"/A/r1/*/ "$ab"/A/r2/*/ "$ab"/A/r3/*/ "$ab"/B/r1/*/
 }
 
 for s in "$@"; do

@@ -11,13 +11,16 @@
  *
  * Rounds. Each round of a side is a child `zlb run` (this binary, spawned
  * without a shell, in its own process group, on the same terminal) whose
- * run directory lands in <ab>/<side>/r<k>/<op>_<time>/. The order is
- * A1 B1 A2 B2 ... (interleaved, so slow drift of the machine hits both sides
- * alike). A1 records the autotune configs (on an isolated tuner cache by
- * default, so its choice is its own and not inherited from whatever ran on
- * the machine before); every other run, B1 included and further rounds of A
- * too, replays A1: one set of configs everywhere, the compiler change the
- * only variable. The tuner-cache setting is the same for every run (it is
+ * run directory lands in <ab>/<side>/r<k>/<op>_<time>/. First the
+ * recording R (<ab>/R/<op>_<time>/, side A's settings) records the autotune
+ * configs (on an isolated tuner cache by default, so its choice is its own
+ * and not inherited from whatever ran on the machine before); it is not
+ * compared. Then A1 B1 A2 B2 ... (interleaved, so slow drift of the machine
+ * hits both sides alike), every one replaying R: one set of configs
+ * everywhere, the compiler change the only variable, and every compared
+ * round one kind of process (a recording's rows carry its tuning's history:
+ * on an H100 they read up to 1% apart from replays that agreed within
+ * 0.1%). The tuner-cache setting is the same for every run (it is
  * caliber): isolated unless --shared-tuner-cache (or an explicit
  * --isolate-tuner-cache=0 / ZL_ISOLATE_TUNER_CACHE=0).
  *
@@ -38,19 +41,20 @@
  * paired, 7 files), or the code of the first round that failed, or 10, or
  * 130 when interrupted.
  *
- * ab.json (schema_version 1), rewritten after every step:
- *   { "schema_version": 1, "kind": "zlb-ab", "zlb_version", "status"
+ * ab.json (schema_version 2; 1 had no R, A1 recorded and was compared),
+ * rewritten after every step:
+ *   { "schema_version": 2, "kind": "zlb-ab", "zlb_version", "status"
  *       ("running" | "completed" | "no_ir_diff" | "round_failed" |
  *        "interrupted" | "error"), "exit_code" (null while running),
  *     "op", "ab_dir", "started_at", "finished_at", "axis" (text),
  *     "sides": { "A"|"B": { "env": {NAME: value | null (unset)},
  *                           "python", "flaggems_dir" (null: shared),
  *                           "checkout" } },
- *     "rounds", "rounds_done", "order": ["A1", "B1", ...],
+ *     "rounds", "rounds_done", "order": ["R", "A1", "B1", ...],
  *     "tuner_cache": "isolated" | "shared", "run_options": [...],
- *     "recording": <A1's run dir> | null,
- *     "runs": [ { side, round, runs_dir, dir | null, autotune_mode,
- *                 replay_from, exit_code } ],
+ *     "recording": <R's run dir> | null,
+ *     "runs": [ { side ("R" | "A" | "B"), round (0 for R), runs_dir,
+ *                 dir | null, autotune_mode, replay_from, exit_code } ],
  *     "switch_check": [ { name, searched | null, found | null, skipped } ],
  *     "ir": null | { "A"|"B": { captured, fingerprint, files, why },
  *                    verdict ("differ" | "identical" | "none" | "one_side"),
@@ -59,6 +63,8 @@
  *                         caliber_problems, gems: {SAME, FASTER, SLOWER,
  *                         UNSURE}, torch: {...} },
  *     "failed": null | { side, round, dir, exit_code } }
+ *
+ * A round that fails stops the A/B; R failing stops it before round 1.
  */
 #ifndef ZLB_AB_H
 #define ZLB_AB_H
@@ -70,7 +76,8 @@
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 
-#define AB_SCHEMA_VERSION 1
+#define AB_SCHEMA_VERSION 2
+#define AB_RECORDING "R"	/* the recording's directory and name */
 #define AB_FILE "ab.json"
 #define AB_DEFAULT_ROUNDS 3
 #define AB_MAX_ROUNDS 100

@@ -47,7 +47,7 @@ static const struct opt_def ab_option_defs[] = {
 	{ "b-flaggems-dir", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "DIR",
 	  "side B's FlagGems checkout" },
 	{ "rounds", NULL, NULL, "3", OPT_STRING, NULL, 0, 0, "N",
-	  "rounds a side, 1 to 100, run A1 B1 A2 B2 ..." },
+	  "rounds a side, 1 to 100, run A1 B1 A2 B2 ... after the recording R" },
 	{ "allow-no-ir-diff", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "go on after SWITCH_NO_IR_DIFF (measure anyway); also SWITCH_ALLOW_NO_IR_DIFF=1" },
 	{ "shape-set", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "FILE",
@@ -56,7 +56,7 @@ static const struct opt_def ab_option_defs[] = {
 	  "ab_sets.json) and ab.log; instead of --shapes" },
 	{ "shared-tuner-cache", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "run on the machine's FlagGems tuner cache instead of one isolated cache per run "
-	  "(the default, so A1 tunes for itself); also --isolate-tuner-cache=0 or "
+	  "(the default, so R tunes for itself); also --isolate-tuner-cache=0 or "
 	  "ZL_ISOLATE_TUNER_CACHE=0" },
 	{ "threshold", NULL, NULL, "1", OPT_STRING, NULL, 0, 0, "PCT",
 	  "the comparison's band of no practical difference, percent (\"0.5\" or \"0.5%\")" },
@@ -88,9 +88,10 @@ const struct cmd_doc ab_doc = {
 		    "[OP] --a-flaggems-dir DIR_A --b-flaggems-dir DIR_B [options]",
 	.about =
 		"Measure OP on build A and build B in interleaved rounds (A1 B1 A2 B2 ...), each\n"
-		"round a `zlb run` into <runs-dir>/ab_<op>_<time>/<A|B>/r<k>/. A1 records the\n"
-		"autotune configs; every other run, B1 included, replays A1's, so both sides run\n"
-		"one set of configs. Before round 1 each switch variable is looked up in the\n"
+		"round a `zlb run` into <runs-dir>/ab_<op>_<time>/<A|B>/r<k>/. First the\n"
+		"recording R (<ab>/R/, side A's settings) records the autotune configs and is\n"
+		"not compared; every round, A1 included, replays R's, so both sides run one set\n"
+		"of configs in one kind of process. Before round 1 each switch variable is looked up in the\n"
 		"FlagGems source (a warning when it appears nowhere: renamed or removed\n"
 		"upstream?). After round 1 the IR of A1 and B1 is fingerprinted: byte-identical\n"
 		"IR (or none on either side) means the switch changed no generated code, and\n"

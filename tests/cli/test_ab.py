@@ -49,6 +49,11 @@ class Ab:
             found[int(r.name[1:])] = dirs[0]
         return found
 
+    def recording(self):
+        """The recording R's run directory (not a round of either side)."""
+        (run,) = [d for d in (self.dir / "R").iterdir() if d.is_dir()]
+        return run
+
     def identity(self, run):
         return json.loads((run / "run_identity.json").read_text())
 
@@ -82,7 +87,8 @@ def test_dead_axis_warns_and_stops_after_round_one(zlb):
     warning = f"the switch ZL_DEAD appears nowhere in {FAKE_MAIN}/src"
     assert warning in r.out, r
     assert "if it was renamed or removed upstream, both sides run the same code" in r.out
-    assert r.out.index(warning) < r.out.index("=== zlb ab: round 1/3, side A")
+    assert r.out.index(warning) < r.out.index("=== zlb ab: the recording R")
+    assert r.out.index("=== zlb ab: the recording R") < r.out.index("=== zlb ab: round 1/3, side A")
     # Round 1 ran (A then B), then the gate stopped it: two runs, no round 2, no compare.
     a, b = r.runs("A"), r.runs("B")
     assert list(a) == [1] and list(b) == [1], r
@@ -94,7 +100,7 @@ def test_dead_axis_warns_and_stops_after_round_one(zlb):
     assert "--allow-no-ir-diff" in r.out
     assert not (r.dir / "compare.json").exists()
     j = r.json
-    assert j["schema_version"] == 1 and j["kind"] == "zlb-ab"
+    assert j["schema_version"] == 2 and j["kind"] == "zlb-ab"
     assert j["status"] == "no_ir_diff" and j["exit_code"] == 10
     assert j["rounds"] == 3 and j["rounds_done"] == 1
     assert j["axis"] == "ZL_DEAD=0,1"
@@ -106,7 +112,8 @@ def test_dead_axis_warns_and_stops_after_round_one(zlb):
                                   "found": False, "where": None,
                                   "files": j["switch_check"][0]["files"], "skipped": None}]
     assert [(x["side"], x["round"], x["dir"], x["exit_code"]) for x in j["runs"]] == \
-        [("A", 1, str(a[1]), 0), ("B", 1, str(b[1]), 0)]
+        [("R", 0, str(r.recording()), 0), ("A", 1, str(a[1]), 0), ("B", 1, str(b[1]), 0)]
+    assert j["order"] == ["R", "A1", "B1", "A2", "B2", "A3", "B3"]
     assert j["compare"] is None
 
 
@@ -117,28 +124,31 @@ def test_dead_axis_allowed_runs_every_round_and_compares(zlb):
     assert "SWITCH_NO_IR_DIFF op=softmax" in r.out and "measuring anyway" in r.out
     a, b = r.runs("A"), r.runs("B")
     assert list(a) == [1, 2] and list(b) == [1, 2]
-    # Interleaved: A1 B1 A2 B2.
+    # The recording first, then interleaved: R A1 B1 A2 B2.
     assert [(x["side"], x["round"]) for x in r.json["runs"]] == \
-        [("A", 1), ("B", 1), ("A", 2), ("B", 2)]
-    # A1 records on its own tuner cache; every other run replays A1.
-    rec = r.identity(a[1])
+        [("R", 0), ("A", 1), ("B", 1), ("A", 2), ("B", 2)]
+    # R records on its own tuner cache; every compared round replays R.
+    rec_dir = r.recording()
+    rec = r.identity(rec_dir)
     assert rec["caliber"]["autotune_mode"] == "record"
     assert rec["provenance"]["replay_from"] is None
-    assert (a[1] / "autotune_records").is_dir()
-    for run in (b[1], a[2], b[2]):
+    assert (rec_dir / "autotune_records").is_dir()
+    for run in (a[1], b[1], a[2], b[2]):
         ident = r.identity(run)
         assert ident["caliber"]["autotune_mode"] == "replay", run
-        assert ident["provenance"]["replay_from"] == str(a[1])
+        assert ident["provenance"]["replay_from"] == str(rec_dir)
         assert not (run / "autotune_records").exists()
-    for run in (a[1], a[2], b[1], b[2]):
+    for run in (rec_dir, a[1], a[2], b[1], b[2]):
         assert r.identity(run)["caliber"]["tuner_cache"] == "isolated"
         assert r.identity(run)["status"] == "completed"
-    assert r.json["recording"] == str(a[1])
+    assert r.json["recording"] == str(rec_dir)
     # One compare over all rounds, written into the ab directory.
     cmp = json.loads((r.dir / "compare.json").read_text())
     assert sorted(x["dir"] for x in cmp["a"]["runs"]) == sorted(map(str, (a[1], a[2])))
     assert sorted(x["dir"] for x in cmp["b"]["runs"]) == sorted(map(str, (b[1], b[2])))
     assert cmp["caliber"]["ok"]
+    # two replays a side of one recording: nothing to warn about its source
+    assert cmp["warnings"] == [], cmp["warnings"]
     paired = [x for x in cmp["rows"] if x["paired"]]
     assert len(paired) == 3
     verdicts = {x["gems"]["verdict"] for x in paired}
@@ -181,7 +191,7 @@ def test_quiet_ab_says_each_round_and_the_result(zlb):
     assert r.rc == 0, r
     lines = r.out.splitlines()
     # each round's zlb run (given -q) says how it ended; zlb ab its compare and its end
-    assert [l for l in lines if l.startswith("zlb: completed, exit 0")].__len__() == 2, r
+    assert [l for l in lines if l.startswith("zlb: completed, exit 0")].__len__() == 3, r
     assert lines[-2] == "result: no significant regression beyond 1.00%", r
     assert lines[-1].startswith("zlb ab: compared, exit 0; "), r
     assert "=== zlb ab: round" not in r.out and "Gems Speedup" not in r.out
@@ -190,7 +200,7 @@ def test_quiet_ab_says_each_round_and_the_result(zlb):
 
 
 def test_tuned_op_b_replays_a_configs(zlb):
-    """B tunes differently on its own (FAKE_TUNE_BIAS), yet runs A1's configs."""
+    """B tunes differently on its own (FAKE_TUNE_BIAS), yet runs R's configs."""
     args = ["tuned_rowsum", "--shape-mode", "upstream", *QUICK]
     r = Ab(zlb, [*args, "--axis", "FAKE_TRITON_BUILD=a,b", "--b-env", "FAKE_TUNE_BIAS=1",
                  "--rounds", "2"])
@@ -199,14 +209,14 @@ def test_tuned_op_b_replays_a_configs(zlb):
     # this test is about is which configs ran.
     assert r.rc in (0, 1) and r.json["status"] == "completed", r
     a, b = r.runs("A"), r.runs("B")
-    recorded = r.identity(a[1])["outcome"]["autotune"]["recorded"]
+    recorded = r.identity(r.recording())["outcome"]["autotune"]["recorded"]
     assert recorded["entries"] > 0
-    for run in (b[1], a[2], b[2]):
+    for run in (a[1], b[1], a[2], b[2]):
         out = r.identity(run)["outcome"]
         assert out["autotune"]["replayed"]["injected"] == recorded["entries"], run
         assert "AUTOTUNE_REPLAY_FALLBACK" not in out["markers"]
-    configs = index_configs(a[1])
-    assert configs and all(index_configs(run) == configs for run in (b[1], a[2], b[2]))
+    configs = index_configs(r.recording())
+    assert configs and all(index_configs(run) == configs for run in (a[1], b[1], a[2], b[2]))
     # Left to itself, B's build would have chosen other configs.
     own = zlb.run(*args, "--isolate-tuner-cache", "--runs-dir", str(zlb.cwd / "own"),
                   env={"FAKE_TUNE_BIAS": "1", "FAKE_TRITON_BUILD": "b"})
@@ -222,7 +232,7 @@ def test_tuned_op_b_replays_a_configs(zlb):
 
 
 def test_tuning_switch_alone_changes_no_ir_under_replay(zlb):
-    # With A1's configs pinned on B, a switch that only steers tuning generates
+    # With R's configs pinned on B, a switch that only steers tuning generates
     # the same code: the gate says so after round 1.
     r = Ab(zlb, ["tuned_rowsum", "--shape-mode", "upstream", "--b-env", "FAKE_TUNE_BIAS=1",
                  *QUICK])
@@ -261,10 +271,10 @@ def test_shared_tuner_cache_on_request(zlb):
     r = Ab(zlb, ["softmax", "--axis", "FAKE_TRITON_BUILD=a,b", "--rounds", "1",
                  "--shared-tuner-cache", *QUICK])
     assert r.rc == 0, r
-    for side in ("A", "B"):
-        assert r.identity(r.runs(side)[1])["caliber"]["tuner_cache"].startswith("shared(")
+    for run in (r.recording(), r.runs("A")[1], r.runs("B")[1]):
+        assert r.identity(run)["caliber"]["tuner_cache"].startswith("shared(")
     assert r.json["tuner_cache"] == "shared"
-    assert "A records autotune configs on a shared tuner cache" in r.out
+    assert "zlb ab: warning: R records autotune configs on a shared tuner cache" in r.out
 
 
 # ---- failures ------------------------------------------------------------------------
@@ -283,15 +293,16 @@ def test_a_crashing_round_is_named_with_its_run_dir(zlb):
     assert r.json["ir"] is None
 
 
-def test_a_broken_op_fails_in_round_one_a(zlb):
+def test_a_broken_op_fails_in_the_recording(zlb):
     r = Ab(zlb, ["broken", "--shape-mode", "upstream", "--axis", "FAKE_TRITON_BUILD=a,b", *QUICK])
     assert r.rc == 1, r
-    a = r.runs("A")[1]
-    assert f"round 1 A failed (zlb run exit 1: pytest reported failed tests): run directory {a}" \
-        in r.out
-    assert not (r.dir / "B").exists()
-    assert r.json["failed"] == {"side": "A", "round": 1, "dir": str(a), "exit_code": 1,
+    rec = r.recording()
+    assert ("the recording R failed (zlb run exit 1: pytest reported failed tests): run "
+            f"directory {rec}") in r.out
+    assert not (r.dir / "A").exists() and not (r.dir / "B").exists()
+    assert r.json["failed"] == {"side": "R", "round": 0, "dir": str(rec), "exit_code": 1,
                                 "end": "exit 1: pytest reported failed tests"}
+    assert r.json["recording"] is None
 
 
 def test_ctrl_c_stops_the_round_and_marks_ab_json(zlb):
@@ -315,7 +326,7 @@ def test_ctrl_c_stops_the_round_and_marks_ab_json(zlb):
     j = json.loads((ab / "ab.json").read_text())
     assert j["status"] == "interrupted" and j["exit_code"] == 130
     assert [(x["side"], x["round"], x["exit_code"]) for x in j["runs"]] == \
-        [("A", 1, 0), ("B", 1, 130)]
+        [("R", 0, 0), ("A", 1, 0), ("B", 1, 130)]
     (b1,) = (ab / "B" / "r1").iterdir()
     assert json.loads((b1 / "run_identity.json").read_text())["status"] == "interrupted"
     assert "zlb ab: interrupted" in out

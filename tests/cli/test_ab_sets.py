@@ -44,9 +44,9 @@ def test_several_shape_sets_one_ab_each_one_table(zlb, shapes):
         j = json.loads((d / "ab.json").read_text())
         assert j["shape_set"] == str(shapes_file) and j["status"] == "completed"
         # Each set has its own recording, rounds and comparison.
-        assert j["recording"].startswith(str(d / "A" / "r1"))
+        assert j["recording"].startswith(str(d / "R"))
         runs = [r["dir"] for r in j["runs"]]
-        assert len(runs) == 2
+        assert len(runs) == 3                     # R, A1, B1
         for run in runs:
             ident = json.loads(open(os.path.join(run, "run_identity.json")).read())
             assert ident["provenance"]["shape_source"] == str(shapes_file)
