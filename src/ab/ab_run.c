@@ -1,9 +1,9 @@
 /*
  * zlb ab, the rounds (see ab.h for the scheme): child `zlb run`s in the
- * order R A1 B1 A2 B2 ..., the IR gate after round 1, one comparison at the
- * end, ab.json throughout.
+ * order R A1 B1 A2 B2 ..., the IR gate after round 1 (ab_gate.c), one
+ * comparison at the end (ab_compare.c), ab.json throughout.
  */
-#include "ab/ab.h"
+#include "ab/ab_run_int.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -14,16 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compare/compare.h"
-#include "compare/compare_report.h"
-#include "compare/compare_run.h"
 #include "rundir/exit_codes.h"
 #include "rundir/identity.h"
 #include "lib/jsonfile.h"
 #include "lib/paths.h"
 #include "lib/proc.h"
 #include "rundir/rundir.h"
-#include "compare/stats_compare.h"
 #include "lib/term.h"
 
 /*
@@ -32,27 +28,7 @@
  */
 #define AB_INTERRUPT_GRACE_MS 15000
 
-struct ab_state {
-	const struct ab_plan *p;
-	char *dir;		/* the ab directory, absolute */
-	char *json_path;
-	json_t *j;		/* ab.json */
-	char *recording;	/* R's run directory */
-	int color;
-	int interrupted;
-};
-
-/* A line of zlb ab's own output, in colour c when paint (and colour is on). */
-#define say(st, paint, c, ...) \
-	report_colored((st)->p->rep, REPORT_OUT, (paint) && (st)->color, (c), __VA_ARGS__)
-/* A line that says how the A/B ended (or why it stopped): shown even with -q. */
-#define result(st, c, ...) \
-	report_colored((st)->p->rep, REPORT_RESULT, (st)->color, (c), __VA_ARGS__)
-/* A warning, yellow when colour is on for diagnostics. */
-#define warn(st, ...) \
-	report_colored((st)->p->rep, REPORT_WARN, (st)->p->warn_color, TERM_YELLOW, __VA_ARGS__)
-
-static int save(struct ab_state *st)
+int ab_save(struct ab_state *st)
 {
 	if (json_write_file(st->json_path, st->j)) {
 		warn(st, "zlb ab: warning: could not write %s: %s", st->json_path, last_error());
@@ -63,7 +39,7 @@ static int save(struct ab_state *st)
 
 /* ---- ab.json ------------------------------------------------------------------ */
 
-static json_t *str_or_null(const char *s)
+json_t *ab_str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
 }
@@ -74,11 +50,11 @@ static json_t *side_json(const struct ab_plan *p, int s)
 	json_t *o = json_object(), *env = json_object();
 
 	for (size_t k = 0; k < side->nr; k++)
-		json_object_set_new(env, side->set[k].key, str_or_null(side->set[k].value));
+		json_object_set_new(env, side->set[k].key, ab_str_or_null(side->set[k].value));
 	json_object_set_new(o, "env", env);
-	json_object_set_new(o, "python", str_or_null(side->python));
-	json_object_set_new(o, "flaggems_dir", str_or_null(side->flaggems_dir));
-	json_object_set_new(o, "checkout", str_or_null(p->checkout[s]));
+	json_object_set_new(o, "python", ab_str_or_null(side->python));
+	json_object_set_new(o, "flaggems_dir", ab_str_or_null(side->flaggems_dir));
+	json_object_set_new(o, "checkout", ab_str_or_null(p->checkout[s]));
 	return o;
 }
 
@@ -113,7 +89,7 @@ static json_t *initial_json(const struct ab_state *st)
 	json_object_set_new(j, "tuner_cache", json_string(p->isolate_tuner_cache ? "isolated"
 									       : "shared"));
 	json_object_set_new(j, "allow_no_ir_diff", json_boolean(p->spec->allow_no_ir_diff));
-	json_object_set_new(j, "shape_set", str_or_null(p->shape_set));
+	json_object_set_new(j, "shape_set", ab_str_or_null(p->shape_set));
 	json_object_set_new(j, "run_options", json_strvec(p->run_args));
 	json_object_set_new(j, "recording", json_null());
 	json_object_set_new(j, "runs", json_array());
@@ -125,12 +101,12 @@ static json_t *initial_json(const struct ab_state *st)
 	return j;
 }
 
-static int finish(struct ab_state *st, const char *status, int code)
+int ab_finish(struct ab_state *st, const char *status, int code)
 {
 	json_object_set_new(st->j, "status", json_string(status));
 	json_object_set_new(st->j, "exit_code", json_integer(code));
 	json_object_set_new(st->j, "finished_at", identity_now());
-	save(st);
+	ab_save(st);
 	return code;
 }
 
@@ -217,7 +193,7 @@ static void check_switches(struct ab_state *st)
 			}
 			json_array_append_new(arr, json_pack("{s:s,s:s,s:b,s:o,s:I,s:n}", "name",
 				a->key, "searched", hit.root, "found", hit.found, "where",
-				str_or_null(hit.where), "files", (json_int_t)hit.files, "skipped"));
+				ab_str_or_null(hit.where), "files", (json_int_t)hit.files, "skipped"));
 			if (hit.found)
 				say(st, 0, TERM_BOLD, "zlb ab: switch %s found in %s/%s", a->key,
 				    hit.root, hit.where);
@@ -229,7 +205,7 @@ static void check_switches(struct ab_state *st)
 			ab_switch_hit_release(&hit);
 		}
 	}
-	save(st);
+	ab_save(st);
 }
 
 /* ---- one round of one side ----------------------------------------------------- */
@@ -339,9 +315,9 @@ static int run_round(struct ab_state *st, int s, int k, struct round_result *r)
 	run = json_pack("{s:s,s:i,s:s,s:n,s:s,s:o,s:n}", "side", replay ? side->name : AB_RECORDING,
 			"round", k,
 			"runs_dir", runs_dir, "dir", "autotune_mode", replay ? "replay" : "record",
-			"replay_from", str_or_null(replay ? st->recording : NULL), "exit_code");
+			"replay_from", ab_str_or_null(replay ? st->recording : NULL), "exit_code");
 	json_array_append_new(json_object_get(st->j, "runs"), run);
-	save(st);
+	ab_save(st);
 
 	c.argv = argv.v;
 	c.envp = env.v;
@@ -356,9 +332,9 @@ static int run_round(struct ab_state *st, int s, int k, struct round_result *r)
 	if (starts_with(r->end.buf, "exit "))
 		explain_exit(r->code, &r->end);
 	r->run_dir = claimed_run(runs_dir);
-	json_object_set_new(run, "dir", str_or_null(r->run_dir));
+	json_object_set_new(run, "dir", ab_str_or_null(r->run_dir));
 	json_object_set_new(run, "exit_code", json_integer(r->code));
-	save(st);
+	ab_save(st);
 	ret = 0;
 out:
 	strvec_clear(&argv);
@@ -366,197 +342,6 @@ out:
 	free(rel);
 	free(runs_dir);
 	return ret;
-}
-
-/* ---- the IR gate ------------------------------------------------------------ */
-
-static json_t *ir_side_json(const struct ab_ir_side *s)
-{
-	if (!s->has_ir)
-		return json_pack("{s:b,s:n,s:i,s:s}", "captured", 0, "fingerprint", "files", 0,
-				 "why", s->why);
-	return json_pack("{s:b,s:o,s:I,s:n}", "captured", 1, "fingerprint",
-			 json_sprintf("%016llx", (unsigned long long)s->fp.hash),
-			 "files", (json_int_t)s->fp.files, "why");
-}
-
-/* Returns -1 to go on, or the exit status to stop with. */
-static int ir_gate(struct ab_state *st, const char *run_a, const char *run_b)
-{
-	const struct ab_plan *p = st->p;
-	struct ab_ir_result r;
-	struct strbuf axis = STRBUF_INIT;
-	json_t *ir;
-	int ret = -1;
-
-	say(st, 0, TERM_BOLD, "%s", "");
-	if (ab_ir_compare(run_a, run_b, &r)) {
-		warn(st, "zlb ab: the IR of round 1 could not be read: %s", last_error());
-		json_object_set_new(st->j, "ir", json_pack("{s:s}", "error", last_error()));
-		ab_ir_result_release(&r);
-		return finish(st, "error", ZLB_EXIT_IO);
-	}
-	ir = json_object();
-	json_object_set_new(ir, "A", ir_side_json(&r.side[0]));
-	json_object_set_new(ir, "B", ir_side_json(&r.side[1]));
-	json_object_set_new(ir, "verdict", json_string(ab_ir_verdict_name(r.verdict)));
-	json_object_set_new(ir, "same", json_integer((json_int_t)r.same));
-	json_object_set_new(ir, "differing", json_integer((json_int_t)r.differing));
-	json_object_set_new(ir, "only_a", json_integer((json_int_t)r.only_a));
-	json_object_set_new(ir, "only_b", json_integer((json_int_t)r.only_b));
-	json_object_set_new(ir, "first", json_strvec(&r.first));
-	json_object_set_new(ir, "allowed", json_boolean(p->spec->allow_no_ir_diff));
-	json_object_set_new(st->j, "ir", ir);
-	save(st);
-
-	ab_axis_describe(p->spec, &axis);
-	switch (r.verdict) {
-	case AB_IR_DIFFER: {
-		size_t total = r.same + r.differing + r.only_a + r.only_b;
-		say(st, 1, TERM_GREEN, "zlb ab: IR after round 1: A %016llx, B %016llx: the sides "
-		    "generated different code (%zu of %zu stage files differ, %zu only in A, "
-		    "%zu only in B)", (unsigned long long)r.side[0].fp.hash,
-		    (unsigned long long)r.side[1].fp.hash, r.differing, total, r.only_a, r.only_b);
-		for (size_t i = 0; i < r.first.nr; i++)
-			say(st, 0, TERM_BOLD, "  %s", r.first.v[i]);
-		if (r.differing + r.only_a + r.only_b > r.first.nr)
-			say(st, 0, TERM_BOLD, "  ... (zlb ir diff %s %s shows them all)", run_a, run_b);
-		break;
-	}
-	case AB_IR_ONE_SIDE: {
-		int has = r.side[0].has_ir ? 0 : 1;
-		warn(st, "zlb ab: warning: only %s captured IR (%s: %s); the IR check cannot "
-		     "tell whether the switch changed the code, going on", has ? "B" : "A",
-		     has ? "A" : "B", r.side[1 - has].why);
-		break;
-	}
-	case AB_IR_IDENTICAL:
-	case AB_IR_NONE: {
-		int none = r.verdict == AB_IR_NONE;
-		char hex[17] = "none";
-
-		if (!none)
-			snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)r.side[0].fp.hash);
-		result(st, TERM_RED, "SWITCH_NO_IR_DIFF op=%s axis=%s fingerprint=%s", p->op,
-		    axis.buf, hex);
-		if (none)
-			say(st, 0, TERM_BOLD, "zlb ab: neither side captured any IR (A: %s), so nothing "
-			    "shows that %s changes the code of %s", r.side[0].why, axis.buf, p->op);
-		else
-			say(st, 0, TERM_BOLD, "zlb ab: A and B generated byte-identical IR (%zu stage "
-			    "files): with the autotune configs pinned, %s changed no code Triton "
-			    "generated for %s, and more rounds would measure the same code twice and "
-			    "report it as \"no difference\"; check that the switch still exists "
-			    "upstream and reaches this operator's kernels", r.side[0].fp.files,
-			    axis.buf, p->op);
-		if (p->spec->allow_no_ir_diff) {
-			say(st, 0, TERM_BOLD, "zlb ab: --allow-no-ir-diff: measuring anyway");
-		} else {
-			result(st, TERM_RED, "zlb ab: stopped after round 1 (exit %d); "
-			    "--allow-no-ir-diff measures anyway. %s", ZLB_EXIT_NO_IR_DIFF,
-			    st->json_path);
-			ret = finish(st, "no_ir_diff", ZLB_EXIT_NO_IR_DIFF);
-		}
-		break;
-	}
-	}
-	strbuf_release(&axis);
-	ab_ir_result_release(&r);
-	return ret;
-}
-
-/* ---- the comparison ------------------------------------------------------------ */
-
-static json_t *counts_json(const struct compare_counts *c)
-{
-	json_t *o = json_object();
-
-	for (int v = STATS_SAME; v <= STATS_UNSURE; v++)
-		json_object_set_new(o, stats_verdict_name((enum stats_verdict)v),
-				    json_integer((json_int_t)c->n[v]));
-	return o;
-}
-
-static int write_compare_files(struct ab_state *st, const struct compare *c, int code,
-			       char **csv, char **js)
-{
-	struct strbuf sb = STRBUF_INIT;
-	json_t *j = compare_to_json(c, 0, code, NULL);
-	char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-	int r = 0;
-
-	*csv = path_join(st->dir, COMPARE_CSV);
-	*js = path_join(st->dir, COMPARE_JSON);
-	strbuf_addstr(&sb, text ? text : "");
-	strbuf_addch(&sb, '\n');
-	free(text);
-	if (compare_write_csv(c, *csv) || write_file_atomic(*js, sb.buf, sb.len)) {
-		warn(st, "zlb ab: %s", last_error());
-		r = -1;
-	} else {
-		say(st, 0, TERM_BOLD, "wrote %s and %s", *csv, *js);
-	}
-	json_decref(j);
-	strbuf_release(&sb);
-	return r;
-}
-
-static int run_compare(struct ab_state *st)
-{
-	const struct ab_plan *p = st->p;
-	struct compare_opts opts = COMPARE_OPTS_INIT;
-	struct compare c;
-	struct strbuf sb = STRBUF_INIT;
-	char *csv = NULL, *js = NULL;
-	json_t *cj = json_object();
-	int rc = ZLB_EXIT_OK;
-	struct compare_run_opts run_opts = {
-		.who = "zlb ab", .color = term_color_wanted(STDOUT_FILENO, p->color_setting),
-		.warn_color = p->warn_color, .report_table = 1,
-	};
-	enum compare_stage stage;
-	char *hint;
-
-	if (p->spec->threshold >= 0)
-		opts.threshold = p->spec->threshold;
-	compare_init(&c, &opts);
-	say(st, 0, TERM_BOLD, "%s", "");
-	say(st, 1, TERM_BOLD, "=== zlb ab: compare A (%s/A) against B (%s/B) ===", st->dir, st->dir);
-	for (int s = 0; s < 2; s++) {
-		char *side = path_join(st->dir, s ? "B" : "A");
-		int n = compare_add_path(&c, s, side);
-		free(side);
-		if (n <= 0) {
-			warn(st, "zlb ab: side %s has no run to compare", s ? "B" : "A");
-			rc = ZLB_EXIT_NO_DATA;
-			goto out;
-		}
-	}
-	hint = xstrfmt("The runs are kept: zlb compare --allow-caliber-mismatch %s/A %s/B "
-		       "compares anyway", st->dir, st->dir);
-	run_opts.caliber_hint = hint;
-	rc = compare_run(&c, &run_opts, p->rep, &stage);
-	free(hint);
-	json_object_set_new(cj, "caliber_problems", json_strvec(&c.caliber_problems));
-	if (stage != COMPARE_DONE)
-		goto out;
-	if (write_compare_files(st, &c, rc, &csv, &js))
-		rc = ZLB_EXIT_IO;
-	json_object_set_new(cj, "paired", json_integer((json_int_t)c.paired));
-	json_object_set_new(cj, "regression", json_boolean(c.regression));
-	json_object_set_new(cj, "gems", counts_json(&c.counts[COMPARE_GEMS]));
-	json_object_set_new(cj, "torch", counts_json(&c.counts[COMPARE_TORCH]));
-out:
-	json_object_set_new(cj, "exit_code", json_integer(rc));
-	json_object_set_new(cj, "csv", str_or_null(csv));
-	json_object_set_new(cj, "json", str_or_null(js));
-	json_object_set_new(st->j, "compare", cj);
-	save(st);
-	free(csv);
-	free(js);
-	strbuf_release(&sb);
-	compare_release(&c);
-	return rc;
 }
 
 /* ---- the whole A/B ----------------------------------------------------------------- */
@@ -580,7 +365,7 @@ static int one_round(struct ab_state *st, int s, int k, char **first, int *code)
 	}
 	if (run_round(st, s, k, &r)) {
 		warn(st, "zlb ab: %s could not be started: %s", what, last_error());
-		*code = finish(st, "error", ZLB_EXIT_IO);
+		*code = ab_finish(st, "error", ZLB_EXIT_IO);
 		done = 1;
 	} else if (interrupt_pending() || r.code == ZLB_EXIT_INTERRUPTED) {
 		st->interrupted = 1;
@@ -589,13 +374,13 @@ static int one_round(struct ab_state *st, int s, int k, char **first, int *code)
 		    r.run_dir ? r.run_dir : "");
 	} else if (r.code != ZLB_EXIT_OK) {
 		json_object_set_new(st->j, "failed", json_pack("{s:s,s:i,s:o,s:i,s:s}",
-			"side", sn, "round", k, "dir", str_or_null(r.run_dir),
+			"side", sn, "round", k, "dir", ab_str_or_null(r.run_dir),
 			"exit_code", r.code, "end", r.end.buf));
 		result(st, TERM_RED, "zlb ab: %s failed (zlb run %s): %s%s; "
 		    "stopping, the rounds so far are kept in %s", what, r.end.buf,
 		    r.run_dir ? "run directory " : "no run directory (zlb run "
 		    "stopped before creating one)", r.run_dir ? r.run_dir : "", st->dir);
-		*code = finish(st, "round_failed", r.code);
+		*code = ab_finish(st, "round_failed", r.code);
 		done = 1;
 	} else if (k == 0 && r.run_dir) {
 		st->recording = xstrdup(r.run_dir);
@@ -605,7 +390,7 @@ static int one_round(struct ab_state *st, int s, int k, char **first, int *code)
 	}
 	if (!done && !st->interrupted && !r.run_dir) {
 		warn(st, "zlb ab: %s left no run directory", what);
-		*code = finish(st, "error", ZLB_EXIT_IO);
+		*code = ab_finish(st, "error", ZLB_EXIT_IO);
 		done = 1;
 	}
 	free(r.run_dir);
@@ -639,13 +424,13 @@ int ab_execute(const struct ab_plan *p)
 	free(name);
 	st.json_path = path_join(st.dir, AB_FILE);
 	st.j = initial_json(&st);
-	if (save(&st)) {
+	if (ab_save(&st)) {
 		code = ZLB_EXIT_IO;
 		goto out;
 	}
 	if (interrupts_install()) {
 		warn(&st, "zlb ab: %s", last_error());
-		code = finish(&st, "error", ZLB_EXIT_IO);
+		code = ab_finish(&st, "error", ZLB_EXIT_IO);
 		goto out;
 	}
 	print_header(&st);
@@ -669,9 +454,9 @@ int ab_execute(const struct ab_plan *p)
 		if (done)
 			break;
 		json_object_set_new(st.j, "rounds_done", json_integer(k));
-		save(&st);
+		ab_save(&st);
 		if (k == 1) {
-			int stop = ir_gate(&st, a1, b1);
+			int stop = ab_ir_gate(&st, a1, b1);
 			if (stop >= 0) {
 				code = stop;
 				done = 1;
@@ -683,10 +468,10 @@ int ab_execute(const struct ab_plan *p)
 	if (st.interrupted) {
 		result(&st, TERM_RED, "zlb ab: interrupted; kept what was written in %s (ab.json "
 		    "says interrupted)", st.dir);
-		code = finish(&st, "interrupted", ZLB_EXIT_INTERRUPTED);
+		code = ab_finish(&st, "interrupted", ZLB_EXIT_INTERRUPTED);
 	} else if (!done) {
-		code = run_compare(&st);
-		finish(&st, "completed", code);
+		code = ab_run_compare(&st);
+		ab_finish(&st, "completed", code);
 		result(&st, code == ZLB_EXIT_OK ? TERM_GREEN : TERM_RED,
 		    "zlb ab: %s, exit %d; %s", code == ZLB_EXIT_OK ? "compared" :
 		    code == ZLB_EXIT_REGRESSION ? "B is SLOWER on at least one row" :
