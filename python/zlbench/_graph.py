@@ -495,9 +495,9 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
                 g = None
         k = k_for(call_cost_ms(est[0], est[1], PROBE_K), rule.replay_target_ms)
     # The K the first graph is captured with: a replay's is the one its
-    # recording captured first (_settle_k).
+    # recording captured first (_settle_k); cold L2 settles nothing.
     k_first = k
-    if shape is not None and shape.k_first is not None:
+    if shape is not None and shape.k_first is not None and not cold:
         k_first = max(1, min(MAX_K, shape.k_first))
     clock.lap("settle")
 
@@ -541,11 +541,11 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         clock.lap("sample")
         power = {"power_duty": 1.0 if getattr(lib, "v7", False) else None,
                  "power_duty_from": None}
-        why = duty_reason(stats, rule.clock_floor,
-                          shape.power_duty if shape is not None else None)
-        if why and rule.power_duty > 0 and getattr(lib, "v7", False):
+        duty_why = duty_reason(stats, rule.clock_floor,
+                               shape.power_duty if shape is not None else None)
+        if duty_why and rule.power_duty > 0 and getattr(lib, "v7", False):
             first = {k2: stats.get(k2) for k2 in DUTY_FROM_KEYS}
-            first["why"] = why
+            first["why"] = duty_why
             stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
                                               max_samples, float(rep_ms),
                                               max_wall / rule.power_duty, rule=rule,

@@ -163,6 +163,15 @@ def test_dead_axis_allowed_runs_every_round_and_compares(zlb):
     assert j["compare"]["exit_code"] == 0 and j["compare"]["paired"] == 3
     assert j["compare"]["gems"]["SLOWER"] == j["compare"]["gems"]["FASTER"] == 0
     assert j["compare"]["json"] == str(r.dir / "compare.json")
+    # zlb report on the ab directory: the rounds compared, the recording not among them
+    out = zlb.cwd / "ab.html"
+    rep = zlb.cmd("report", str(r.dir), "-o", str(out))
+    assert rep.rc == 0, rep
+    page = out.read_text()
+    assert str(a[1]) in page and str(b[2]) in page
+    # R is where both sides' configs came from, and no compared run
+    rows_naming_r = [row for row in page.split("<tr>") if str(r.recording()) in row]
+    assert rows_naming_r and all(row.startswith("<td>replay_from</td>") for row in rows_naming_r)
 
 
 def test_live_axis_changes_the_ir_and_runs_the_rounds(zlb):

@@ -335,13 +335,17 @@ def test_a_replay_captures_the_recordings_estimate_graphs_before_its_own(
     assert stub_torch._stub.live_graphs == 0
 
 
-def test_a_cold_replay_mirrors_no_estimate(spy, stub_torch, monkeypatch):
-    # A cold recording settles no K (one call per replay): nothing to mirror.
+@pytest.mark.parametrize("k_first", [None, 1, 512])
+def test_a_cold_replay_mirrors_no_estimate(spy, stub_torch, monkeypatch, k_first):
+    # A cold recording settles no K (one call per replay): nothing to mirror,
+    # and a first K the plan names (a hot recording's) is not captured.
     monkeypatch.setenv("ZLB_L2", "cold")
-    monkeypatch.setattr(timing, "_planned_shape", lambda ctx: _graph.GraphShape(1, 1))
+    monkeypatch.setattr(timing, "_planned_shape",
+                        lambda ctx: _graph.GraphShape(1, 1, None, k_first))
     op = stub_torch._stub.make_op("op", cost_ns=5000)
-    measure(op)
+    _, rec = measure(op)
     assert [r["calls"] for r in spy.requests] == [1] and op.captured_calls == 1
+    assert rec["calls_first"] == 1
 
 
 def test_knobs_reach_the_request(spy, stub_torch, monkeypatch):
