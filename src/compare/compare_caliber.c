@@ -297,7 +297,11 @@ static int record_vs_replay(const struct autotune_sources *a)
 	return 0;
 }
 
-#define RECORD_VS_REPLAY "a recording compared with its replays: the recording's rows " 	"ran in a process that tuned and read up to 1% apart from replays that agree " 	"with each other; for the sharpest verdicts compare replays only (replay the " 	"recording on both sides: zlb batch --replay-root REC for A and for B)"
+#define RECORD_VS_REPLAY "a recording compared with its replays: the recording's rows " \
+	"ran in a process that tuned and read up to 1% apart from replays that agree " \
+	"with each other; for the sharpest verdicts compare replays only (replay the " \
+	"recording on both sides: zlb run --replay-from REC, or zlb batch --replay-root " \
+	"REC, for A and for B; zlb ab does so)"
 
 static void outside_warning(struct compare *c, size_t outside)
 {

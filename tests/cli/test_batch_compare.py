@@ -36,7 +36,7 @@ def test_batch_b_replaying_batch_a_compares_operator_by_operator(world, tmp_path
     # A's runs tuned, B's did not: said once, with the way around it
     lines = [l for l in r.err.splitlines() if "a recording compared with its replays" in l]
     assert len(lines) == 1 and lines[0].startswith("warning: for 4 of 4 operators, "), r
-    assert "--replay-root REC for A and for B" in lines[0]
+    assert "zlb batch --replay-root REC, for A and for B" in lines[0]
 
 
 def test_two_replays_of_one_recording_compare_without_that_warning(world, tmp_path):  # noqa: F811

@@ -207,6 +207,7 @@ def test_one_recording_against_its_replay_warns(zlb, tmp_path):
     assert res.rc == 0 and "!!!" not in res.err, res
     warn = [w for w in res.json["warnings"] if "a recording compared with its replays" in w]
     assert len(warn) == 1 and "compare replays only" in warn[0]
+    assert "zlb run --replay-from REC" in warn[0]
     # a side that holds the recording among replays (zlb ab's A) is not this case
     a, b = make_sides(tmp_path / "ab", rounds=2)
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
