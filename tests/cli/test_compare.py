@@ -6,6 +6,10 @@ raw per-call samples for torch and gems. Samples are log-normal around a
 per-round centre that itself drifts between rounds (processes), as measured
 on an H200 (bench/README.md). Seeds are fixed, so every outcome below is
 deterministic.
+
+Over 700 lines as one file on purpose: every test here builds its sides with
+the same make_run/make_sides and reads the same outputs; comparisons of real
+batches live beside it (test_batch_compare.py).
 """
 import csv
 import os

@@ -3,6 +3,10 @@
 The stub torch's cost model (tests/stubs/torch/_stub.py) and the fake CUDA
 driver agree that an op over a tensor of nbytes costs 1000 + nbytes // 2 ns
 (gems: 4/5 of it), so a graph-timed latency is known exactly.
+
+One file over 700 lines: these are the run command's end-to-end paths that
+share the zlb fixture's world; narrower subjects have files of their own
+(test_run_*.py).
 """
 import json
 import os
