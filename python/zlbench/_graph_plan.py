@@ -1,7 +1,7 @@
 """The graph shapes a replay run must capture (docs/protocol.md §1).
 
 A run that replays another's autotune configs (zlb run --replay-from, every
-run of zlb ab but A1) also times the same graphs: zlb reads the recording
+compared round of zlb ab) also times the same graphs: zlb reads the recording
 run's results.jsonl and writes, into this run's directory, graph_plan.json:
 
     {"schema_version": 2, "kind": "graph_plan", "replay_from": DIR,

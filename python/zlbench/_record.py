@@ -13,7 +13,7 @@ DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz"
                "clock_reasons", "clock_max_mhz", "l2", "l2_flush_bytes", "graph", "min_samples",
                "min_time_ms", "noise_target", "max_wall_ms", "clock_floor", "placements",
                "placement_spread", "placement_noise", "replay_target_ms",
-               "graph_shape") + _graph.POWER_KEYS + _graph.PROBE_KEYS
+               "graph_shape", "calls_first") + _graph.POWER_KEYS + _graph.PROBE_KEYS
 
 
 def stat_fields(stats):

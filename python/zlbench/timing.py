@@ -570,7 +570,7 @@ def _direct(fn, args, repeat, markers, fallback):
     record.update(_record.stat_fields(stats))
     record.update(dict.fromkeys(_record.DIRECT_NONE))
     record["noise"] = stats.get("noise") if stats and len(samples) > 1 else None
-    record.update({"n": n, "calls_per_replay": None, "calls_first": None, "warmup_calls": None,
+    record.update({"n": n, "calls_per_replay": None, "warmup_calls": None,
                    "markers": list(markers), "samples_ms": samples,
                    "fallback": fallback})
     return value, record
@@ -585,7 +585,7 @@ def _sweep_call(fn, args):
     record = {"timer": "sweep"}
     record.update(_record.stat_fields(None))
     record.update(dict.fromkeys(_record.DIRECT_NONE))
-    record.update({"n": 0, "calls_per_replay": None, "calls_first": None, "warmup_calls": None,
+    record.update({"n": 0, "calls_per_replay": None, "warmup_calls": None,
                    "markers": [], "samples_ms": [], "fallback": None})
     return 1.0, record
 

@@ -15,8 +15,8 @@
  *      latency is read;
  *   2. compare_check_caliber: every caliber field (identity.h's list plus
  *      any extra key) must have one value across all runs of both sides.
- *      autotune_mode is the exception: record and replay mix by design (A1
- *      records, B and any further A rounds replay A1's configs); a compare
+ *      autotune_mode is the exception: record and replay mix by design (one
+ *      run records, the others replay its configs); a compare
  *      in which no run replays is refused by name as record-vs-record
  *      (each run tuned itself, so a difference may be the autotuner's
  *      choice, not the compiler's).

@@ -223,9 +223,9 @@ static const char *compared_run(const struct compare *c, const char *path)
  * tuning, a replaying run from provenance.replay_from (matched to a
  * compared run by path, else by directory name, since runs get copied
  * between machines). The A/B design is one source for every run of an
- * operator: A1 records, B (and further A rounds) replay A1. Refused by name:
- * no run replays at all while both sides have runs (record-vs-record:
- * every run tuned itself). Warned: several sources, or a source outside
+ * operator: one run records, every compared round replays it (zlb ab's R).
+ * Refused by name: no run replays at all while both sides have runs
+ * (record-vs-record: every run tuned itself). Warned: several sources, or a source outside
  * the compared runs where the runs' configs do not all come from it (two
  * replays of one recording kept apart, the sharpest A/B, are one source).
  */
@@ -279,7 +279,8 @@ static int record_vs_record(const struct autotune_sources *a)
 	"(REPLAY_FROM; zlb batch --replay-root A)"
 
 /*
- * One side is recordings only, the other replays only: the one-round
+ * One side is recordings only, the other replays only (so some run replays:
+ * never record-vs-record): the one-round
  * "A records, B replays A". The recording's rows ran in a process that
  * tuned, the replays' in processes that did not, and that history reaches
  * the measurement itself: on an H100 (10 operators x 3 sizes, gpu10) the
@@ -353,7 +354,7 @@ static void check_autotune_sources(struct compare *c, const struct strvec *group
 				      "A2.. and B --replay-from A1)");
 			strvec_push(&c->warnings, sb.buf);
 		}
-		if (!record_vs_record(&a) && record_vs_replay(&a))
+		if (record_vs_replay(&a))
 			strvec_push(&c->warnings, RECORD_VS_REPLAY);
 		if (a.sources.nr > 1)
 			outside_warning(c, a.outside);
@@ -368,7 +369,7 @@ static void check_autotune_sources(struct compare *c, const struct strvec *group
 			strvec_push(&rvr, group_ops->v[g]);
 		else if (a.sources.nr > 1)
 			strvec_push(&several, group_ops->v[g]);
-		if (!record_vs_record(&a) && record_vs_replay(&a))
+		if (record_vs_replay(&a))
 			strvec_push(&rvp, group_ops->v[g]);
 		if (a.sources.nr > 1)
 			outside += a.outside;

@@ -1,8 +1,8 @@
 /*
  * graph_plan.json: the graphs a replay run must capture (docs/protocol.md §1).
  *
- * A run that replays another's autotune configs (--replay-from, every run
- * of zlb ab but A1) also takes the recording's graph shape: for each
+ * A run that replays another's autotune configs (--replay-from, every
+ * compared round of zlb ab) also takes the recording's graph shape: for each
  * graph-timed torch or gems measurement of a SUCCESS row, its calls per
  * replay (K), its placement count, the power duty its kept samples ran at
  * and the K it captured first before settling K, keyed by nodeid, op_name,
