@@ -350,8 +350,8 @@ static void check_autotune_sources(struct compare *c, const struct strvec *group
 			for (size_t i = 0; i < a.sources.nr; i++)
 				strbuf_addf(&sb, "%s%s", i ? ", " : "", shown(a.sources.v[i], cwd));
 			strbuf_addstr(&sb, "): a row may differ between rounds by the autotuner's "
-				      "choice; replay one recording in every other run (A1 records, "
-				      "A2.. and B --replay-from A1)");
+				      "choice; replay one recording in every compared run (R records, "
+				      "A1.. and B1.. --replay-from R, as zlb ab does)");
 			strvec_push(&c->warnings, sb.buf);
 		}
 		if (record_vs_replay(&a))

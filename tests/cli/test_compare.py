@@ -225,6 +225,7 @@ def test_several_recordings_warn(zlb, tmp_path):
     assert res.rc == 0, res
     assert "!!!" not in res.err
     assert "warning: the runs' autotune configs come from 3 runs (A/r0, A/r1, A/r2)" in res.err
+    assert "A1.. and B1.. --replay-from R" in res.err
 
 
 def test_replaying_a_run_not_compared_warns(zlb, tmp_path):
