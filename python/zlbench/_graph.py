@@ -279,11 +279,13 @@ def release(g):
 
 
 def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wall_ms,
-            rule=None, more=(), duty=0.0):
+            rule=None, more=(), duty=0.0, stop_when_capped=False):
     """libzlbtimer on g (and round-robin on the graphs in more, the same work
     on other placements): (stats, samples, markers). Raises CaptureFailure.
     rule None: the bare rule (no noise target, L2 hot, no clock check).
-    duty: replay only that fraction of the time (power_resample)."""
+    duty: replay only that fraction of the time (power_resample).
+    stop_when_capped: stop at min_samples if the power cap held them (ABI
+    10; the sampling runs its course before)."""
     try:
         if getattr(lib, "replays_graphs", False):
             # The events timer replays the graph objects themselves.
@@ -305,6 +307,8 @@ def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wal
         extra["more_placements"] = more_handles
     if duty:
         extra["duty"] = duty
+    if stop_when_capped and getattr(lib, "v10", False):
+        extra["stop_when_capped"] = True
     rc, stats, samples, err = lib.time_graph(exec_handle, stream, calls, min_samples,
                                              max_samples, min_time_ms, max_wall_ms,
                                              warmup_replays=1, **extra)
@@ -536,23 +540,9 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         # 14% slower and of a 1024x1024 softmax 3% slower than 8 did (more
         # graphs and outputs cycled through L2, presumably): another caliber.
         clock.lap("capture")
-        stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
-                                          max_samples, float(rep_ms), max_wall,
-                                          rule=rule if lib.v2 else None, more=graphs[1:])
-        clock.lap("sample")
-        power = {"power_duty": 1.0 if getattr(lib, "v7", False) else None,
-                 "power_duty_from": None}
-        duty_why = duty_reason(stats, rule.clock_floor,
-                               shape.power_duty if shape is not None else None)
-        if duty_why and rule.power_duty > 0 and getattr(lib, "v7", False):
-            first = {k2: stats.get(k2) for k2 in DUTY_FROM_KEYS}
-            first["why"] = duty_why
-            stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples,
-                                              max_samples, float(rep_ms),
-                                              max_wall / rule.power_duty, rule=rule,
-                                              more=graphs[1:], duty=rule.power_duty)
-            power = {"power_duty": rule.power_duty, "power_duty_from": first}
-            clock.lap("duty")
+        stats, samples, markers, power = _sample(torch, lib, graphs, k, min_samples,
+                                                 max_samples, float(rep_ms), max_wall, rule,
+                                                 shape, clock)
         probe = dict.fromkeys(PROBE_KEYS)
         probe["placement_probes"] = 0
         if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:
@@ -578,6 +568,42 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
             "graph_why": None if graph else why,
             "nodes": counts["nodes"] if counts else None, "probe": probe,
             "phase_ms": clock.ms}
+
+
+def _sample(torch, lib, graphs, k, min_samples, max_samples, rep_ms, max_wall, rule, shape,
+            clock):
+    """Step 4: sample graphs[0] (round-robin over the rest) under the rule,
+    and again at rule.power_duty where duty_reason says so. A replay whose
+    recording sampled below duty 1 samples at the duty from the start: its
+    back-to-back sampling would be thrown away whatever it read (an H100
+    addmm of 4096^3 spent its 2 s wall limit there), so power_duty_from
+    then holds only why. Any other first sampling that will be sampled
+    again stops at min_samples once the cap shows (stop_when_capped): its
+    samples are kept only as power_duty_from. (stats, samples, markers,
+    {"power_duty", "power_duty_from"}); laps "sample" and "duty" on
+    clock."""
+    at_duty = rule.power_duty > 0 and getattr(lib, "v7", False)
+    recorded = shape.power_duty if shape is not None else None
+    if at_duty and recorded is not None and recorded < 1:
+        first = dict.fromkeys(DUTY_FROM_KEYS)
+        first["why"] = "recording"
+    else:
+        stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples, max_samples,
+                                          rep_ms, max_wall, rule=rule if lib.v2 else None,
+                                          more=graphs[1:], stop_when_capped=at_duty)
+        clock.lap("sample")
+        why = duty_reason(stats, rule.clock_floor, recorded)
+        if not (why and at_duty):
+            return stats, samples, markers, {
+                "power_duty": 1.0 if getattr(lib, "v7", False) else None,
+                "power_duty_from": None}
+        first = {k2: stats.get(k2) for k2 in DUTY_FROM_KEYS}
+        first["why"] = why
+    stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples, max_samples,
+                                      rep_ms, max_wall / rule.power_duty, rule=rule,
+                                      more=graphs[1:], duty=rule.power_duty)
+    clock.lap("duty")
+    return stats, samples, markers, {"power_duty": rule.power_duty, "power_duty_from": first}
 
 
 def _settle_k(torch, lib, call, on_rng, inspector, graphs, k_first, k_planned, rule,

@@ -12,7 +12,7 @@ POWER_KEYS = ("power_duty", "power_duty_from")
 # What the record keeps of a power-capped first sampling (power_duty_from),
 # besides why it was sampled again ("why": duty_reason's answer).
 DUTY_FROM_KEYS = ("centre_ms", "median_ms", "stdrel", "n", "clock_mhz", "clock_min_mhz",
-                  "clock_reasons", "clock_max_mhz")
+                  "clock_reasons", "clock_max_mhz", "stop_reason")
 
 
 def power_capped(stats):

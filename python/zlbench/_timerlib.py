@@ -18,7 +18,7 @@ ZLBT_L2_HOT = 0
 ZLBT_L2_COLD = 1
 ZLBT_CLOCK_OFF = 0
 ZLBT_CLOCK_CHECK = 1
-STOP_REASONS = {1: "rule", 2: "noise", 3: "max_samples", 4: "wall", 5: "clock"}
+STOP_REASONS = {1: "rule", 2: "noise", 3: "max_samples", 4: "wall", 5: "clock", 6: "capped"}
 # The node kinds zlbt_graph_info counts (besides nodes, their total).
 GRAPH_KEYS = ("kernels", "memcpys", "memsets", "others")
 
@@ -46,6 +46,9 @@ class _Request(ctypes.Structure):
         ("reserved3", ctypes.c_uint32),
         # --- version 4 (ABI 7) ---
         ("duty", ctypes.c_double),
+        # --- version 5 (ABI 10) ---
+        ("stop_when_capped", ctypes.c_uint32),
+        ("reserved5", ctypes.c_uint32),
     ]
 
 
@@ -99,6 +102,7 @@ REQUEST_V1_SIZE = _Request.noise_target.offset
 RESULT_V1_SIZE = _Result.noise.offset
 REQUEST_V2_SIZE = _Request.placement_execs.offset
 REQUEST_V3_SIZE = _Request.duty.offset
+REQUEST_V4_SIZE = _Request.stop_when_capped.offset
 RESULT_V2_SIZE = _Result.placements.offset
 RESULT_V3_SIZE = _Result.centre_ms.offset
 RESULT_V4_SIZE = _Result.clock_reasons.offset
@@ -147,7 +151,8 @@ class TimerLib:
     has_graph_repeat (version 5) says graph_repeat can be called; v6 (a
     result's clock_reasons) abi >= 6; v7 (a request's duty) abi >= 7; v8
     (each batch below duty 1 warms up first, counted busy) abi >= 8; v9 (a
-    result's clock_max_mhz) abi >= 9.
+    result's clock_max_mhz) abi >= 9; v10 (a request's stop_when_capped)
+    abi >= 10.
     """
 
     def __init__(self, path, max_abi=None):
@@ -203,6 +208,7 @@ class TimerLib:
         self.v7 = abi >= 7
         self.v8 = abi >= 8
         self.v9 = abi >= 9
+        self.v10 = abi >= 10
 
     def abi_version(self):
         return self.lib_abi
@@ -258,21 +264,25 @@ class TimerLib:
     def time_graph(self, graph_exec, stream, calls_per_replay, min_samples,
                    max_samples, min_time_ms, max_wall_ms, warmup_replays=0,
                    noise_target=0.0, l2_mode=ZLBT_L2_HOT, clock_check=ZLBT_CLOCK_OFF,
-                   clock_floor=0.0, more_placements=(), duty=0.0):
+                   clock_floor=0.0, more_placements=(), duty=0.0, stop_when_capped=False):
         """(status, stats dict, samples list, sentence). Under a version 1
         library the version 2 arguments are not sent and the version 2 stats
         are None. more_placements: the exec handles of the same work captured
         again on memory of its own, sampled round-robin with graph_exec
         (version 3; a ValueError under an older library). duty in (0, 1):
         replay at most that fraction of the time, idle in between (ABI 7; a
-        ValueError under an older library); 0: back to back."""
+        ValueError under an older library); 0: back to back.
+        stop_when_capped: stop once min_samples are kept if the power cap
+        held them (stop_reason "capped"; ABI 10, ignored before: the
+        sampling then runs its course)."""
         if more_placements and not self.v3:
             raise ValueError("libzlbtimer ABI %d cannot sample placements" % self.abi)
         req = _Request()
         if duty and not self.v7:
             raise ValueError("libzlbtimer ABI %d cannot leave the GPU idle between "
                              "replays (duty)" % self.abi)
-        req.struct_size = (ctypes.sizeof(_Request) if self.v7 else
+        req.struct_size = (ctypes.sizeof(_Request) if self.v10 else
+                           REQUEST_V4_SIZE if self.v7 else
                            REQUEST_V3_SIZE if self.v3 else
                            REQUEST_V2_SIZE if self.v2 else REQUEST_V1_SIZE)
         req.calls_per_replay = calls_per_replay
@@ -290,6 +300,8 @@ class TimerLib:
             req.clock_floor = float(clock_floor)
         if self.v7:
             req.duty = float(duty)
+        if self.v10:
+            req.stop_when_capped = 1 if stop_when_capped else 0
         more = None
         if more_placements:
             more = (ctypes.c_uint64 * len(more_placements))(*[int(h) for h in more_placements])

@@ -268,9 +268,14 @@ const struct opt_def run_option_defs[] = {
 	 * held is where the next measurement's buffers land (on an H200 the
 	 * gems sum of 1M elements, measured after the torch side's probes,
 	 * read 3.262 and 3.261 us in two processes without them, 3.200 and
-	 * 3.245 with them).
+	 * 3.245 with them). Two by default: on an H100 matrix (10 operators
+	 * x 3 sizes, four processes) the first two probes alone gave the
+	 * same verdicts as three (replay against replay SAME on 89-93% of
+	 * gems rows, 86-90% of torch; two rounds 93%, 93-97%; none false)
+	 * and cost a third less of the worker's time; one alone left two
+	 * rounds of torch rows at 86%.
 	 */
-	{ "placement-probes", NULL, "ZL_PLACEMENT_PROBES", "3", OPT_INT, NULL, 0, 16, "N",
+	{ "placement-probes", NULL, "ZL_PLACEMENT_PROBES", "2", OPT_INT, NULL, 0, 16, "N",
 	  "after a one-graph measurement, time N more graphs of the same work on "
 	  "memory of their own, briefly: the row's placement_sd, which zlb compare "
 	  "takes as a single round's drift; 0: none", NULL,

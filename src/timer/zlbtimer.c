@@ -85,7 +85,9 @@ _Static_assert(offsetof(struct zlbt_request, placement_execs) == 80,
 _Static_assert(offsetof(struct zlbt_result, placements) == 120,
 	       "struct zlbt_result v2 layout changed");
 _Static_assert(offsetof(struct zlbt_request, duty) == 96, "struct zlbt_request v3 layout changed");
-_Static_assert(sizeof(struct zlbt_request) == 104, "struct zlbt_request v4 layout changed");
+_Static_assert(offsetof(struct zlbt_request, stop_when_capped) == 104,
+	       "struct zlbt_request v4 layout changed");
+_Static_assert(sizeof(struct zlbt_request) == 112, "struct zlbt_request v5 layout changed");
 _Static_assert(offsetof(struct zlbt_result, centre_ms) == 136,
 	       "struct zlbt_result v3 layout changed");
 _Static_assert(offsetof(struct zlbt_result, clock_reasons) == 152,
@@ -1083,6 +1085,22 @@ static void idle_after(const struct run *r, const struct zlbt_request *q)
 		;
 }
 
+/*
+ * What a caller reads as the power cap (zlbt_request's stop_when_capped):
+ * its bits on a kept batch, or a steady clock below floor x the board's
+ * top with NVML naming no reason (the cap's bit is the power of the
+ * moment it is read, and can be missed at every read).
+ */
+static int power_capped(const struct run *r, double floor_frac)
+{
+	unsigned long long bits = kept_reasons(r);
+
+	if (bits & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE))
+		return 1;
+	return r->reasons_known && !bits && r->clock_max && r->steady > 0 &&
+	       r->steady < floor_frac * r->clock_max;
+}
+
 static int sample(struct run *r, const struct zlbt_request *q,
 		  double *wall_ms, uint32_t *stop, char *err, size_t errlen)
 {
@@ -1096,6 +1114,11 @@ static int sample(struct run *r, const struct zlbt_request *q,
 		int last = r->kept >= q->max_samples ||
 			   (r->taken && *wall_ms >= q->max_wall_ms);
 
+		if (q->stop_when_capped && r->kept >= q->min_samples &&
+		    power_capped(r, q->clock_floor)) {
+			*stop = ZLBT_STOP_CAPPED;
+			return ZLBT_OK;
+		}
 		if (rule_met(r, q)) {
 			if (q->noise_target <= 0) {
 				*stop = ZLBT_STOP_RULE;

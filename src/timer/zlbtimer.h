@@ -32,8 +32,10 @@
  * 1 runs its own warm-up replays first, and they count as busy time.
  * Version 9 fills struct zlbt_result's clock_max_mhz (version 5's reserved
  * field before).
+ * Version 10 adds stop_when_capped to struct zlbt_request (its version 5)
+ * and ZLBT_STOP_CAPPED.
  */
-#define ZLBT_ABI_VERSION 9
+#define ZLBT_ABI_VERSION 10
 
 enum zlbt_status {
 	ZLBT_OK = 0,
@@ -149,6 +151,20 @@ struct zlbt_request {
 	 * warm-up, as a placement probe's is, read 1965-1980 MHz.
 	 */
 	double duty;
+	/* --- version 5 (ABI 10) --- */
+	/*
+	 * Nonzero: stop once min_samples are kept (min_time_ms and the noise
+	 * target aside) if the power cap held them -- NVML_REASON_SW_POWER_CAP
+	 * or NVML_REASON_HW_POWER_BRAKE on a kept batch, or, with clock checks
+	 * and no reason named at all, a steady clock below clock_floor x the
+	 * board's top -- with stop_reason ZLBT_STOP_CAPPED. For a caller that
+	 * samples such a graph again at a duty below 1 and keeps only what
+	 * the first sampling says of the cap: at the cap the noise target is
+	 * out of reach, and an H100's 4096^3 addmm spent its whole 2 s wall
+	 * limit on samples thrown away.
+	 */
+	uint32_t stop_when_capped;
+	uint32_t reserved5;
 };
 
 #define ZLBT_MAX_PLACEMENTS 64
@@ -170,6 +186,7 @@ enum zlbt_stop {
 	 * to sample to max_wall_ms. Needs clock checks.
 	 */
 	ZLBT_STOP_CLOCK = 5,
+	ZLBT_STOP_CAPPED = 6,       /* stop_when_capped, and the power cap held */
 };
 
 /*

@@ -338,11 +338,14 @@ def test_real_power_capped_measurement_is_sampled_again_at_the_duty(real, tmp_pa
     first = rec["power_duty_from"]
     assert first["clock_reasons"] == ["sw_power_cap"] and first["n"] >= 10
     assert first["why"] == "power_cap"
+    # it stopped at min_samples once the cap showed (ABI 10): those samples
+    # were to be thrown away
+    assert first["stop_reason"] == "capped" and first["n"] == rec["min_samples"]
     assert first["median_ms"] == pytest.approx(0.005, rel=1e-6)
     assert rec["n"] >= 10 and rec["median_ms"] == pytest.approx(0.005, rel=1e-6)
     assert rec["phase_ms"]["duty"] > 0
     # its probes were read at the duty too, and all of them kept
-    assert rec["placement_probes"] == 3 and rec["placement_probe_error"] is None
+    assert rec["placement_probes"] == 2 and rec["placement_probe_error"] is None
 
 
 @pytest.mark.parametrize("env", [{"FAKE_NVML_REASONS": "0x20"},
@@ -367,6 +370,11 @@ def test_real_replay_samples_at_the_duty_its_recording_ran(real, tmp_path, recor
     assert rec["graph_shape"] == "replayed" and rec["calls_per_replay"] == 512
     assert rec["power_duty"] == 0.5 and rec["power_duty_from"]["why"] == why
     assert rec["phase_ms"]["duty"] > 0 and rec["n"] >= 10
+    # At the recording's duty from the start: no back-to-back sampling to
+    # throw away, so nothing of one is kept either.
+    first_sampled = why != "recording"
+    assert ("sample" in rec["phase_ms"]) == first_sampled
+    assert (rec["power_duty_from"]["median_ms"] is not None) == first_sampled
 
 
 @pytest.mark.parametrize("recorded", [1.0, None])

@@ -145,7 +145,7 @@ static void the_engine_environment_is_the_exported_knobs(void **state)
 	assert_string_equal(env_get(&env, "ZLB_NOISE_TARGET"), "0.0005");	/* as given */
 	assert_string_equal(env_get(&env, "ZLB_PLACEMENTS"), "8");
 	assert_string_equal(env_get(&env, "ZLB_L2"), "cold");
-	assert_string_equal(env_get(&env, "ZLB_PLACEMENT_PROBES"), "3");
+	assert_string_equal(env_get(&env, "ZLB_PLACEMENT_PROBES"), "2");
 	strvec_clear(&env);
 	run_config_release(&cfg);
 	opt_values_release(&raw);

@@ -340,10 +340,75 @@ static void dropped_batches_show_the_wander(void **state)
 	assert_true(r.discarded > 0);
 }
 
+/*
+ * A first sampling that the caller will sample again at a duty below 1
+ * (stop_when_capped) stops at min_samples once the power cap shows: its
+ * noise target is out of reach there, and its samples are thrown away.
+ * Without the flag, or without the cap, the same run goes on to its
+ * limits.
+ */
+static void power_cap_stops_a_first_sampling(void **state)
+{
+	struct zlbt_request q = noisy_request();
+	struct zlbt_result r;
+	char err[256];
+
+	setenv("FAKE_NVML_SM_CLOCKS", "1980", 1);
+	setenv("FAKE_NVML_REASONS", "0,4", 1);	/* the cap's bit after the first read */
+	q.stop_when_capped = 1;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_CAPPED);
+	assert_int_equal(r.n, q.min_samples);
+	assert_true(r.clock_reasons & 0x4);
+
+	q.stop_when_capped = 0;
+	nvml_reset();
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_MAX_SAMPLES);
+
+	q.stop_when_capped = 1;
+	setenv("FAKE_NVML_REASONS", "0", 1);
+	nvml_reset();
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_MAX_SAMPLES);
+}
+
+/*
+ * The cap's bit can be missed at every read: a steady clock below the
+ * floor of the board's top, with no reason named, is the cap too; with a
+ * reason named (here the application clocks) it is not.
+ */
+static void clock_held_below_the_top_stops_a_first_sampling(void **state)
+{
+	struct zlbt_request q = noisy_request();
+	struct zlbt_result r;
+	char err[256];
+
+	setenv("FAKE_NVML_SM_CLOCKS", "1500", 1);
+	setenv("FAKE_NVML_REASONS", "0", 1);
+	q.stop_when_capped = 1;
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
+	assert_int_equal(r.stop_reason, ZLBT_STOP_CAPPED);
+	assert_int_equal(r.clock_max_mhz, 1980);
+	assert_true(r.clock_mhz == 1500);
+
+	setenv("FAKE_NVML_REASONS", "2", 1);
+	nvml_reset();
+	result_init(&r);
+	assert_int_equal(zlbt_time_graph(&q, &r, NULL, 0, err, sizeof(err)), ZLBT_OK);
+	assert_int_not_equal(r.stop_reason, ZLBT_STOP_CAPPED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(wandering_clock_stops_sampling),
+		T(power_cap_stops_a_first_sampling),
+		T(clock_held_below_the_top_stops_a_first_sampling),
 		T(dropped_batches_show_the_wander),
 		T(steady_clock_drops_nothing),
 		T(dip_drops_its_batch),

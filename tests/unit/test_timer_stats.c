@@ -335,7 +335,7 @@ static void summarize_v1_caller(void **state)
 static void abi_version(void **state)
 {
 	assert_int_equal(zlbt_abi_version(), ZLBT_ABI_VERSION);
-	assert_int_equal(ZLBT_ABI_VERSION, 9);
+	assert_int_equal(ZLBT_ABI_VERSION, 10);
 }
 
 int main(void)
