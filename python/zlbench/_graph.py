@@ -573,32 +573,31 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
 def _sample(torch, lib, graphs, k, min_samples, max_samples, rep_ms, max_wall, rule, shape,
             clock):
     """Step 4: sample graphs[0] (round-robin over the rest) under the rule,
-    and again at rule.power_duty where duty_reason says so. A replay whose
-    recording sampled below duty 1 samples at the duty from the start: its
-    back-to-back sampling would be thrown away whatever it read (an H100
-    addmm of 4096^3 spent its 2 s wall limit there), so power_duty_from
-    then holds only why. Any other first sampling that will be sampled
-    again stops at min_samples once the cap shows (stop_when_capped): its
-    samples are kept only as power_duty_from. (stats, samples, markers,
-    {"power_duty", "power_duty_from"}); laps "sample" and "duty" on
-    clock."""
+    and again at rule.power_duty where duty_reason says so. The first
+    sampling stops at min_samples once the cap shows (stop_when_capped)
+    where the duty would follow: its samples are kept only as
+    power_duty_from, and at the cap its noise target is out of reach (an
+    H100's 4096^3 addmm spent its 2 s wall limit there).
+
+    A replay whose recording sampled below duty 1 still samples back to
+    back first, though only why is kept of it: on an H100 replays that
+    went to the duty straight from the capture read gems addmm of 1024^3
+    6.466-6.572 us and of 2048^3 29.77-30.31 us in four processes, false
+    verdicts between them, where replays sampled first read 6.60-6.67 and
+    29.53-29.63. (stats, samples, markers, {"power_duty",
+    "power_duty_from"}); laps "sample" and "duty" on clock."""
     at_duty = rule.power_duty > 0 and getattr(lib, "v7", False)
     recorded = shape.power_duty if shape is not None else None
-    if at_duty and recorded is not None and recorded < 1:
-        first = dict.fromkeys(DUTY_FROM_KEYS)
-        first["why"] = "recording"
-    else:
-        stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples, max_samples,
-                                          rep_ms, max_wall, rule=rule if lib.v2 else None,
-                                          more=graphs[1:], stop_when_capped=at_duty)
-        clock.lap("sample")
-        why = duty_reason(stats, rule.clock_floor, recorded)
-        if not (why and at_duty):
-            return stats, samples, markers, {
-                "power_duty": 1.0 if getattr(lib, "v7", False) else None,
-                "power_duty_from": None}
-        first = {k2: stats.get(k2) for k2 in DUTY_FROM_KEYS}
-        first["why"] = why
+    stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples, max_samples,
+                                      rep_ms, max_wall, rule=rule if lib.v2 else None,
+                                      more=graphs[1:], stop_when_capped=at_duty)
+    clock.lap("sample")
+    why = duty_reason(stats, rule.clock_floor, recorded)
+    if not (why and at_duty):
+        return stats, samples, markers, {
+            "power_duty": 1.0 if getattr(lib, "v7", False) else None, "power_duty_from": None}
+    first = {k2: stats.get(k2) for k2 in DUTY_FROM_KEYS}
+    first["why"] = why
     stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples, max_samples,
                                       rep_ms, max_wall / rule.power_duty, rule=rule,
                                       more=graphs[1:], duty=rule.power_duty)
