@@ -580,11 +580,11 @@ def _sample(torch, lib, graphs, k, min_samples, max_samples, rep_ms, max_wall, r
     H100's 4096^3 addmm spent its 2 s wall limit there).
 
     A replay whose recording sampled below duty 1 still samples back to
-    back first, though only why is kept of it: on an H100 replays that
-    went to the duty straight from the capture read gems addmm of 1024^3
-    6.466-6.572 us and of 2048^3 29.77-30.31 us in four processes, false
-    verdicts between them, where replays sampled first read 6.60-6.67 and
-    29.53-29.63. (stats, samples, markers, {"power_duty",
+    back first, though the duty follows whatever that reads: on an H100
+    replays that went to the duty straight from the capture read gems
+    addmm of 1024^3 6.466-6.572 us and of 2048^3 29.77-30.31 us in four
+    processes, false verdicts between them, where replays sampled first
+    read 6.60-6.67 and 29.53-29.63. (stats, samples, markers, {"power_duty",
     "power_duty_from"}); laps "sample" and "duty" on clock."""
     at_duty = rule.power_duty > 0 and getattr(lib, "v7", False)
     recorded = shape.power_duty if shape is not None else None
