@@ -1,17 +1,24 @@
 #!/bin/bash
-# Issue 28's A/A matrix on a GPU machine with real FlagGems: one record (A)
-# and three warm-worker replays of it (B C D), then one process-isolation
-# replay (P), each round's wall time in OUT/log.txt and the A/A tables in
-# OUT/aa.txt (bench/aa_table.py). nvidia-smi logs clocks, power and
-# temperature beside it (OUT/smi.csv): at a power cap they explain rows.
+# Issue 28's A/A matrix on a GPU machine with real FlagGems, in the protocol
+# zlb ab runs: one recording (REC) kept apart, then four warm-worker replays
+# of it (A B C D), each round's wall time in OUT/log.txt, the A/A tables in
+# OUT/aa.txt (single pairs, --rows --coverage; written after B and C too, so
+# a command cut at its limit leaves what it had) and OUT/aa_two.txt (two
+# rounds a side), the replays' AUTOTUNE_REPLAY_FALLBACK lines counted in
+# OUT/fallbacks.txt, and with SECONDS_FOR_P one process-isolation replay (P)
+# compared with the worker replays (isolation is caliber: the compare must
+# ask for it). nvidia-smi logs clocks, power and temperature beside it
+# (OUT/smi.csv): at a power cap they explain rows.
 #
 #   bash bench/issue28_rounds.sh FLAGGEMS_DIR WORK OUT [SECONDS_FOR_P]
+#
+# About 85 s for REC and 60-75 s for each replay on an H100 (build 1d294ad).
 set -u
-FG=$1 R=$2 OUT=$3 PBUDGET=${4:-170}
+FG=$1 R=$2 OUT=$3 PBUDGET=${4:-0}
 export PYTHONUNBUFFERED=1 GEMS_VENDOR=nvidia
 mkdir -p "$R" "$OUT"
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active \
-  --format=csv -lms 500 > "$OUT/smi.csv" 2>&1 &
+  --format=csv -lms 1000 > "$OUT/smi.csv" 2>&1 &
 SMI=$!
 OPS="gelu silu mul amax rms_norm log_softmax cumsum index_select cross_entropy_loss addmm"
 C=(--flaggems-dir "$FG" --shapes bench/data/shapes_issue28.yaml --dtypes float16 --progress plain)
@@ -21,15 +28,24 @@ step() {
 	timeout -s TERM "$limit" "$@" > "$R/$name.log" 2>&1
 	echo "$name rc=$? $(( $(date +%s) - t0 )) s" | tee -a "$OUT/log.txt"
 }
-step A 200 ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/A" --isolation worker
-for b in B C D; do
-	step $b 200 ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/$b" --isolation worker \
-		--replay-root "$R/A"
+step REC 130 ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/REC" --isolation worker
+done_rounds=()
+for b in A B C D; do
+	step $b 110 ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/$b" --isolation worker \
+		--replay-root "$R/REC"
+	done_rounds+=("$R/$b")
+	if [ ${#done_rounds[@]} -ge 2 ]; then
+		python3 bench/aa_table.py "${done_rounds[@]}" --rows --coverage > "$OUT/aa.txt" 2>&1
+	fi
 done
-python3 bench/aa_table.py "$R/A" "$R/B" "$R/C" "$R/D" --two-rounds --rows > "$OUT/aa.txt" 2>&1
-step P "$PBUDGET" ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/P" --isolation process \
-	--replay-root "$R/A"
-# isolation is caliber: the worker-against-process A/A must ask for it
-python3 bench/aa_table.py "$R/B" "$R/C" "$R/D" "$R/P" --allow-caliber-mismatch --rows \
-	>> "$OUT/aa.txt" 2>&1
 kill $SMI
+python3 bench/aa_table.py "$R/A" "$R/B" "$R/C" "$R/D" --two-rounds > "$OUT/aa_two.txt" 2>&1
+grep -rhoa "AUTOTUNE_REPLAY_FALLBACK reason=[a-z_]* kernel=[A-Za-z0-9_]*" \
+	"$R/A" "$R/B" "$R/C" "$R/D" | sort | uniq -c > "$OUT/fallbacks.txt"
+echo "$(wc -l < "$OUT/fallbacks.txt") kinds of replay fallback" | tee -a "$OUT/log.txt"
+if [ "$PBUDGET" -gt 0 ]; then
+	step P "$PBUDGET" ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/P" \
+		--isolation process --replay-root "$R/REC"
+	python3 bench/aa_table.py "$R/B" "$R/C" "$R/D" "$R/P" --allow-caliber-mismatch --rows \
+		>> "$OUT/aa.txt" 2>&1
+fi
