@@ -4,7 +4,7 @@
 # of it (A B C D), each round's wall time in OUT/log.txt, the A/A tables in
 # OUT/aa.txt (single pairs, --rows --coverage; written after B and C too, so
 # a command cut at its limit leaves what it had) and OUT/aa_two.txt (two
-# rounds a side), the replays' AUTOTUNE_REPLAY_FALLBACK lines counted in
+# rounds a side), each replay's fallbacks as zlb summary counts them in
 # OUT/fallbacks.txt, and with SECONDS_FOR_P one process-isolation replay (P)
 # compared with the worker replays (isolation is caliber: the compare must
 # ask for it). nvidia-smi logs clocks, power and temperature beside it
@@ -40,9 +40,15 @@ for b in A B C D; do
 done
 kill $SMI
 python3 bench/aa_table.py "$R/A" "$R/B" "$R/C" "$R/D" --two-rounds > "$OUT/aa_two.txt" 2>&1
-grep -rhoa "AUTOTUNE_REPLAY_FALLBACK reason=[a-z_]* kernel=[A-Za-z0-9_]*" \
-	"$R/A" "$R/B" "$R/C" "$R/D" | sort | uniq -c > "$OUT/fallbacks.txt"
-echo "$(wc -l < "$OUT/fallbacks.txt") kinds of replay fallback" | tee -a "$OUT/log.txt"
+# zlb summary counts each replay's AUTOTUNE_REPLAY_FALLBACK events (summary.json)
+for b in A B C D; do
+	./build/zlb summary "$R/$b" --format json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print(sys.argv[1], "replay_fallbacks", s["replay_fallbacks"],
+      *("%s: %s" % (o["op"], o["remarks"]) for o in s["ops_with_remarks"]))' "$b"
+done > "$OUT/fallbacks.txt" 2>&1
+tee -a "$OUT/log.txt" < "$OUT/fallbacks.txt"
 if [ "$PBUDGET" -gt 0 ]; then
 	step P "$PBUDGET" ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/P" \
 		--isolation process --replay-root "$R/REC"
