@@ -4,7 +4,9 @@
 # of it (A B C D), each round's wall time in OUT/log.txt, the A/A tables in
 # OUT/aa.txt (single pairs, --rows --coverage; written after B and C too, so
 # a command cut at its limit leaves what it had) and OUT/aa_two.txt (two
-# rounds a side), each replay's fallbacks as zlb summary counts them in
+# rounds a side), the rows whose medians move between the replays' processes
+# more than their engine sd says (bench/process_spread.py) in
+# OUT/process_spread.txt, each replay's fallbacks as zlb summary counts them in
 # OUT/fallbacks.txt, and with SECONDS_FOR_P one process-isolation replay (P)
 # compared with the worker replays (isolation is caliber: the compare must
 # ask for it). nvidia-smi logs clocks, power and temperature beside it
@@ -40,6 +42,7 @@ for b in A B C D; do
 done
 kill $SMI
 python3 bench/aa_table.py "$R/A" "$R/B" "$R/C" "$R/D" --two-rounds > "$OUT/aa_two.txt" 2>&1
+python3 bench/process_spread.py "$R/A" "$R/B" "$R/C" "$R/D" > "$OUT/process_spread.txt" 2>&1
 # zlb summary counts each replay's AUTOTUNE_REPLAY_FALLBACK events (summary.json)
 for b in A B C D; do
 	./build/zlb summary "$R/$b" --format json | python3 -c '
