@@ -162,13 +162,9 @@ class Worker:
 
         self.jobs += 1
         t0 = time.monotonic()
-        steps = {}
         if self.first_env is None:
             self.first_env = dict(req["env"])
             self.first_cwd = req["cwd"]
-        else:
-            steps = self.reset.between_jobs()
-        t_reset = time.monotonic() - t0
         os.environ.clear()
         os.environ.update(req["env"])
         os.chdir(req["cwd"])
@@ -205,7 +201,7 @@ class Worker:
             raised = "pytest raised %s; its session did not end" % type(e).__name__
             rc = 1
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        t_job = time.monotonic() - t0 - t_reset
+        t_job = time.monotonic() - t0
         poisoned = raised or self.reset.device_unusable() or self.reset.state_left()
         if poisoned:
             sys.stderr.write("zlbench.worker: this process cannot serve another job (%s); "
@@ -220,13 +216,21 @@ class Worker:
         if poisoned:
             reply["poisoned"] = poisoned
         self.active = 0
-        # Where a worker's time goes, job by job: what the warm process costs
-        # a job (the reset) against what the job itself took.
-        detail = " (%s)" % ", ".join("%s %.3f" % kv for kv in steps.items()) if steps else ""
-        _log(self.prefix, "job %d: reset %.3f s%s, pytest %.3f s, rc %d%s" % (
-            self.jobs, t_reset, detail, t_job, rc, ", poisoned" if poisoned else ""))
+        _log(self.prefix, "job %d: pytest %.3f s, rc %d%s" % (
+            self.jobs, t_job, rc, ", poisoned" if poisoned else ""))
         _send(conn, reply)
         return not poisoned
+
+    def reset_after(self, job):
+        """Undo job for the next one, right after its client has its exit
+        code: while that zlb run writes its results and the batch starts the
+        next, not while the next one's client waits. Nothing in the reset
+        depends on the job to come. Logged with its steps: what the warm
+        process costs a job."""
+        t0 = time.monotonic()
+        steps = self.reset.between_jobs()
+        _log(self.prefix, "after job %d: reset %.3f s (%s)" % (
+            job, time.monotonic() - t0, ", ".join("%s %.3f" % kv for kv in steps.items())))
 
     def serve(self, path):
         srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -264,6 +268,7 @@ class Worker:
                     pass
             if not keep:
                 return 0
+            self.reset_after(self.jobs)   # only a job that ran gets here
 
 
 def main(argv):

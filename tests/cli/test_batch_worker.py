@@ -307,3 +307,22 @@ def test_b_replays_a_in_workers_without_a_fallback(world):
     r = world.cmd("compare", str(a), str(world.bdir), "--out", str(a.parent / "c"),
                   "--color", "never")
     assert "[caliber]" not in r.out and "AUTOTUNE_REPLAY_FALLBACK" not in r.out + r.err, r
+
+
+def test_the_reset_runs_after_each_job_not_when_the_next_one_waits(world):
+    # A job's reset (modules, kernel caches, switches, gc) runs as soon as its
+    # client has the exit code, before the worker takes the next job: each
+    # "job N" line is followed by "after job N: reset", then job N+1.
+    r = batch(world, "--isolation", "worker", "--ops", "b_pass", "b_trivial", "b_skipif")
+    assert r.rc == 0, r
+    (log,) = (world.bdir / ".logs" / "workers").glob("lane0.*.log")
+    lines = [l.split(": ", 1)[1] for l in log.read_text().splitlines()
+             if l.startswith("zlb worker lane 0: ") and "job" in l]
+    kinds = [("reset %s" % l.split()[2].rstrip(":")) if l.startswith("after job ")
+             else ("job %s" % l.split()[1].rstrip(":")) for l in lines]
+    assert kinds == ["job 1", "reset 1", "job 2", "reset 2", "job 3", "reset 3"], lines
+    for l in lines:
+        if l.startswith("after job "):
+            assert all(k in l for k in ("modules", "caches", "switches", "gc", "device")), l
+        else:
+            assert "reset" not in l and ", rc 0" in l, l
