@@ -18,7 +18,11 @@ cancels), replays spaced so the GPU is idle about half the time. If the
 spread of "in" is much wider than that of "out", the cross-process offset
 is the inputs' placement, and a probe that re-places inputs would see it.
 Run in several processes and --combine their files: the spread of the
-first graph's time between processes beside the two spreads within one.
+first graph's time between processes beside the two spreads within one,
+and each process's effective SM clock after each case (a clock64 spin,
+effective_mhz): an offset of the whole process that tracks it is the
+clock, not a placement (gelu on the H100 moved 0.5% between processes at
+a reported 1980 MHz, torch's and FlagGems' alike).
 
   export PYTHONPATH=.carry/FlagGems/src:.carry/pylib GEMS_VENDOR=nvidia
   for i in 1 2 3; do python3 bench/input_placement.py --out $OUT/ip$i.json; done
@@ -83,6 +87,26 @@ def time_replay(torch, g):
     return s.elapsed_time(e)
 
 
+SPIN_CYCLES = 1000000
+
+
+def effective_mhz(torch, n=9):
+    """The SM clock a kernel really ran at: torch.cuda._sleep spins for
+    SPIN_CYCLES clock64() cycles, so its time is SPIN_CYCLES / f. NVML's
+    clock reading (what the engine records) comes in steps of 15 MHz, 0.75%
+    at the top clock: an offset below one step is invisible to it and not
+    to a compute-bound kernel. Median of n."""
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    got = []
+    for _ in range(n):
+        s.record()
+        torch.cuda._sleep(SPIN_CYCLES)
+        e.record()
+        e.synchronize()
+        got.append(SPIN_CYCLES / (s.elapsed_time(e) * 1000.0))
+    return statistics.median(got)
+
+
 def one_case(torch, name, make, fn, n_out, n_in, rounds, target_ms, rng):
     torch.manual_seed(0)
     base = make()
@@ -133,10 +157,12 @@ def combine(files):
         between = 100 * statistics.stdev(us) / statistics.mean(us) if len(us) > 1 else None
         ins = statistics.mean(x["in"]["sd_pct"] for x in same)
         outs = statistics.mean(x["out"]["sd_pct"] for x in same)
-        print("%-5s %-20s %9.3f %9s %9.2f %9.2f   %s" % (
+        mhz = [x.get("effective_mhz") for x in same]
+        print("%-5s %-20s %9.3f %9s %9.2f %9.2f   %s   MHz %s" % (
             r["side"], r["case"], statistics.mean(us),
             "%.2f" % between if between is not None else "-", ins, outs,
-            " ".join("%.3f" % u for u in us)))
+            " ".join("%.3f" % u for u in us),
+            " ".join("%.1f" % m if m else "-" for m in mhz)))
 
 
 def main():
@@ -167,11 +193,13 @@ def main():
                 r = one_case(torch, name, make, fn, a.out_placements, a.in_placements,
                              a.rounds, a.target_ms, rng)
             r["side"] = side
+            r["effective_mhz"] = effective_mhz(torch)
             results.append(r)
-            print("%-5s %-20s %7.3f us  out: %.4f..%.4f sd %.2f%%   in: %.4f..%.4f sd %.2f%%" % (
-                side, name, r["rows"][0]["us"], r["out"]["min"], r["out"]["max"],
-                r["out"]["sd_pct"] or 0, r["in"]["min"], r["in"]["max"], r["in"]["sd_pct"] or 0),
-                flush=True)
+            print("%-5s %-20s %7.3f us  out: %.4f..%.4f sd %.2f%%   in: %.4f..%.4f sd %.2f%%"
+                  "   spin %.1f MHz" % (
+                      side, name, r["rows"][0]["us"], r["out"]["min"], r["out"]["max"],
+                      r["out"]["sd_pct"] or 0, r["in"]["min"], r["in"]["max"],
+                      r["in"]["sd_pct"] or 0, r["effective_mhz"]), flush=True)
             if a.out:
                 with open(a.out, "w") as f:
                     json.dump({"version": 1, "results": results}, f, indent=1)
