@@ -90,3 +90,24 @@ def interleaved_medians(torch, graphs, calls, rounds):
             torch.cuda.synchronize()
             times[key].append(e0.elapsed_time(e1) * 1e3 / calls[key])
     return {key: sorted(v)[len(v) // 2] for key, v in times.items()}
+
+
+SPIN_CYCLES = 1000000
+
+
+def effective_mhz(torch, n=9):
+    """The SM clock kernels really run at now: torch.cuda._sleep spins for
+    SPIN_CYCLES clock64() cycles, so its time is SPIN_CYCLES / f (median of
+    n). NVML's reading, what the engine records, moves in 15 MHz steps, 0.75%
+    at the H100's top clock: an offset inside one step is invisible to it and
+    not to a compute-bound kernel."""
+    e0 = torch.cuda.Event(enable_timing=True)
+    e1 = torch.cuda.Event(enable_timing=True)
+    got = []
+    for _ in range(n):
+        e0.record()
+        torch.cuda._sleep(SPIN_CYCLES)
+        e1.record()
+        torch.cuda.synchronize()
+        got.append(SPIN_CYCLES / (e0.elapsed_time(e1) * 1e3))
+    return sorted(got)[len(got) // 2]

@@ -16,7 +16,10 @@ each). Every graph is timed in interleaved single replays, each after
 an untimed one of its own. Then, over the processes: the spread of M's
 median against the spread each kind of probe draws inside one process. If
 the I probes draw what the processes show and the F probes do not, where
-the inputs' pages fall is the cause, and probes should move them.
+the inputs' pages fall is the cause, and probes should move them. After
+each kernel a process also reads its effective SM clock (_probe.effective_mhz,
+a clock64 spin): a process slow on a compute-bound kernel at a lower spin
+clock is slow by its clock, which NVML's 15 MHz steps hide.
 
     PYTHONPATH=$PWD/python:$PWD/.carry/FlagGems/src:$PWD/.carry/pylib GEMS_VENDOR=nvidia \
       python3 bench/input_probe_check.py --procs 6 --gems --out $OUT/inputs.json
@@ -98,7 +101,8 @@ def measure_one(torch, op, args, rounds, target_ms):
         graphs["I%d" % i] = capture(closure(op, clones), k)
     med = _probe.interleaved_medians(torch, graphs, dict.fromkeys(graphs, k), rounds)
     out = {"k": k, "median_us": med,
-           "moved_bytes": sum(a.untyped_storage().nbytes() for a in keep[0])}
+           "moved_bytes": sum(a.untyped_storage().nbytes() for a in keep[0]),
+           "effective_mhz": _probe.effective_mhz(torch)}
     del graphs, keep
     torch.cuda.synchronize()
     return out
@@ -148,9 +152,11 @@ def main(argv=None):
                 for q in rows]
         moved = [_probe.sd_pct([q["median_us"][k] for k in ("M", "I1", "I2", "I3")])
                  for q in rows]
+        mhz = [q.get("effective_mhz") for q in rows]
         rms = lambda v: math.sqrt(sum(x * x for x in v) / len(v))  # noqa: E731
         report[name] = {"k": rows[0]["k"], "moved_mib": rows[0]["moved_bytes"] / 2 ** 20,
-                        "measured_us": m, "between_sd_pct": _probe.sd_pct(m),
+                        "measured_us": m, "effective_mhz": mhz,
+                        "between_sd_pct": _probe.sd_pct(m),
                         "full_probe_sd_pct": full, "moved_probe_sd_pct": moved,
                         "full_rms": rms(full), "moved_rms": rms(moved)}
         print("%-28s K %4d  M %8.3f us  between %.2f%%  | inside, outputs moved: rms %.2f%% "
@@ -158,6 +164,9 @@ def main(argv=None):
                   name, rows[0]["k"], sum(m) / len(m), _probe.sd_pct(m), rms(full),
                   " ".join("%.2f" % v for v in full), rms(moved),
                   " ".join("%.2f" % v for v in moved)), flush=True)
+        print("%-28s   by process: M %s us at %s MHz (spin)" % (
+            "", " ".join("%.3f" % v for v in m),
+            " ".join("%.1f" % v if v else "-" for v in mhz)), flush=True)
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"report": report, "processes": procs}, f, indent=1)

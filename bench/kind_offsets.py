@@ -26,34 +26,21 @@ hold. Exit 2 when no row was measured by both kinds.
 """
 
 import argparse
-import glob
-import json
 import math
 import os
 import statistics
 import sys
 
+from _results import rows_under
+
 KINDS = {"settled": "R", "replayed": "P"}
-
-
-def rows_of(path):
-    """The row records of one results.jsonl (a line that is not JSON is skipped)."""
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec.get("kind") == "row":
-                yield rec
 
 
 def collect(dirs):
     """{(op, dtype, shape_detail, side): {dir: (kind, centre_ms, probe_ms)}}."""
     table = {}
     for d in dirs:
-        for path in sorted(glob.glob(os.path.join(d, "**", "results.jsonl"), recursive=True)):
-            for rec in rows_of(path):
+        for rec in rows_under(d):
                 for side in ("torch", "gems"):
                     m = rec.get(side)
                     if not isinstance(m, dict):

@@ -22,31 +22,24 @@ reads differently in a second process for a reason one process cannot see
 compare of it gives false verdicts. Nothing is timed here.
 """
 import argparse
-import json
 import math
 import statistics
 import sys
-from pathlib import Path
+
+from _results import rows_under
 
 
-def rows_of(round_dir):
+def round_rows(round_dir):
     """(op, shape_detail, dtype, side) -> (median_ms, engine relative sd)."""
     out = {}
-    for path in sorted(Path(round_dir).rglob("results.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
+    for rec in rows_under(round_dir):
+        for side in ("gems", "torch"):
+            s = rec.get(side)
+            if not isinstance(s, dict) or not isinstance(s.get("median_ms"), (int, float)):
                 continue
-            if not isinstance(rec, dict) or rec.get("kind") != "row":
-                continue
-            for side in ("gems", "torch"):
-                s = rec.get(side)
-                if not isinstance(s, dict) or not isinstance(s.get("median_ms"), (int, float)):
-                    continue
-                sd = math.hypot(s.get("placement_sd") or 0.0, s.get("noise") or 0.0)
-                out[(rec.get("op"), rec.get("shape_detail"), rec.get("dtype"), side)] = (
-                    s["median_ms"], sd)
+            sd = math.hypot(s.get("placement_sd") or 0.0, s.get("noise") or 0.0)
+            out[(rec.get("op"), rec.get("shape_detail"), rec.get("dtype"), side)] = (
+                s["median_ms"], sd)
     return out
 
 
@@ -77,7 +70,7 @@ def main():
                  "freedom per row, too few to tell a spread)")
     rounds = []
     for d in a.dirs:
-        r = rows_of(d)
+        r = round_rows(d)
         if not r:
             sys.exit("process_spread.py: %s holds no measured rows (results.jsonl)" % d)
         rounds.append(r)

@@ -1,0 +1,26 @@
+"""What the bench/ scripts that read runs share: the row records of the
+results.jsonl files under a batch or run directory."""
+
+import glob
+import json
+import os
+
+
+def rows_of(path):
+    """The row records of one results.jsonl (a line that is not JSON is skipped)."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("kind") == "row":
+                yield rec
+
+
+def rows_under(root):
+    """The row records of every results.jsonl under root, file by file in
+    sorted order."""
+    for path in sorted(glob.glob(os.path.join(str(root), "**", "results.jsonl"),
+                                 recursive=True)):
+        yield from rows_of(path)
