@@ -72,7 +72,7 @@ the library they replace): moved out, each would import _graph back.
 
 import time
 
-from . import _device, _io, _markers, _state
+from . import _device, _io, _markers, _spin, _state
 # The parts of the engine that are arithmetic on times, named through _graph
 # by its callers and tests.
 from ._graph_size import (K_SLACK, MAX_K, PLACEMENT_MEM_BYTES, call_cost_ms, k_for,  # noqa: F401
@@ -479,6 +479,12 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
 
     max_wall = float(rule.max_wall_ms)
     g = None
+    # The effective clock (_spin), for a row and not for an autotuner's
+    # config, whose time only ranks it. The spin graph is captured before
+    # this row's graphs (the first row of a run only): its capture empties
+    # the allocator's cache, which should not fall between a row's own.
+    spin_ok = (lib.v2 and not _state.tuning_now and
+               _spin.clock().read(torch, lib, _replay) is not None)
 
     # 3a. L2 hot: graphs of 1 and PROBE_K calls: what does a call cost on the GPU?
     if shape is not None:
@@ -540,9 +546,12 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         # 14% slower and of a 1024x1024 softmax 3% slower than 8 did (more
         # graphs and outputs cycled through L2, presumably): another caliber.
         clock.lap("capture")
+        before = _spin.clock().read(torch, lib, _replay) if spin_ok else None
         stats, samples, markers, power = _sample(torch, lib, graphs, k, min_samples,
                                                  max_samples, float(rep_ms), max_wall, rule,
                                                  shape, clock)
+        spin = _spin.fields([before, _spin.clock().read(torch, lib, _replay) if spin_ok
+                             else None], spin_why(lib))
         probe = dict.fromkeys(PROBE_KEYS)
         probe["placement_probes"] = 0
         if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:
@@ -563,11 +572,20 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
     graph = {k2: counts[k2] for k2 in GRAPH_KEYS} if counts else None
     markers = markers + graph_markers(graph)
     return {"stats": stats, "samples": samples, "k": k, "k_first": k_first,
-            "warmup_calls": n_warm, "power": power,
+            "warmup_calls": n_warm, "power": power, "spin": spin,
             "markers": markers, "l2": "cold" if cold else "hot", "graph": graph,
             "graph_why": None if graph else why,
             "nodes": counts["nodes"] if counts else None, "probe": probe,
             "phase_ms": clock.ms}
+
+
+def spin_why(lib):
+    """Why a measurement has no effective clock (_spin.fields), when it has none."""
+    if not lib.v2:
+        return "libzlbtimer ABI %d" % lib.abi
+    if _state.tuning_now:
+        return "an autotuner's config"
+    return _spin.clock().why
 
 
 def _sample(torch, lib, graphs, k, min_samples, max_samples, rep_ms, max_wall, rule, shape,

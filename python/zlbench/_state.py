@@ -66,6 +66,9 @@ tuning_now = False
 # the first call with a new key, which is inside that measurement; a fallback
 # then belongs to its record (protocol section 3, replay_fallbacks).
 measure_fallbacks = None
+# The run's spin graph (_spin.SpinClock), made at its first graph
+# measurement: one graph object for every reading of the run.
+spin_clock = None
 
 
 def reset_pending():

@@ -80,7 +80,7 @@ import pytest
 
 from .results import shape_text
 from . import (_capture_errors, _device, _env, _eventtimer, _graph, _graph_plan, _io,
-               _markers, _record, _state, _stats, _tune_tally)
+               _markers, _record, _spin, _state, _stats, _tune_tally)
 
 NAME = "zlbench.timing"
 RETURN_MODES = ("min", "max", "mean", "median", "all")
@@ -206,6 +206,7 @@ def pytest_unconfigure(config):
     if _frozen:
         gc.unfreeze()
         _frozen = False
+    _spin.release()
     uninstall()
 
 
@@ -462,6 +463,7 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     record["replay_target_ms"] = rule.replay_target_ms
     record["graph_shape"] = "replayed" if shape is not None else "settled"
     record.update(m.get("power") or dict.fromkeys(_graph.POWER_KEYS))
+    record.update(m.get("spin") or dict.fromkeys(_spin.SPIN_KEYS))
     record.update(m["probe"])
     record.update({"calls_per_replay": m["k"], "calls_first": m["k_first"],
                    "warmup_calls": m["warmup_calls"],

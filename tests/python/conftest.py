@@ -127,7 +127,11 @@ def clean_state(monkeypatch):
     _state.said.clear()
     _state.inactive_said = False
     _state.original_do_bench = None
+    _state.spin_clock = None
     yield
+    from zlbench import _spin
+
+    _spin.release()
     if _state.sink is not None:
         _state.sink.close()
         _state.sink = None

@@ -1,0 +1,103 @@
+"""The SM clock a measurement really ran at, read with a graph of spin kernels.
+
+On an H100 (bench/README, "The SM clock steps NVML does not show") torch's
+gelu of 8192^2 read 92.57 us in some stretches of a process and 92.88 in
+others, and the same row read 0.3-0.5% apart between zlb's processes, while
+nvidia-smi read 1980 MHz every 50 ms with no reason bit. A graph of
+torch.cuda._sleep kernels, each spinning a fixed number of SM clock cycles,
+read two levels at the same moments, 1975.0 and 1960.2 MHz (one 15 MHz step
+of the clock table), to about 0.01%, and gelu followed them. So the engine
+reads this effective clock just before and just after a row's sampling,
+zlb compare carries it as it carries NVML's clock (stats_compare.h,
+"Clocks"), and a row measured at another level in each process reads
+UNSURE instead of a false FASTER or SLOWER.
+
+The figure is cycles over the spin graph's GPU time per kernel, gaps
+between its kernels included: a relative measure, the same graph shape in
+every process (SPIN_CYCLES x SPIN_NODES), not the clock table's number.
+"""
+
+from . import _device, _state
+
+SPIN_CYCLES = 200000        # about 0.1 ms a kernel at 2 GHz: gaps are ~1% of it
+SPIN_NODES = 8              # a replay of about 0.8 ms
+SPIN_SAMPLES = 3            # timed replays per reading, each after an untimed one
+
+# What a measurement's record gets (zlbench.timing).
+SPIN_KEYS = ("effective_mhz", "effective_mhz_reads", "effective_mhz_error")
+
+
+class SpinClock:
+    """One spin graph per run (a job of a warm worker imports this module
+    afresh), captured at the first reading and kept: the same graph object
+    reads the same, where a second capture of it read 0.14% apart."""
+
+    def __init__(self):
+        self.graph = None
+        self.why = None
+
+    def read(self, torch, lib, replay):
+        """The effective SM clock now, in MHz, or None (self.why says why).
+        replay is _graph._replay; a failure to capture or replay the spin is
+        recorded once and leaves the measurement alone."""
+        if self.why is not None:
+            return None
+        try:
+            if self.graph is None:
+                dev = _device.module(torch)
+                spin = getattr(dev, "_sleep", None)
+                if spin is None:
+                    self.why = "%s has no _sleep spin kernel" % getattr(dev, "__name__", "torch")
+                    return None
+                from ._graph import capture
+
+                self.graph = capture(torch, lambda: spin(SPIN_CYCLES), SPIN_NODES,
+                                     needs_exec=not getattr(lib, "replays_graphs", False))
+            st, _, _ = replay(torch, lib, self.graph, SPIN_NODES, SPIN_SAMPLES, SPIN_SAMPLES,
+                              0.0, 1000.0)
+        except Exception as e:
+            from ._graph import first_cause
+
+            e = first_cause(e)
+            self.why = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:200] if str(e)
+                                   else "")
+            return None
+        ms = st.get("median_ms") if st.get("n") else None
+        if not ms or ms <= 0:
+            self.why = "the spin graph read no time"
+            return None
+        return SPIN_CYCLES / (ms * 1e3)
+
+
+def clock():
+    """This run's SpinClock (in _state: a job of a warm worker starts anew)."""
+    if _state.spin_clock is None:
+        _state.spin_clock = SpinClock()
+    return _state.spin_clock
+
+
+def release():
+    """Let the run's spin graph go (the end of a run: a warm worker's next
+    job captures its own)."""
+    c, _state.spin_clock = _state.spin_clock, None
+    if c is not None and c.graph is not None:
+        from ._graph import release as release_graph
+
+        release_graph(c.graph)
+        c.graph = None
+
+
+def fields(reads, why):
+    """SPIN_KEYS of a record from the readings before and after sampling
+    (None where one failed): effective_mhz is their geometric mean, None
+    unless both were read."""
+    got = [r for r in reads if r]
+    both = len(got) == len(reads) and len(got) > 0
+    mean = None
+    if both:
+        prod = 1.0
+        for r in got:
+            prod *= r
+        mean = prod ** (1.0 / len(got))
+    return {"effective_mhz": mean, "effective_mhz_reads": list(reads) if got else None,
+            "effective_mhz_error": None if both else (why or "not read")}
