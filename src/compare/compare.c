@@ -277,6 +277,25 @@ int compare_row_clocks(const struct compare_row *row, int k, double *lo, double 
 	return n >= 2 && *hi > *lo * (1 + COMPARE_CLOCK_SPREAD);
 }
 
+int compare_row_effective_clocks(const struct compare_row *row, int k, double *lo, double *hi)
+{
+	size_t n = 0;
+
+	*lo = INFINITY;
+	*hi = 0;
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < row->side[s].r[k].nr; i++) {
+			double mhz = row->side[s].r[k].set[i].effective_mhz;
+
+			if (!(mhz > 0) || !isfinite(mhz))
+				return 0;
+			*lo = fmin(*lo, mhz);
+			*hi = fmax(*hi, mhz);
+			n++;
+		}
+	return n >= 2 && *hi > *lo * (1 + STATS_EFFECTIVE_CLOCK_TOL);
+}
+
 const char *compare_row_clock_limit(const struct compare_row *row, int k, int s)
 {
 	unsigned long long bits = row->side[s].clock_reasons[k];

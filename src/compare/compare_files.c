@@ -80,6 +80,14 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 			json_array_append_new(clocks, mhz > 0 ? json_real(mhz) : json_null());
 		}
 		json_object_set_new(o, s ? "clock_mhz_b" : "clock_mhz_a", clocks);
+		/* and the clock its spin graph read (_spin.py), null where none */
+		clocks = json_array();
+		for (size_t i = 0; i < row->side[s].r[k].nr; i++) {
+			double mhz = row->side[s].r[k].set[i].effective_mhz;
+
+			json_array_append_new(clocks, mhz > 0 ? json_real(mhz) : json_null());
+		}
+		json_object_set_new(o, s ? "effective_mhz_b" : "effective_mhz_a", clocks);
 		json_object_set_new(o, s ? "clock_reasons_b" : "clock_reasons_a",
 				    reasons_json(row->side[s].clock_reasons[k]));
 		json_object_set_new(o, s ? "power_duty_b" : "power_duty_a",

@@ -32,6 +32,11 @@ const char *compare_verdict_text(const struct compare_row *row, int k);
  */
 #define COMPARE_CLOCK_SPREAD 0.005
 int compare_row_clocks(const struct compare_row *row, int k, double *lo, double *hi);
+/*
+ * The same for the rounds' effective clocks (stats_sample_set.effective_mhz):
+ * 1 when every round has one and they spread past STATS_EFFECTIVE_CLOCK_TOL.
+ */
+int compare_row_effective_clocks(const struct compare_row *row, int k, double *lo, double *hi);
 
 /*
  * What limited side s's clock on a row's kind k, as the notes name it:

@@ -345,6 +345,8 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 			strbuf_addf(&sb, "%sctl too", sb.len ? " " : "");
 		if (compare_row_clocks(row, COMPARE_GEMS, &lo, &hi))
 			strbuf_addf(&sb, "%sclock %.0f-%.0f MHz", sb.len ? " " : "", lo, hi);
+		if (compare_row_effective_clocks(row, COMPARE_GEMS, &lo, &hi))
+			strbuf_addf(&sb, "%seff %.0f-%.0f MHz", sb.len ? " " : "", lo, hi);
 		clock_notes(&sb, row);
 	} else {
 		strbuf_addf(&sb, "%sno gems latency", sb.len ? " " : "");
@@ -547,7 +549,7 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			   struct strbuf *sb, int color)
 {
 	const struct compare_counts *g = &c->counts[COMPARE_GEMS];
-	int marker_seen[8] = { 0 }, ctl_seen = 0, clock_seen = 0, limit_seen = 0, duty_seen = 0;
+	int marker_seen[8] = { 0 }, ctl_seen = 0, clock_seen = 0, eff_seen = 0, limit_seen = 0, duty_seen = 0;
 	double lo, hi;
 
 	if (c->paired) {
@@ -568,6 +570,9 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 	for (size_t i = 0; i < c->nr_rows && !clock_seen; i++)
 		clock_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
 			     compare_row_clocks(&c->rows[i], COMPARE_GEMS, &lo, &hi);
+	for (size_t i = 0; i < c->nr_rows && !eff_seen; i++)
+		eff_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
+			   compare_row_effective_clocks(&c->rows[i], COMPARE_GEMS, &lo, &hi);
 	for (size_t i = 0; i < c->nr_rows && !limit_seen; i++)
 		limit_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
 			     (compare_row_clock_limit(&c->rows[i], COMPARE_GEMS, 0) ||
@@ -577,7 +582,7 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			    (c->rows[i].side[0].duty[COMPARE_GEMS] < 1 ||
 			     c->rows[i].side[1].duty[COMPARE_GEMS] < 1);
 	if (marker_seen[0] || marker_seen[1] || marker_seen[2] || marker_seen[3] ||
-	    marker_seen[4] || ctl_seen || clock_seen || limit_seen || duty_seen)
+	    marker_seen[4] || ctl_seen || clock_seen || eff_seen || limit_seen || duty_seen)
 		strbuf_addch(sb, '\n');
 	if (marker_seen[0])
 		strbuf_addstr(sb, "!A:direct / !B:direct  BENCHMARK_DIRECT_NO_CUDAGRAPH: the row fell "
@@ -609,6 +614,13 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			    "(compare.json: clock_shift), so a machine that ran cooler for one side "
 			    "gives no verdict; fixed clocks (nvidia-smi -lgc) separate the two\n",
 			    100 * COMPARE_CLOCK_SPREAD);
+	if (eff_seen)
+		strbuf_addf(sb, "eff LO-HI MHz  the SM clock the row's kernels really ran at (a spin "
+			    "graph read before and after its sampling; compare.json: effective_mhz_a, "
+			    "_b) differed by more than %.1f%% between rounds where NVML's clock need "
+			    "not show it (an H100 at a steady 1980 MHz ran at two levels 0.75%% apart "
+			    "for seconds at a time); the interval covers what that difference makes "
+			    "of a compute-bound kernel (clock_shift)\n", 100 * STATS_EFFECTIVE_CLOCK_TOL);
 	if (limit_seen)
 		strbuf_addstr(sb, "power cap / thermal / hw slowdown A,B  NVML said that limit held "
 			      "the SM clock down while that side's samples ran (compare.json: "

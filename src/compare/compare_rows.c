@@ -265,6 +265,7 @@ struct loaded_meas {
 	size_t ndraws;
 	double clock_mhz;               /* its steady SM clock, 0 when not read */
 	double clock_wander;            /* stats_clock_wander of its clock readings */
+	double effective_mhz;           /* its spin graph's clock (_spin.py), 0 when not read */
 	unsigned long long clock_reasons; /* NVML_REASON_* bits of its clock_reasons */
 	double power_duty;              /* its power_duty; 1 when absent or not a fraction */
 };
@@ -415,6 +416,9 @@ static int load_row(void *vctx, const struct results_row *rr, size_t lineno)
 			if (!(m->clock_mhz > 0) || !isfinite(m->clock_mhz))
 				m->clock_mhz = 0;
 			m->clock_wander = measurement_clock_wander(meas, m->clock_mhz);
+			m->effective_mhz = json_num(meas, "effective_mhz", 0);
+			if (!(m->effective_mhz > 0) || !isfinite(m->effective_mhz))
+				m->effective_mhz = 0;
 			m->clock_reasons = measurement_clock_reasons(meas);
 			m->power_duty = json_num(meas, "power_duty", 1);
 			if (!(m->power_duty > 0 && m->power_duty < 1))
@@ -526,6 +530,7 @@ static void merge_row(struct compare *c, int s, size_t run, struct compare_run *
 		set.place_ndraws = m->ndraws;
 		set.clock_mhz = m->clock_mhz;
 		set.clock_wander = m->clock_wander;
+		set.effective_mhz = m->effective_mhz;
 		row->side[s].clock_reasons[k] |= m->clock_reasons;
 		if (m->power_duty < row->side[s].duty[k])
 			row->side[s].duty[k] = m->power_duty;

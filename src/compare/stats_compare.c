@@ -28,6 +28,7 @@ struct side {
 	double place;		/* the row's measured placement sd, NAN when none */
 	double place_ss, place_df;	/* its rounds' sum of df x placement variance, and of df */
 	double ln_clock;	/* mean ln(steady SM clock) of its rounds, NAN when one has none */
+	double ln_effective;	/* mean ln(effective clock) of its rounds, NAN when one has none */
 	double wander2;		/* mean clock_wander^2 of its rounds */
 	double trend2;		/* mean stats_sample_trend^2 of its rounds */
 };
@@ -105,7 +106,10 @@ static int side_init(struct side *s, const struct stats_sample_set *sets, size_t
 
 		s->mean += s->r[i].y;
 		s->w2 += s->r[i].bvar;
+		double eff = s->set[i]->effective_mhz;
+
 		s->ln_clock += mhz > 0 && isfinite(mhz) ? log(mhz) : NAN;
+		s->ln_effective += eff > 0 && isfinite(eff) ? log(eff) : NAN;
 		double t = stats_sample_trend(s->set[i]->x, s->set[i]->n, s->set[i]->strata,
 					      s->r[i].bvar);
 
@@ -116,6 +120,7 @@ static int side_init(struct side *s, const struct stats_sample_set *sets, size_t
 	s->wander2 /= (double)s->k;
 	s->trend2 /= (double)s->k;
 	s->ln_clock /= (double)s->k;
+	s->ln_effective /= (double)s->k;
 	s->mean /= (double)s->k;
 	s->w2 /= (double)s->k;
 	if (s->k == 1)
@@ -270,17 +275,45 @@ static double clock_shift(double ln_a, double ln_b)
 }
 
 /*
+ * ln(effective_B / effective_A), 0 within STATS_EFFECTIVE_CLOCK_TOL; NAN
+ * when a side has none.
+ */
+static double effective_shift(double ln_a, double ln_b)
+{
+	double d = ln_b - ln_a;
+
+	if (!isfinite(d))
+		return NAN;
+	return fabs(d) <= log1p(STATS_EFFECTIVE_CLOCK_TOL) ? 0 : d;
+}
+
+/*
+ * The clock difference to widen by: NVML's (a step left out) or the
+ * effective clocks', whichever says more; either where only one is had.
+ */
+static double larger_shift(double nvml, double effective)
+{
+	if (!isfinite(effective))
+		return nvml;
+	if (!isfinite(nvml))
+		return effective;
+	return fabs(effective) > fabs(nvml) ? effective : nvml;
+}
+
+/*
  * How far, at most, a row's time follows its clock: the upper 97.5% bound
  * of s (time ~ clock^-s) from the rounds whose clocks differ within a side,
  * the slope of ln time on ln clock with a mean per side, clamped to [0, 1];
  * 1 when the rounds cannot tell (no clock differs within a side, or fewer
  * than 4 rounds). An H200's 16384x4096 layer_norm read the same time at
  * 1560 and 1972 MHz in three rounds: memory-bound, its time follows no clock.
+ * The effective clocks where every round has one, NVML's otherwise.
  */
 static double clock_sensitivity_hi(const struct side *A, const struct side *B)
 {
 	const struct side *sides[2] = { A, B };
 	double sxx = 0, sxy = 0, syy = 0, b, se, df = (double)(A->k + B->k) - 3;
+	int effective = isfinite(A->ln_effective) && isfinite(B->ln_effective);
 
 	if (df < 1)
 		return 1;
@@ -288,7 +321,9 @@ static double clock_sensitivity_hi(const struct side *A, const struct side *B)
 		const struct side *d = sides[s];
 
 		for (size_t i = 0; i < d->k; i++) {
-			double x = log(d->set[i]->clock_mhz) - d->ln_clock, y = d->r[i].y - d->mean;
+			double x = effective ? log(d->set[i]->effective_mhz) - d->ln_effective :
+					       log(d->set[i]->clock_mhz) - d->ln_clock;
+			double y = d->r[i].y - d->mean;
 
 			sxx += x * x;
 			sxy += x * y;
@@ -378,6 +413,8 @@ static void not_ok(struct stats_cmp *c, const char *why)
 /* What the comparison reports of each side, whatever the test. */
 static void describe_sides(const struct side *A, const struct side *B, struct stats_cmp *c)
 {
+	c->effective_a = exp(A->ln_effective);
+	c->effective_b = exp(B->ln_effective);
 	c->ka = A->k;
 	c->kb = B->k;
 	c->na = A->n;
@@ -433,6 +470,7 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	memset(c, 0, sizeof(*c));
 	c->p_mwu = c->spread_a = c->spread_b = NAN;
 	c->drift_a = c->drift_b = c->place_a = c->place_b = c->clock_shift = NAN;
+	c->effective_a = c->effective_b = NAN;
 	c->clock_wander = c->trend = NAN;
 	ra = side_init(&A, a, ka);
 	rb = side_init(&B, b, kb);
@@ -512,7 +550,8 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	if (o->nboot >= 2)
 		widen_by_bootstrap(&A, &B, o, alpha, c);
 	/* what the sides' clocks can explain: the hull with the shifted interval */
-	c->clock_shift = clock_shift(A.ln_clock, B.ln_clock);
+	c->clock_shift = larger_shift(clock_shift(A.ln_clock, B.ln_clock),
+				      effective_shift(A.ln_effective, B.ln_effective));
 	if (isfinite(c->clock_shift) && c->clock_shift != 0)
 		c->clock_shift *= s_hi;
 	if (isfinite(c->clock_shift)) {

@@ -169,6 +169,13 @@
  */
 #define STATS_CLOCK_STEP_MHZ 15.0
 
+/*
+ * Effective clocks (stats_sample_set.effective_mhz) this close, as a
+ * fraction, are one clock: on an H100 one spin graph read its level to
+ * 0.01%, a second capture of it 0.14% off, and the levels were 0.75% apart.
+ */
+#define STATS_EFFECTIVE_CLOCK_TOL 0.003
+
 /* The exact-binomial limit of the centre law (normal approximation above). */
 #define STATS_EXACT_N_MAX 400
 
@@ -211,6 +218,16 @@ struct stats_sample_set {
 	 * Each round's drift grows by it (above, "Clocks").
 	 */
 	double clock_wander;
+	/*
+	 * The SM clock the round's kernels really ran at, in MHz: a spin
+	 * graph's reading just before and just after its sampling (the
+	 * measurement's effective_mhz, their geometric mean; 0: not read).
+	 * NVML's clock moves in 15 MHz steps and on an H100 read 1980 MHz while
+	 * the spin read 1960 or 1975 and a gelu followed it, 0.34% apart. Where
+	 * every round of both sides has one it is the clock of "Clocks" above,
+	 * a difference within STATS_EFFECTIVE_CLOCK_TOL saying none.
+	 */
+	double effective_mhz;
 };
 
 /*
@@ -320,9 +337,15 @@ struct stats_cmp {
 	/*
 	 * What the sides' clocks can explain of ln(B/A), by which the interval
 	 * was widened (above, "Clocks": their mean ln difference less a step,
+	 * or their effective clocks' difference, whichever is the larger,
 	 * times the bound on s); NAN when some round has no clock.
 	 */
 	double clock_shift;
+	/*
+	 * The sides' effective clocks (geometric mean over rounds of
+	 * effective_mhz), NAN where some round has none.
+	 */
+	double effective_a, effective_b;
 	/*
 	 * The sides' mean clock wander as an sd of ln time (s_hi x
 	 * stats_clock_wander, above), by which each round's drift grew; 0 when

@@ -533,6 +533,54 @@ static void test_clock_difference_widens_the_interval(void **state)
 	assert_true(isnan(partial.clock_shift) && partial.hi == none.hi);
 }
 
+/*
+ * NVML reads 1980 MHz on both sides while the spin graphs read the two
+ * levels an H100 switches between (1960.2 and 1975.0 MHz): the effective
+ * clocks are the clock difference, in full; within STATS_EFFECTIVE_CLOCK_TOL
+ * they are one clock; a round without one leaves NVML's.
+ */
+static void test_effective_clock_difference_widens_the_interval(void **state)
+{
+	struct fixture *f = fx();
+	double xb[3][N];
+	struct stats_sample_set a[3], b[3];
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp none, apart, near, partial;
+
+	for (int k = 0; k < 3; k++) {
+		a[k] = f->set[0][k];
+		for (int i = 0; i < N; i++)
+			xb[k][i] = 0.982 * f->x[0][k][i];
+		b[k] = a[k];
+		b[k].x = xb[k];
+		a[k].clock_mhz = b[k].clock_mhz = 1980;
+	}
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &none), 0);
+	assert_true(none.clock_shift == 0 && none.hi < 1 / 1.01);
+	assert_true(isnan(none.effective_a) && isnan(none.effective_b));
+
+	for (int k = 0; k < 3; k++) {
+		a[k].effective_mhz = 1960.2;
+		b[k].effective_mhz = 1975.0;
+	}
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &apart), 0);
+	assert_true(fabs(apart.clock_shift - log(1975.0 / 1960.2)) < 1e-12);
+	assert_true(fabs(apart.effective_a - 1960.2) < 1e-9 && fabs(apart.effective_b - 1975.0) < 1e-9);
+	assert_true(apart.ratio == none.ratio && apart.lo == none.lo);
+	assert_true(fabs(log(apart.hi) - log(none.hi) - apart.clock_shift) < 1e-12);
+
+	for (int k = 0; k < 3; k++)
+		a[k].effective_mhz = 1972.0;	/* 0.15% apart: one clock */
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &near), 0);
+	assert_true(near.clock_shift == 0 && near.hi == none.hi);
+
+	for (int k = 0; k < 3; k++)
+		a[k].effective_mhz = 1960.2;
+	b[2].effective_mhz = 0;
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &partial), 0);
+	assert_true(partial.clock_shift == 0 && partial.hi == none.hi && isnan(partial.effective_b));
+}
+
 static void test_clock_wander_of_readings(void **state)
 {
 	const double still[] = { 1965, 1980, 1995 }, capped[] = { 1425, 1350, 1335 };
@@ -668,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_placement_draws_line_up_by_index),
 		cmocka_unit_test(test_strata_spread_joins_a_single_round),
 		cmocka_unit_test(test_clock_difference_widens_the_interval),
+		cmocka_unit_test(test_effective_clock_difference_widens_the_interval),
 		cmocka_unit_test(test_clock_wander_of_readings),
 		cmocka_unit_test(test_clock_wander_widens_rounds),
 		cmocka_unit_test(test_trend_of_samples),
