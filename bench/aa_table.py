@@ -9,9 +9,10 @@ of them into two rounds a side (X1 X2 -- Y1 Y2). For each comparison and
 each of gems and torch it prints, over the rows whose A latency is at least
 --min-us: how many are SAME, and how many got a false verdict (SLOWER or
 FASTER, which in an A/A is always false). With --rows, the rows that were
-not SAME, with their interval, the compare model's placement sd, and the
+not SAME, with their interval, the compare model's placement sd, the
 sides the power cap held (clock_reasons) or that were sampled again with the
-GPU idle part of the time (power_duty < 1).
+GPU idle part of the time (power_duty < 1), and the effective clocks (the
+engine's spin graph) where their difference widened the interval.
 
 With --coverage, a line under each comparison says whether the UNSURE rows
 come from intervals too wide or from rounds that really differ: on how many
@@ -92,6 +93,11 @@ def describe(r, kind):
     duty = sides(*((c.get("power_duty_" + x) or 1) < 1 for x in "ab"))
     if duty:
         notes += "  duty<1 " + duty
+    eff = [v for x in "ab" for v in (c.get("effective_mhz_" + x) or ()) if v]
+    if eff and c.get("clock_shift"):
+        # the sides' spin graphs read clocks apart, which widened the interval
+        notes += "  eff %.0f-%.0f MHz, shift %+.2f%%" % (min(eff), max(eff),
+                                                       100 * c["clock_shift"])
     return "    %-20s %-32s %-7s B/A %.4f [%.4f, %.4f]%s%s" % (
         r["op_name"], r["shape_detail"][:32], c["verdict"], c["ratio"], c["ci_low"],
         c["ci_high"], "  place sd %.2f%%" % (100 * place) if place else "", notes)

@@ -13,6 +13,10 @@ one process each, nothing changed between them) and, for each row and side
             placement probes' spread and the sampling noise, what zlb
             compare builds a single round's interval from
   ratio     between / engine
+and, where the rounds read their effective SM clock (the engine's spin
+graph, effective_mhz), a line with each round's median and clock: a row
+whose slow rounds are its low-clock ones moved with the clock, which
+zlb compare then covers (clock_shift).
 The rows are printed in falling ratio (--all: every row; else the ones over
 2), then how many rows are over 2 and over 4. From four rounds the between
 sd has 3 degrees of freedom: a ratio of 2 on one row is weak evidence, the
@@ -30,7 +34,8 @@ from _results import rows_under
 
 
 def round_rows(round_dir):
-    """(op, shape_detail, dtype, side) -> (median_ms, engine relative sd)."""
+    """(op, shape_detail, dtype, side) -> (median_ms, engine relative sd,
+    effective_mhz or None)."""
     out = {}
     for rec in rows_under(round_dir):
         for side in ("gems", "torch"):
@@ -38,8 +43,9 @@ def round_rows(round_dir):
             if not isinstance(s, dict) or not isinstance(s.get("median_ms"), (int, float)):
                 continue
             sd = math.hypot(s.get("placement_sd") or 0.0, s.get("noise") or 0.0)
+            eff = s.get("effective_mhz")
             out[(rec.get("op"), rec.get("shape_detail"), rec.get("dtype"), side)] = (
-                s["median_ms"], sd)
+                s["median_ms"], sd, eff if isinstance(eff, (int, float)) else None)
     return out
 
 
@@ -87,6 +93,10 @@ def main():
             print("%-5s %-18s %-34s %10.3f %9.3f %9.3f %7.1f" % (
                 side, (op or "")[:18], (shape or "")[:34], mean * 1000, 100 * between,
                 100 * engine, ratio(g)))
+            per = [r[g[0]] for r in rounds]
+            if all(p[2] for p in per):
+                print("      per round: %s" % "  ".join(
+                    "%.3f us @ %.1f MHz" % (p[0] * 1000, p[2]) for p in per))
     over2 = sum(ratio(g) > 2 for g in got)
     over4 = sum(ratio(g) > 4 for g in got)
     print("%d rounds, %d rows >= %g us: between > 2x engine on %d, > 4x on %d" % (

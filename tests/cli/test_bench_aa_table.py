@@ -86,3 +86,19 @@ def test_coverage_counts_the_intervals_that_hold_one(zlb):
                for x in doc if x["paired"]), doc
     # without the flag, no coverage line
     assert len(table(zlb, a, b, "--min-us", "3")) == 2
+
+
+def test_a_row_widened_by_its_effective_clocks_says_so():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("aa_table", REPO / "bench" / "aa_table.py")
+    aa = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(aa)
+    gems = {"verdict": "UNSURE", "ratio": 0.983, "ci_low": 0.979, "ci_high": 0.9942,
+            "placement_sd_a": None, "clock_reasons_a": [], "clock_reasons_b": [],
+            "power_duty_a": 1.0, "power_duty_b": 1.0, "clock_shift": 0.00752,
+            "effective_mhz_a": [1960.2], "effective_mhz_b": [1975.0]}
+    row = {"op_name": "addmm", "shape_detail": "[1024, 1024]", "gems": gems}
+    assert "eff 1960-1975 MHz, shift +0.75%" in aa.describe(row, "gems")
+    # one clock on both sides: no note, whatever was read
+    assert "eff" not in aa.describe({**row, "gems": {**gems, "clock_shift": 0.0}}, "gems")

@@ -75,3 +75,18 @@ def test_too_few_rounds_or_an_empty_one_is_refused(tmp_path):
     empty.mkdir()
     r = run(*dirs[:2], empty)
     assert r.returncode != 0 and "holds no measured rows" in r.stderr and str(empty) in r.stderr
+
+
+def test_rounds_that_read_their_clock_show_it_beside_the_row(tmp_path):
+    dirs = rounds(tmp_path, 0.01)
+    for d, mhz in zip(dirs, (1964.3, 1970.1, 1951.8)):
+        f = d / "main" / "addmm" / "results.jsonl"
+        rec = json.loads(f.read_text())
+        rec["gems"]["effective_mhz"] = mhz
+        f.write_text(json.dumps(rec) + "\n")
+    lines = run(*dirs).stdout.splitlines()
+    i = next(i for i, l in enumerate(lines) if l.startswith("gems  addmm"))
+    assert lines[i + 1] == ("      per round: 6.600 us @ 1964.3 MHz  6.666 us @ 1970.1 MHz  "
+                            "6.534 us @ 1951.8 MHz"), lines
+    # torch's rounds read none: no such line under it
+    assert not any("per round" in l for l in lines[i + 2:]), lines
