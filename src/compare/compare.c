@@ -258,7 +258,12 @@ static void count_op_runs(struct compare *c)
 	}
 }
 
-int compare_row_clocks(const struct compare_row *row, int k, double *lo, double *hi)
+/*
+ * The lowest and highest of the rounds' clocks of one kind (NVML's steady
+ * one, or the spin graph's); 0 when some round has none.
+ */
+static size_t row_clock_range(const struct compare_row *row, int k, int effective,
+			      double *lo, double *hi)
 {
 	size_t n = 0;
 
@@ -266,7 +271,8 @@ int compare_row_clocks(const struct compare_row *row, int k, double *lo, double 
 	*hi = 0;
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < row->side[s].r[k].nr; i++) {
-			double mhz = row->side[s].r[k].set[i].clock_mhz;
+			const struct stats_sample_set *set = &row->side[s].r[k].set[i];
+			double mhz = effective ? set->effective_mhz : set->clock_mhz;
 
 			if (!(mhz > 0) || !isfinite(mhz))
 				return 0;
@@ -274,26 +280,18 @@ int compare_row_clocks(const struct compare_row *row, int k, double *lo, double 
 			*hi = fmax(*hi, mhz);
 			n++;
 		}
-	return n >= 2 && *hi > *lo * (1 + COMPARE_CLOCK_SPREAD);
+	return n;
+}
+
+int compare_row_clocks(const struct compare_row *row, int k, double *lo, double *hi)
+{
+	return row_clock_range(row, k, 0, lo, hi) >= 2 && *hi > *lo * (1 + COMPARE_CLOCK_SPREAD);
 }
 
 int compare_row_effective_clocks(const struct compare_row *row, int k, double *lo, double *hi)
 {
-	size_t n = 0;
-
-	*lo = INFINITY;
-	*hi = 0;
-	for (int s = 0; s < 2; s++)
-		for (size_t i = 0; i < row->side[s].r[k].nr; i++) {
-			double mhz = row->side[s].r[k].set[i].effective_mhz;
-
-			if (!(mhz > 0) || !isfinite(mhz))
-				return 0;
-			*lo = fmin(*lo, mhz);
-			*hi = fmax(*hi, mhz);
-			n++;
-		}
-	return n >= 2 && *hi > *lo * (1 + STATS_EFFECTIVE_CLOCK_TOL);
+	return row_clock_range(row, k, 1, lo, hi) >= 2 &&
+	       *hi > *lo * (1 + STATS_EFFECTIVE_CLOCK_TOL);
 }
 
 const char *compare_row_clock_limit(const struct compare_row *row, int k, int s)
