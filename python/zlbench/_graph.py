@@ -483,8 +483,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
     # config, whose time only ranks it. The spin graph is captured before
     # this row's graphs (the first row of a run only): its capture empties
     # the allocator's cache, which should not fall between a row's own.
-    spin_ok = (lib.v2 and not _state.tuning_now and
-               _spin.clock().read(torch, lib, _replay) is not None)
+    spin_ok = lib.v2 and not _state.tuning_now and _spin.clock().ready(torch, lib)
 
     # 3a. L2 hot: graphs of 1 and PROBE_K calls: what does a call cost on the GPU?
     if shape is not None:

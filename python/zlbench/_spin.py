@@ -36,37 +36,54 @@ class SpinClock:
         self.graph = None
         self.why = None
 
+    def ready(self, torch, lib):
+        """Whether the spin graph is there to read: captured at the first
+        call; a backend without a spin kernel, or a spin that cannot be
+        captured, is said once (self.why) and never tried again."""
+        if self.graph is not None:
+            return True
+        if self.why is not None:
+            return False
+        dev = _device.module(torch)
+        spin = getattr(dev, "_sleep", None)
+        if spin is None:
+            self.why = "%s has no _sleep spin kernel" % getattr(dev, "__name__", "torch")
+            return False
+        try:
+            from ._graph import capture
+
+            self.graph = capture(torch, lambda: spin(SPIN_CYCLES), SPIN_NODES,
+                                 needs_exec=not getattr(lib, "replays_graphs", False))
+        except Exception as e:
+            self._failed(e)
+            return False
+        return True
+
     def read(self, torch, lib, replay):
         """The effective SM clock now, in MHz, or None (self.why says why).
-        replay is _graph._replay; a failure to capture or replay the spin is
-        recorded once and leaves the measurement alone."""
-        if self.why is not None:
+        replay is _graph._replay; a failure to replay the spin is recorded
+        once and leaves the measurement alone."""
+        if not self.ready(torch, lib):
             return None
         try:
-            if self.graph is None:
-                dev = _device.module(torch)
-                spin = getattr(dev, "_sleep", None)
-                if spin is None:
-                    self.why = "%s has no _sleep spin kernel" % getattr(dev, "__name__", "torch")
-                    return None
-                from ._graph import capture
-
-                self.graph = capture(torch, lambda: spin(SPIN_CYCLES), SPIN_NODES,
-                                     needs_exec=not getattr(lib, "replays_graphs", False))
             st, _, _ = replay(torch, lib, self.graph, SPIN_NODES, SPIN_SAMPLES, SPIN_SAMPLES,
                               0.0, 1000.0)
         except Exception as e:
-            from ._graph import first_cause
-
-            e = first_cause(e)
-            self.why = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:200] if str(e)
-                                   else "")
+            self._failed(e)
             return None
         ms = st.get("median_ms") if st.get("n") else None
         if not ms or ms <= 0:
             self.why = "the spin graph read no time"
             return None
         return SPIN_CYCLES / (ms * 1e3)
+
+    def _failed(self, e):
+        from ._graph import first_cause, release
+
+        e = first_cause(e)
+        self.why = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
+        release(self.graph)
+        self.graph = None
 
 
 def clock():

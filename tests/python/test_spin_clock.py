@@ -92,3 +92,21 @@ def test_an_autotuners_config_is_timed_without_the_spin(real, stub_torch, monkey
     # and the row measured after it reads the clock as ever
     _, row = measure(op)
     assert row["effective_mhz"] == pytest.approx(1975.0, rel=1e-4)
+
+
+def test_a_row_pays_two_readings_of_the_spin(real, stub_torch, monkeypatch):
+    # Each reading is one untimed and SPIN_SAMPLES timed replays of the
+    # spin graph, before and after the sampling: nothing more per row.
+    op = stub_torch._stub.make_op("op", cost_ns=5000)
+    monkeypatch.delattr(stub_torch.cuda, "_sleep", raising=False)
+    measure(op)
+    before = real.fake_cuda_launch_count()
+    measure(op)
+    without = real.fake_cuda_launch_count() - before
+    _state.spin_clock = None
+    spin_kernel(stub_torch, monkeypatch, 1960.0)
+    measure(op)                       # the first row also captures the graph
+    before = real.fake_cuda_launch_count()
+    _, rec = measure(op)
+    assert rec["effective_mhz"] == pytest.approx(1960.0, rel=1e-4)
+    assert real.fake_cuda_launch_count() - before - without == 2 * (1 + _spin.SPIN_SAMPLES)
