@@ -465,6 +465,7 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	struct side A, B;
 	struct stats_welch w;
 	double alpha = 1 - o->confidence, tq, pv, pdf, s_hi, wva, wvb;
+	double nvml_shift, eff_shift, lo, hi;
 	int ra, rb, pooled;
 
 	memset(c, 0, sizeof(*c));
@@ -549,14 +550,24 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	c->hi = c->diff + tq * w.se;
 	if (o->nboot >= 2)
 		widen_by_bootstrap(&A, &B, o, alpha, c);
-	/* what the sides' clocks can explain: the hull with the shifted interval */
-	c->clock_shift = larger_shift(clock_shift(A.ln_clock, B.ln_clock),
-				      effective_shift(A.ln_effective, B.ln_effective));
-	if (isfinite(c->clock_shift) && c->clock_shift != 0)
-		c->clock_shift *= s_hi;
-	if (isfinite(c->clock_shift)) {
-		c->lo = fmin(c->lo, c->lo + c->clock_shift);
-		c->hi = fmax(c->hi, c->hi + c->clock_shift);
+	/*
+	 * What the sides' clocks can explain: the hull with the interval
+	 * shifted by NVML's difference and by the effective clocks' (both: the
+	 * one never undoes the other's widening); clock_shift reports the
+	 * larger.
+	 */
+	nvml_shift = clock_shift(A.ln_clock, B.ln_clock) * s_hi;
+	eff_shift = effective_shift(A.ln_effective, B.ln_effective) * s_hi;
+	c->clock_shift = larger_shift(nvml_shift, eff_shift);
+	lo = c->lo;
+	hi = c->hi;
+	for (int i = 0; i < 2; i++) {
+		double shift = i ? eff_shift : nvml_shift;
+
+		if (isfinite(shift)) {
+			c->lo = fmin(c->lo, lo + shift);
+			c->hi = fmax(c->hi, hi + shift);
+		}
 	}
 	c->lo = exp(c->lo);
 	c->hi = exp(c->hi);

@@ -335,10 +335,10 @@ struct stats_cmp {
 	 */
 	const char *place_model;
 	/*
-	 * What the sides' clocks can explain of ln(B/A), by which the interval
-	 * was widened (above, "Clocks": their mean ln difference less a step,
-	 * or their effective clocks' difference, whichever is the larger,
-	 * times the bound on s); NAN when some round has no clock.
+	 * What the sides' clocks can explain of ln(B/A) (above, "Clocks":
+	 * their mean ln difference less a step, or their effective clocks'
+	 * difference, whichever is the larger, times the bound on s); NAN when
+	 * some round has no clock. The interval was widened by both.
 	 */
 	double clock_shift;
 	/*

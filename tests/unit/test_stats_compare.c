@@ -545,7 +545,7 @@ static void test_effective_clock_difference_widens_the_interval(void **state)
 	double xb[3][N];
 	struct stats_sample_set a[3], b[3];
 	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
-	struct stats_cmp none, apart, near, partial;
+	struct stats_cmp none, apart, near, partial, both;
 
 	for (int k = 0; k < 3; k++) {
 		a[k] = f->set[0][k];
@@ -579,6 +579,20 @@ static void test_effective_clock_difference_widens_the_interval(void **state)
 	b[2].effective_mhz = 0;
 	assert_int_equal(stats_compare(a, 3, b, 3, &o, &partial), 0);
 	assert_true(partial.clock_shift == 0 && partial.hi == none.hi && isnan(partial.effective_b));
+
+	/*
+	 * The two disagree in sign (NVML: B two steps slower; the spins: B a
+	 * level faster): each widens its own way, neither undoes the other.
+	 */
+	b[2].effective_mhz = 1975.0;
+	for (int k = 0; k < 3; k++)
+		b[k].clock_mhz = 1950;
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &both), 0);
+	assert_true(fabs(log(both.hi) - log(none.hi) - log(1975.0 / 1960.2)) < 1e-12);
+	assert_true(fabs(log(both.lo) - log(none.lo) -
+			 (log(1950.0 / 1980.0) + log1p(15 / 1950.0))) < 1e-12);
+	/* and the larger of the two is the one reported: NVML's, 0.76% */
+	assert_true(fabs(both.clock_shift - (log(1950.0 / 1980.0) + log1p(15 / 1950.0))) < 1e-12);
 }
 
 static void test_clock_wander_of_readings(void **state)
