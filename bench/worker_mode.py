@@ -245,7 +245,8 @@ def main():
     save()
 
 
-PHASES = ("first_call", "warmup", "settle", "capture", "sample", "probes", "release")
+PHASES = ("first_call", "warmup", "settle", "capture", "spin", "sample", "duty", "probes",
+          "release")
 
 
 def phase_report(ops):

@@ -46,6 +46,9 @@ answer (lib.replays_graphs).
    clock_floor x the steady SM clock discarded (clock_floor 0: no check);
    the centre is the mean of the placements' medians and the placement
    noise says how uncertain where they landed leaves it (ABI 4);
+5a. reads the SM clock the kernels really run at just before and just after
+   the sampling (_spin: a graph of spin kernels, captured once per run
+   before the first row's graphs): the row's effective_mhz;
 5b. after a one-graph measurement, times rule.placement_probes more graphs
    briefly (_probe_placements): the row's placement_sd, the spread a second
    process's one graph could read, which zlb compare takes for one round;
@@ -338,7 +341,9 @@ def _free_bytes(torch):
 class PhaseClock:
     """Wall time of a measurement's phases, in ms: where a run's time went
     (first_call: compilation and autotuning; warmup; settle: the graphs that
-    estimate K; capture: the measured graphs; sample; probes; release). A
+    estimate K; capture: the measured graphs; spin: the effective clock's
+    readings (_spin); sample; duty: sampling again at the power duty;
+    probes; release). A
     diagnosis, never caliber: nothing compares it between runs."""
 
     def __init__(self):
@@ -545,12 +550,18 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         # 14% slower and of a 1024x1024 softmax 3% slower than 8 did (more
         # graphs and outputs cycled through L2, presumably): another caliber.
         clock.lap("capture")
-        before = _spin.clock().read(torch, lib, _replay) if spin_ok else None
+        before = None
+        if spin_ok:
+            before = _spin.clock().read(torch, lib, _replay)
+            clock.lap("spin")
         stats, samples, markers, power = _sample(torch, lib, graphs, k, min_samples,
                                                  max_samples, float(rep_ms), max_wall, rule,
                                                  shape, clock)
-        spin = _spin.fields([before, _spin.clock().read(torch, lib, _replay) if spin_ok
-                             else None], spin_why(lib))
+        after = None
+        if spin_ok:
+            after = _spin.clock().read(torch, lib, _replay)
+            clock.lap("spin")
+        spin = _spin.fields([before, after], spin_why(lib))
         probe = dict.fromkeys(PROBE_KEYS)
         probe["placement_probes"] = 0
         if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:

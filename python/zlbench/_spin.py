@@ -28,9 +28,9 @@ SPIN_KEYS = ("effective_mhz", "effective_mhz_reads", "effective_mhz_error")
 
 
 class SpinClock:
-    """One spin graph per run (a job of a warm worker imports this module
-    afresh), captured at the first reading and kept: the same graph object
-    reads the same, where a second capture of it read 0.14% apart."""
+    """One spin graph per run (_state: a warm worker's job starts anew),
+    captured at the run's first graph measurement and kept: the same graph
+    object reads the same, where a second capture of it read 0.14% apart."""
 
     def __init__(self):
         self.graph = None

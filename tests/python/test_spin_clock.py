@@ -32,6 +32,8 @@ def test_each_row_reads_the_clock_its_spin_graph_runs_at(real, stub_torch, monke
         assert r["effective_mhz"] == pytest.approx(1975.0, rel=1e-4)
         assert r["effective_mhz_reads"] == pytest.approx([1975.0, 1975.0], rel=1e-4)
         assert r["effective_mhz_error"] is None
+    # Its readings are a phase of their own, between capture and sample.
+    assert list(rec2["phase_ms"])[3:6] == ["capture", "spin", "sample"]
     # One spin graph for the run, captured at the first row: SPIN_NODES calls
     # once, and no eager call of it.
     assert spin.captured_calls == _spin.SPIN_NODES
