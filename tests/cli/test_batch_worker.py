@@ -312,7 +312,9 @@ def test_b_replays_a_in_workers_without_a_fallback(world):
 def test_the_reset_runs_after_each_job_not_when_the_next_one_waits(world):
     # A job's reset (modules, kernel caches, switches, gc) runs as soon as its
     # client has the exit code, before the worker takes the next job: each
-    # "job N" line is followed by "after job N: reset", then job N+1.
+    # "job N" line is followed by "after job N: reset", then job N+1. The
+    # last job's reset may be cut short by the batch stopping the worker
+    # (SIGTERM once the operators are done): no job waits for it.
     r = batch(world, "--isolation", "worker", "--ops", "b_pass", "b_trivial", "b_skipif")
     assert r.rc == 0, r
     (log,) = (world.bdir / ".logs" / "workers").glob("lane0.*.log")
@@ -320,7 +322,8 @@ def test_the_reset_runs_after_each_job_not_when_the_next_one_waits(world):
              if l.startswith("zlb worker lane 0: ") and "job" in l]
     kinds = [("reset %s" % l.split()[2].rstrip(":")) if l.startswith("after job ")
              else ("job %s" % l.split()[1].rstrip(":")) for l in lines]
-    assert kinds == ["job 1", "reset 1", "job 2", "reset 2", "job 3", "reset 3"], lines
+    assert kinds in (["job 1", "reset 1", "job 2", "reset 2", "job 3"],
+                     ["job 1", "reset 1", "job 2", "reset 2", "job 3", "reset 3"]), lines
     for l in lines:
         if l.startswith("after job "):
             assert all(k in l for k in ("modules", "caches", "switches", "gc", "device")), l
