@@ -20,6 +20,12 @@ rows the interval holds 1.0 (an A/A's true ratio; a 95% interval that
 misses it on far more than 5% of rows is too narrow for what processes
 draw), and the median half-width against the +-1% band.
 
+--without-effective compares copies of the directories whose measurements
+lack the engine's effective clock (effective_mhz): the same rounds on NVML's
+clock alone, as compare read them before the engine read its spin graph.
+Run with and without it, the two tables say what the effective clock turned
+from a false verdict into UNSURE, and what SAME it cost.
+
 --allow-caliber-mismatch passes zlb compare's flag on: an A/A across a
 caliber axis (a worker batch against a process one: `isolation`) is refused
 without it, and says what it measures with it.
@@ -32,8 +38,15 @@ directories hold.
 import argparse
 import itertools
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+
+# What a copy for --without-effective leaves out: the rounds' bulk, which
+# compare does not read.
+BULK = shutil.ignore_patterns("ir", "ttgir", "triton_cache", "tuner_cache", "*.tgz")
 
 
 def compare(zlb, a_dirs, b_dirs, extra=()):
@@ -103,6 +116,35 @@ def describe(r, kind):
         c["ci_high"], "  place sd %.2f%%" % (100 * place) if place else "", notes)
 
 
+def without_effective(dirs, tmp):
+    """{dir: a copy of it under tmp whose measurements have no effective_mhz}."""
+    out = {}
+    for i, d in enumerate(dirs):
+        dst = os.path.join(tmp, "r%d" % i, os.path.basename(os.path.normpath(d)))
+        shutil.copytree(d, dst, symlinks=True, ignore=BULK)
+        for root, _, files in os.walk(dst):
+            if "results.jsonl" not in files:
+                continue
+            path = os.path.join(root, "results.jsonl")
+            with open(path) as f:
+                lines = f.read().splitlines()
+            with open(path, "w") as f:
+                for line in lines:
+                    try:
+                        rec = json.loads(line)
+                    except ValueError:
+                        f.write(line + "\n")
+                        continue
+                    for side in ("gems", "torch"):
+                        m = rec.get(side) if isinstance(rec, dict) else None
+                        if isinstance(m, dict):
+                            for key in ("effective_mhz", "effective_mhz_reads"):
+                                m.pop(key, None)
+                    f.write(json.dumps(rec) + "\n")
+        out[d] = dst
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dirs", nargs="+", help="batch or run directories, one round each")
@@ -115,8 +157,24 @@ def main():
                     help="say how often the intervals hold 1.0, and their median half-width")
     ap.add_argument("--allow-caliber-mismatch", action="store_true",
                     help="compare across a caliber axis (zlb compare's flag)")
+    ap.add_argument("--without-effective", action="store_true",
+                    help="compare copies without the effective clock (NVML's alone)")
     args = ap.parse_args()
     min_ms = args.min_us / 1000.0
+    where = {d: d for d in args.dirs}
+    tmp = None
+    if args.without_effective:
+        tmp = tempfile.mkdtemp(prefix="aa_table-")
+        where = without_effective(args.dirs, tmp)
+        print("(copies without effective_mhz: NVML's clock alone)")
+    try:
+        run(args, where, min_ms)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args, where, min_ms):
 
     cases = [([a], [b]) for a, b in itertools.combinations(args.dirs, 2)]
     if args.two_rounds:
@@ -131,7 +189,7 @@ def main():
     print("%-*s %-18s %-6s %-18s %-6s" % (width, "comparison", "gems SAME", "false",
                                           "torch SAME", "false"))
     for (a, b), name in zip(cases, names):
-        doc = compare(args.zlb, a, b, extra)
+        doc = compare(args.zlb, [where[d] for d in a], [where[d] for d in b], extra)
         cells, others = [], []
         for kind in ("gems", "torch"):
             n, same, false, other = tally(doc, kind, min_ms)

@@ -3,8 +3,9 @@
 # zlb ab runs: one recording (REC) kept apart, then four warm-worker replays
 # of it (A B C D), each round's wall time in OUT/log.txt, the A/A tables in
 # OUT/aa.txt (single pairs, --rows --coverage; written after B and C too, so
-# a command cut at its limit leaves what it had) and OUT/aa_two.txt (two
-# rounds a side), the rows whose medians move between the replays' processes
+# a command cut at its limit leaves what it had), OUT/aa_two.txt (two
+# rounds a side) and OUT/aa_nvml_only.txt (the single pairs again with the
+# engine's effective clocks left out: what they changed), the rows whose medians move between the replays' processes
 # more than their engine sd says (bench/process_spread.py) in
 # OUT/process_spread.txt, each replay's fallbacks as zlb summary counts them in
 # OUT/fallbacks.txt, and with SECONDS_FOR_P one process-isolation replay (P)
@@ -43,6 +44,9 @@ done
 kill $SMI
 python3 bench/aa_table.py "$R/A" "$R/B" "$R/C" "$R/D" --two-rounds > "$OUT/aa_two.txt" 2>&1
 python3 bench/process_spread.py "$R/A" "$R/B" "$R/C" "$R/D" > "$OUT/process_spread.txt" 2>&1
+# the same rounds on NVML's clock alone: what the effective clock changed
+python3 bench/aa_table.py "$R/A" "$R/B" "$R/C" "$R/D" --rows --without-effective \
+	> "$OUT/aa_nvml_only.txt" 2>&1
 # zlb summary counts each replay's AUTOTUNE_REPLAY_FALLBACK events (summary.json)
 for b in A B C D; do
 	./build/zlb summary "$R/$b" --format json | python3 -c '

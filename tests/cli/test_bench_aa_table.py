@@ -102,3 +102,41 @@ def test_a_row_widened_by_its_effective_clocks_says_so():
     assert "eff 1960-1975 MHz, shift +0.75%" in aa.describe(row, "gems")
     # one clock on both sides: no note, whatever was read
     assert "eff" not in aa.describe({**row, "gems": {**gems, "clock_shift": 0.0}}, "gems")
+
+
+def test_without_effective_reads_the_rounds_on_nvmls_clock_alone(zlb, tmp_path):
+    # Two shipped rounds of one build (an A/A) with every gems measurement
+    # given an effective clock, one round's a level below the other's:
+    # compare widens by it. --without-effective must read them as the rounds
+    # were before, cell for cell.
+    import shutil
+
+    dirs = []
+    for r, mhz in (("r1", 1960.2), ("r2", 1975.0)):
+        dst = tmp_path / r
+        shutil.copytree(AB / "A" / r, dst)
+        for res in dst.rglob("results.jsonl"):
+            recs = [json.loads(l) for l in res.read_text().splitlines() if l.strip()]
+            for rec in recs:
+                if isinstance(rec.get("gems"), dict):
+                    rec["gems"]["effective_mhz"] = mhz
+            res.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        dirs.append(dst)
+
+    def cells(lines):
+        # gems SAME, its %, false verdicts; the same for torch
+        return [l.split()[-6:] for l in lines if " -- " in l]
+
+    plain = cells(table(zlb, AB / "A" / "r1", AB / "A" / "r2", "--min-us", "0"))
+    widened = cells(table(zlb, *dirs, "--min-us", "0"))
+    stripped = table(zlb, *dirs, "--min-us", "0", "--without-effective")
+    assert stripped[0].startswith("(copies without effective_mhz")
+    assert cells(stripped) == plain
+    # the level apart cost gems SAME rows, gave no verdict, and left torch,
+    # whose measurements read no effective clock, as it was
+    same = lambda c: int(c[0].split("/")[0])  # noqa: E731
+    assert same(widened[0]) < same(plain[0]), (widened, plain)
+    assert widened[0][2] == "0" and widened[0][3:] == plain[0][3:]
+    # the originals were copied, not touched
+    assert all("effective_mhz" not in p.read_text()
+               for p in (AB / "A" / "r1").rglob("results.jsonl"))
