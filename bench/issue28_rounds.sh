@@ -5,9 +5,9 @@
 # OUT/aa.txt (single pairs, --rows --coverage; written after B and C too, so
 # a command cut at its limit leaves what it had), OUT/aa_two.txt (two
 # rounds a side) and OUT/aa_nvml_only.txt (the single pairs again with the
-# engine's effective clocks left out: what they changed), the rows whose medians move between the replays' processes
-# more than their engine sd says (bench/process_spread.py) in
-# OUT/process_spread.txt, each replay's fallbacks as zlb summary counts them in
+# engine's effective clocks left out: what they changed), the rows whose
+# medians move between the replays' processes more than their engine sd says
+# (bench/process_spread.py) in OUT/process_spread.txt, each replay's fallbacks as zlb summary counts them in
 # OUT/fallbacks.txt, and with SECONDS_FOR_P one process-isolation replay (P)
 # compared with the worker replays (isolation is caliber: the compare must
 # ask for it). nvidia-smi logs clocks, power and temperature beside it
