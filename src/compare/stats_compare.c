@@ -288,8 +288,9 @@ static double effective_shift(double ln_a, double ln_b)
 }
 
 /*
- * The clock difference to widen by: NVML's (a step left out) or the
- * effective clocks', whichever says more; either where only one is had.
+ * The clock difference a comparison reports (clock_shift): NVML's (a step
+ * left out) or the effective clocks', whichever says more; either where
+ * only one is had. The interval is widened by both.
  */
 static double larger_shift(double nvml, double effective)
 {
