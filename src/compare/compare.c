@@ -294,6 +294,15 @@ int compare_row_effective_clocks(const struct compare_row *row, int k, double *l
 	       *hi > *lo * (1 + STATS_EFFECTIVE_CLOCK_TOL);
 }
 
+int compare_row_control_moved_too(const struct compare_row *row)
+{
+	enum stats_verdict g = row->verdict[COMPARE_GEMS];
+
+	return row->paired && !row->excluded && row->has[COMPARE_GEMS] &&
+	       row->has[COMPARE_TORCH] && (g == STATS_SLOWER || g == STATS_FASTER) &&
+	       row->verdict[COMPARE_TORCH] == g;
+}
+
 const char *compare_row_clock_limit(const struct compare_row *row, int k, int s)
 {
 	unsigned long long bits = row->side[s].clock_reasons[k];

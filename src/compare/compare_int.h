@@ -48,6 +48,22 @@ int compare_row_effective_clocks(const struct compare_row *row, int k, double *l
  */
 const char *compare_row_clock_limit(const struct compare_row *row, int k, int s);
 
+/* What stands in a verdict's place on a row excluded from verdicts. */
+#define COMPARE_EXCLUDED "EXCLUDED"
+
+/*
+ * A gems verdict whose torch control moved the same way: torch's kernels do
+ * not change with the Triton build under test, so the machine (its clocks,
+ * a warm worker's allocator, a neighbour) may have moved the row instead.
+ */
+int compare_row_control_moved_too(const struct compare_row *row);
+
+/*
+ * The legend of what the report's rows show: one line for each flag or
+ * note that occurs on a paired row (compare_legend.c).
+ */
+void compare_render_legend(const struct compare *c, struct strbuf *sb);
+
 /*
  * The view's paired rows as the report's table (op, dtype, shape, gems A
  * and B, B/A, interval, q, verdict, torch B/A and verdict, notes), for
