@@ -65,7 +65,8 @@ Graphs are released before returning, whatever happened.
 
 What is arithmetic on times lives beside it: _graph_size (K, placements,
 warm-up calls), _power (when to sample again at the power duty) and
-_probe_read (a probe's draw from its pairs). What stays here touches the
+_probe_read (a probe's draw from its pairs); the effective clock's spin
+graph is _spin's, handed _replay. What stays here touches the
 GPU: capture, replay, the probes' graphs, the steps a replay repeats after
 its recording (_mirror_estimates, _settle_k), and the graphs measure owns
 until it releases them; over 700 lines because those steps share that
@@ -561,7 +562,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         if spin_ok:
             after = _spin.clock().read(torch, lib, _replay)
             clock.lap("spin")
-        spin = _spin.fields([before, after], spin_why(lib))
+        spin = _spin.fields([before, after], _spin.why_none(lib))
         probe = dict.fromkeys(PROBE_KEYS)
         probe["placement_probes"] = 0
         if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:
@@ -587,15 +588,6 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
             "graph_why": None if graph else why,
             "nodes": counts["nodes"] if counts else None, "probe": probe,
             "phase_ms": clock.ms}
-
-
-def spin_why(lib):
-    """Why a measurement has no effective clock (_spin.fields), when it has none."""
-    if not lib.v2:
-        return "libzlbtimer ABI %d" % lib.abi
-    if _state.tuning_now:
-        return "an autotuner's config"
-    return _spin.clock().why
 
 
 def _sample(torch, lib, graphs, k, min_samples, max_samples, rep_ms, max_wall, rule, shape,

@@ -104,6 +104,15 @@ def release():
         c.graph = None
 
 
+def why_none(lib):
+    """Why a measurement has no effective clock, when it has none."""
+    if not lib.v2:
+        return "libzlbtimer ABI %d" % lib.abi
+    if _state.tuning_now:
+        return "an autotuner's config"
+    return clock().why
+
+
 def fields(reads, why):
     """SPIN_KEYS of a record from the readings before and after sampling
     (None where one failed): effective_mhz is their geometric mean, None
