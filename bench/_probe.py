@@ -4,6 +4,7 @@ one JSON document on stdout."""
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
@@ -71,22 +72,64 @@ def sd_pct(values):
     return 100.0 * (sum((v - m) ** 2 for v in values) / (n - 1)) ** 0.5 / m
 
 
-def interleaved_medians(torch, graphs, calls, rounds):
+def capture(torch, fn, k):
+    """A CUDA graph of k calls of fn, captured on a side stream as zlb does
+    (torch's own pool), the device synchronised after."""
+    g = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.graph(g, stream=side):
+        for _ in range(k):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    return g
+
+
+def k_for(per_call_ms, target_ms=2.0):
+    """Calls per replay for a replay of about target_ms: a power of two, as
+    zlb's engine rounds it, so processes with close estimates agree."""
+    return max(1, 2 ** math.ceil(math.log2(max(1.0, target_ms / per_call_ms))))
+
+
+def per_call_ms(torch, fn, k=8, n=5):
+    """What one call of fn costs on the GPU: the fastest of n single replays
+    of a graph of k calls (each after an untimed one), over k."""
+    g = capture(torch, fn, k)
+    e0 = torch.cuda.Event(enable_timing=True)
+    e1 = torch.cuda.Event(enable_timing=True)
+    got = []
+    for _ in range(n):
+        g.replay()
+        e0.record()
+        g.replay()
+        e1.record()
+        torch.cuda.synchronize()
+        got.append(e0.elapsed_time(e1) / k)
+    del g
+    return min(got)
+
+
+def interleaved_medians(torch, graphs, calls, rounds, streams=None):
     """Median us per call of each graph (name -> torch CUDAGraph, calls[name]
     calls in it), timed in single replays between CUDA events, each after an
     untimed replay of its own, the graphs taken in turn and the starting one
-    rotated each round so that a drift of the device hits them alike."""
-    e0 = torch.cuda.Event(enable_timing=True)
-    e1 = torch.cuda.Event(enable_timing=True)
+    rotated each round so that a drift of the device hits them alike.
+    streams: name -> the stream a graph is replayed on (the current one for
+    a graph it does not name)."""
     order = list(graphs)
     times = {key: [] for key in order}
+    streams = streams or {}
     for r in range(rounds):
         for key in order[r % len(order):] + order[:r % len(order)]:
             g = graphs[key]
-            g.replay()
-            e0.record()
-            g.replay()
-            e1.record()
+            with torch.cuda.stream(streams.get(key, torch.cuda.current_stream())):
+                e0 = torch.cuda.Event(enable_timing=True)
+                e1 = torch.cuda.Event(enable_timing=True)
+                g.replay()
+                e0.record()
+                g.replay()
+                e1.record()
             torch.cuda.synchronize()
             times[key].append(e0.elapsed_time(e1) * 1e3 / calls[key])
     return {key: sorted(v)[len(v) // 2] for key, v in times.items()}

@@ -34,26 +34,14 @@ import _probe
 
 
 def kernels(torch):
-    """name -> (op, args): FlagGems-sized inputs, made once per process."""
-    f16 = torch.float16
+    """input_probe_check.py's kernels (FlagGems-sized inputs, made once per
+    process), and gelu of 8192^2, one far past L2."""
+    import input_probe_check
 
-    def r(*shape):
-        return torch.randn(*shape, device="cuda", dtype=f16)
-
-    a, b, c = r(1024, 1024), r(1024, 1024), r(1024, 1024)
-    y = r(4096, 8192)
-    w = r(4096, 16384)
-    g = r(4096, 4096)
-    h = r(8192, 8192)
-    s = r(1024, 1024)
-    return {
-        "addmm_1024": (torch.addmm, (c, a, b)),
-        "gelu_4096x4096": (torch.nn.functional.gelu, (g,)),
-        "gelu_8192x8192": (torch.nn.functional.gelu, (h,)),
-        "log_softmax_4096x8192": (lambda x: torch.log_softmax(x, dim=-1), (y,)),
-        "cumsum_4096x16384": (lambda x: torch.cumsum(x, dim=-1), (w,)),
-        "softmax_1024": (lambda x: torch.softmax(x, dim=-1), (s,)),
-    }
+    ks = input_probe_check.kernels(torch)
+    ks["gelu_8192x8192"] = (torch.nn.functional.gelu,
+                            (torch.randn(8192, 8192, device="cuda", dtype=torch.float16),))
+    return ks
 
 
 def loaded_kernels():
@@ -79,65 +67,23 @@ def load_again(compiled, keep):
     return old
 
 
-def timed(torch, graphs, streams, calls, rounds):
-    """interleaved_medians, each graph replayed on its own stream."""
-    order = list(graphs)
-    times = {key: [] for key in order}
-    for r in range(rounds):
-        for key in order[r % len(order):] + order[:r % len(order)]:
-            with torch.cuda.stream(streams[key]):
-                e0 = torch.cuda.Event(enable_timing=True)
-                e1 = torch.cuda.Event(enable_timing=True)
-                graphs[key].replay()
-                e0.record()
-                graphs[key].replay()
-                e1.record()
-            torch.cuda.synchronize()
-            times[key].append(e0.elapsed_time(e1) * 1e3 / calls)
-    return {key: sorted(v)[len(v) // 2] for key, v in times.items()}
-
-
 def measure_one(torch, op, args, rounds, target_ms, keep):
     fn = lambda: op(*args)  # noqa: E731  (FlagGems' benchmark closure)
     for _ in range(50):
         fn()
     torch.cuda.synchronize()
 
-    def capture(k):
-        gr = torch.cuda.CUDAGraph()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.graph(gr, stream=side):
-            for _ in range(k):
-                fn()
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        return gr
-
-    g8 = capture(8)
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    est = []
-    for _ in range(5):
-        g8.replay()
-        e0.record()
-        g8.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        est.append(e0.elapsed_time(e1) / 8)
-    del g8
-    k = max(1, 2 ** math.ceil(math.log2(max(1.0, target_ms / min(est)))))
-    graphs = {"M": capture(k), "F": capture(k)}
+    k = _probe.k_for(_probe.per_call_ms(torch, fn), target_ms)
+    graphs = {"M": _probe.capture(torch, fn, k), "F": _probe.capture(torch, fn, k)}
     compiled = loaded_kernels()
     for i in range(1, 4):
         old = load_again(compiled, keep)
-        graphs["C%d" % i] = capture(k)
+        graphs["C%d" % i] = _probe.capture(torch, fn, k)
         for kern, f in old:
             kern.function = f
-    main = torch.cuda.current_stream()
-    streams = dict.fromkeys(graphs, main)
     graphs["S"] = graphs["M"]
-    streams["S"] = torch.cuda.Stream()
-    med = timed(torch, graphs, streams, k, rounds)
+    med = _probe.interleaved_medians(torch, graphs, dict.fromkeys(graphs, k), rounds,
+                                     {"S": torch.cuda.Stream()})
     del graphs
     torch.cuda.synchronize()
     return {"k": k, "median_us": med, "compiled_kernels": len(compiled)}

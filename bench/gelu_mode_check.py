@@ -34,17 +34,6 @@ SPINS = 8
 
 
 def graphs(torch, x):
-    def capture(fn, k):
-        g = torch.cuda.CUDAGraph()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.graph(g, stream=side):
-            for _ in range(k):
-                fn()
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        return g
-
     gelu = lambda: torch.nn.functional.gelu(x)  # noqa: E731
     silu = lambda: torch.nn.functional.silu(x)  # noqa: E731
     spin = lambda: torch.cuda._sleep(SPIN_CYCLES)  # noqa: E731
@@ -52,7 +41,8 @@ def graphs(torch, x):
         for _ in range(10):
             f()
     torch.cuda.synchronize()
-    return ({"gelu": capture(gelu, 32), "silu": capture(silu, 32), "spin": capture(spin, SPINS)},
+    return ({"gelu": _probe.capture(torch, gelu, 32), "silu": _probe.capture(torch, silu, 32),
+             "spin": _probe.capture(torch, spin, SPINS)},
             {"gelu": 32, "silu": 32, "spin": SPINS})
 
 

@@ -66,39 +66,17 @@ def measure_one(torch, op, args, rounds, target_ms):
         fn()
     torch.cuda.synchronize()
 
-    def capture(f, k):
-        gr = torch.cuda.CUDAGraph()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.graph(gr, stream=side):
-            for _ in range(k):
-                f()
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        return gr
-
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    g64 = capture(fn, 64)
-    times = []
-    for _ in range(5):
-        g64.replay()
-        e0.record()
-        g64.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        times.append(e0.elapsed_time(e1) / 64)
-    del g64
-    k = max(1, 2 ** math.ceil(math.log2(max(1.0, target_ms / min(times)))))
-    graphs = {"M": capture(fn, k)}
+    k = _probe.k_for(_probe.per_call_ms(torch, fn, k=64), target_ms)
+    graphs = {"M": _probe.capture(torch, fn, k)}
     for i in range(1, 4):
-        graphs["F%d" % i] = capture(fn, k)
+        graphs["F%d" % i] = _probe.capture(torch, fn, k)
     keep = []
     for i in range(1, 4):
         # the clones live on memory of their own, in segments this process
         # had not touched: pages, channels and alignment drawn anew
         clones = tuple(a.clone() for a in args)
         keep.append(clones)
-        graphs["I%d" % i] = capture(closure(op, clones), k)
+        graphs["I%d" % i] = _probe.capture(torch, closure(op, clones), k)
     med = _probe.interleaved_medians(torch, graphs, dict.fromkeys(graphs, k), rounds)
     out = {"k": k, "median_us": med,
            "moved_bytes": sum(a.untyped_storage().nbytes() for a in keep[0]),

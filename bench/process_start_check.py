@@ -23,11 +23,12 @@ process: the first windows' median against the last windows'.
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
 import time
+
+import _probe
 
 
 def window(torch, graphs, calls, replays):
@@ -68,17 +69,8 @@ def one_process(seconds, hog_gib):
             fn()
         e1.record()
         torch.cuda.synchronize()
-        per = e0.elapsed_time(e1) / 20
-        k = max(1, 2 ** math.ceil(math.log2(max(1.0, 2.0 / per))))
-        g = torch.cuda.CUDAGraph()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.graph(g, stream=side):
-            for _ in range(k):
-                fn()
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        graphs[name], calls[name] = g, k
+        k = _probe.k_for(e0.elapsed_time(e1) / 20)
+        graphs[name], calls[name] = _probe.capture(torch, fn, k), k
     rows = []
     while time.monotonic() - t0 < seconds:
         t = time.monotonic() - t0
