@@ -22,6 +22,23 @@ def parser(doc, kernels, procs, m):
     return p
 
 
+def worker_parser(doc, procs):
+    """The command line of a probe that re-runs itself in fresh processes:
+    --procs, --out and the hidden --worker; the probe adds its own."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--procs", type=int, default=procs)
+    p.add_argument("--out")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    return p
+
+
+def write_json(path, doc):
+    """doc to path (indented), when a path was given."""
+    if path:
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+
+
 def run_workers(script, argv, procs):
     """Run script --worker argv in procs fresh processes, one after another;
     the JSON each printed, for those that succeeded (failures are reported)."""
@@ -60,6 +77,11 @@ def engine_rule(timer_lib, **changes):
     from zlbench import timing
 
     return timing._settings()["rule"].but(**changes)
+
+
+def rms(values):
+    """Root mean square of values (sds in %, say)."""
+    return math.sqrt(sum(x * x for x in values) / len(values))
 
 
 def sd_pct(values):

@@ -23,10 +23,8 @@ is the process state, and a probe can draw it by loading the code anew.
       python3 bench/code_placement_check.py --procs 6 --out $OUT/code.json
 """
 
-import argparse
 import gc
 import json
-import math
 import os
 import sys
 
@@ -104,12 +102,9 @@ def one_process(rounds, target_ms):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--procs", type=int, default=6)
+    ap = _probe.worker_parser(__doc__, 6)
     ap.add_argument("--rounds", type=int, default=13)
     ap.add_argument("--target-ms", type=float, default=2.0)
-    ap.add_argument("--out")
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         print(json.dumps(one_process(a.rounds, a.target_ms)))
@@ -126,7 +121,7 @@ def main(argv=None):
         m = [q["median_us"]["M"] for q in rows]
         code = [_probe.sd_pct([q["median_us"][c] for c in ("M", "C1", "C2", "C3")])
                 for q in rows]
-        rms = math.sqrt(sum(x * x for x in code) / len(code))
+        rms = _probe.rms(code)
         report[name] = {"k": rows[0]["k"], "measured_us": m,
                         "between_sd_pct": _probe.sd_pct(m), "code_sd_pct": code,
                         "code_rms": rms}
@@ -139,9 +134,7 @@ def main(argv=None):
                 " ".join("%+.2f%%" % (100 * (med[c] / med["M"] - 1))
                          for c in ("C1", "C2", "C3")),
                 100 * (med["S"] / med["M"] - 1), q["compiled_kernels"]), flush=True)
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump({"report": report, "processes": procs}, f, indent=1)
+    _probe.write_json(a.out, {"report": report, "processes": procs})
     return 0
 
 

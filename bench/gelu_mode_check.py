@@ -21,7 +21,6 @@ beside it to see whether NVML shows the levels.
       python3 bench/gelu_mode_check.py --procs 8 --out $OUT/gelu_mode.json
 """
 
-import argparse
 import json
 import os
 import sys
@@ -83,11 +82,8 @@ def one_process(rounds):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--procs", type=int, default=8)
+    ap = _probe.worker_parser(__doc__, 8)
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--out")
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         print(json.dumps(one_process(a.rounds)))
@@ -104,9 +100,7 @@ def main(argv=None):
         print("%-16s between processes: gelu sd %.3f%%, spin sd %.3f%%" % (
             st, _probe.sd_pct([p[st]["gelu"] for p in procs]),
             _probe.sd_pct([p[st]["spin"] for p in procs])))
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(procs, f, indent=1)
+    _probe.write_json(a.out, procs)
     return 0
 
 

@@ -25,9 +25,7 @@ clock is slow by its clock, which NVML's 15 MHz steps hide.
       python3 bench/input_probe_check.py --procs 6 --gems --out $OUT/inputs.json
 """
 
-import argparse
 import json
-import math
 import os
 import sys
 
@@ -105,13 +103,10 @@ def one_process(rounds, target_ms, gems):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--procs", type=int, default=6)
+    ap = _probe.worker_parser(__doc__, 6)
     ap.add_argument("--rounds", type=int, default=13)
     ap.add_argument("--target-ms", type=float, default=2.0)
     ap.add_argument("--gems", action="store_true", help="FlagGems' kernels too")
-    ap.add_argument("--out")
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     wargs = ["--rounds", str(a.rounds), "--target-ms", str(a.target_ms)]
     if a.gems:
@@ -131,23 +126,20 @@ def main(argv=None):
         moved = [_probe.sd_pct([q["median_us"][k] for k in ("M", "I1", "I2", "I3")])
                  for q in rows]
         mhz = [q.get("effective_mhz") for q in rows]
-        rms = lambda v: math.sqrt(sum(x * x for x in v) / len(v))  # noqa: E731
         report[name] = {"k": rows[0]["k"], "moved_mib": rows[0]["moved_bytes"] / 2 ** 20,
                         "measured_us": m, "effective_mhz": mhz,
                         "between_sd_pct": _probe.sd_pct(m),
                         "full_probe_sd_pct": full, "moved_probe_sd_pct": moved,
-                        "full_rms": rms(full), "moved_rms": rms(moved)}
+                        "full_rms": _probe.rms(full), "moved_rms": _probe.rms(moved)}
         print("%-28s K %4d  M %8.3f us  between %.2f%%  | inside, outputs moved: rms %.2f%% "
               "(%s)  | inputs moved too: rms %.2f%% (%s)" % (
-                  name, rows[0]["k"], sum(m) / len(m), _probe.sd_pct(m), rms(full),
-                  " ".join("%.2f" % v for v in full), rms(moved),
+                  name, rows[0]["k"], sum(m) / len(m), _probe.sd_pct(m), _probe.rms(full),
+                  " ".join("%.2f" % v for v in full), _probe.rms(moved),
                   " ".join("%.2f" % v for v in moved)), flush=True)
         print("%-28s   by process: M %s us at %s MHz (spin)" % (
             "", " ".join("%.3f" % v for v in m),
             " ".join("%.1f" % v if v else "-" for v in mhz)), flush=True)
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump({"report": report, "processes": procs}, f, indent=1)
+    _probe.write_json(a.out, {"report": report, "processes": procs})
     return 0
 
 

@@ -48,15 +48,7 @@ def one_process(passes, pause_s, rounds, target_ms, gems):
     graphs, calls = {}, {}
 
     def capture(f, k):
-        g = torch.cuda.CUDAGraph()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.graph(g, stream=side):
-            for _ in range(k):
-                f()
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        return g
+        return _probe.capture(torch, f, k)
 
     def per_call_k(f):
         for _ in range(30):

@@ -30,6 +30,8 @@ import json
 import statistics
 import time
 
+import _probe
+
 
 class Nvml:
     """The SM clock, power and clocks event reasons of device 0."""
@@ -63,15 +65,7 @@ def graph_of(torch, fn, replay_ms):
     e.synchronize()
     per_call = s.elapsed_time(e) / 20
     k = max(1, int(round(replay_ms / per_call)))
-    g = torch.cuda.CUDAGraph()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.graph(g, stream=side):
-        for _ in range(k):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    return g, k
+    return _probe.capture(torch, fn, k), k
 
 
 def phase(torch, nvml, g, k, duty, seconds):

@@ -21,7 +21,6 @@ process: the first windows' median against the last windows'.
     python3 bench/process_start_check.py --out $OUT/start.json
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -60,16 +59,7 @@ def one_process(seconds, hog_gib):
     graphs, calls = {}, {}
     for name, x in ins.items():
         fn = lambda x=x: torch.nn.functional.gelu(x)  # noqa: E731
-        for _ in range(20):
-            fn()
-        torch.cuda.synchronize()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(20):
-            fn()
-        e1.record()
-        torch.cuda.synchronize()
-        k = _probe.k_for(e0.elapsed_time(e1) / 20)
+        k = _probe.k_for(_probe.per_call_ms(torch, fn))
         graphs[name], calls[name] = _probe.capture(torch, fn, k), k
     rows = []
     while time.monotonic() - t0 < seconds:
@@ -84,14 +74,11 @@ def one_process(seconds, hog_gib):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--procs", type=int, default=6)
+    ap = _probe.worker_parser(__doc__, 6)
     ap.add_argument("--back-to-back", type=int, default=3)
     ap.add_argument("--gap", type=float, default=10.0)
     ap.add_argument("--seconds", type=float, default=16.0)
     ap.add_argument("--hog-gib", type=float, default=20.0)
-    ap.add_argument("--out")
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         print(json.dumps(one_process(a.seconds, a.hog_gib)))
@@ -118,9 +105,7 @@ def main(argv=None):
                   "   | %s" % (i, gap, name, first, last, 100 * (first / last - 1),
                                " ".join("%.2f" % (100 * (v / last - 1)) for v in series)),
                   flush=True)
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(procs, f, indent=1)
+    _probe.write_json(a.out, procs)
     return 0
 
 
