@@ -8,7 +8,7 @@
 # engine's effective clocks left out: what they changed), the rows whose
 # medians move between the replays' processes more than their engine sd says
 # (bench/process_spread.py) in OUT/process_spread.txt, each replay's fallbacks as zlb summary counts them in
-# OUT/fallbacks.txt, and with SECONDS_FOR_P one process-isolation replay (P)
+# OUT/fallbacks.txt, the rounds without their IR in OUT/rounds.tgz, and with SECONDS_FOR_P one process-isolation replay (P)
 # compared with the worker replays (isolation is caliber: the compare must
 # ask for it). nvidia-smi logs clocks, power and temperature beside it
 # (OUT/smi.csv): at a power cap they explain rows.
@@ -56,6 +56,10 @@ print(sys.argv[1], "replay_fallbacks", s["replay_fallbacks"],
       *("%s: %s" % (o["op"], o["remarks"]) for o in s["ops_with_remarks"]))' "$b"
 done > "$OUT/fallbacks.txt" 2>&1
 tee -a "$OUT/log.txt" < "$OUT/fallbacks.txt"
+# the rounds' records without their bulk, so that compare can be read again
+# off the GPU machine
+tar -czf "$OUT/rounds.tgz" --exclude=ir --exclude=ttgir --exclude=triton_cache \
+	--exclude=tuner_cache --exclude='*.tgz' -C "$R" REC A B C D
 if [ "$PBUDGET" -gt 0 ]; then
 	step P "$PBUDGET" ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/P" \
 		--isolation process --replay-root "$R/REC"
