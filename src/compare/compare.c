@@ -185,6 +185,7 @@ static void row_statistics(const struct compare *c, struct compare_row *row)
 		so.confidence = c->opts.confidence;
 		so.drift_floor = c->opts.drift_floor;
 		so.nboot = c->opts.nboot;
+		so.band = c->opts.threshold;
 		/* Each row's own seed: the same numbers however the rows are shared out. */
 		so.seed = stats_mix64(c->opts.seed ^ compare_key_hash(row->key) ^ (uint64_t)k);
 		if (stats_compare(a->set, a->nr, b->set, b->nr, &so, &row->res[k]))
@@ -290,8 +291,7 @@ int compare_row_clocks(const struct compare_row *row, int k, double *lo, double 
 
 int compare_row_effective_clocks(const struct compare_row *row, int k, double *lo, double *hi)
 {
-	return row_clock_range(row, k, 1, lo, hi) >= 2 &&
-	       *hi > *lo * (1 + STATS_EFFECTIVE_CLOCK_TOL);
+	return row_clock_range(row, k, 1, lo, hi) >= 2 && *hi > *lo + STATS_CLOCK_STEP_MHZ;
 }
 
 int compare_row_control_moved_too(const struct compare_row *row)

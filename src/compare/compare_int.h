@@ -34,7 +34,8 @@ const char *compare_verdict_text(const struct compare_row *row, int k);
 int compare_row_clocks(const struct compare_row *row, int k, double *lo, double *hi);
 /*
  * The same for the rounds' effective clocks (stats_sample_set.effective_mhz):
- * 1 when every round has one and they spread past STATS_EFFECTIVE_CLOCK_TOL.
+ * 1 when every round has one and they spread past a step of the clock table
+ * (STATS_CLOCK_STEP_MHZ), what the interval is widened beyond.
  */
 int compare_row_effective_clocks(const struct compare_row *row, int k, double *lo, double *hi);
 

@@ -144,10 +144,11 @@ void compare_render_legend(const struct compare *c, struct strbuf *sb)
 	if (eff_seen)
 		strbuf_addf(sb, "eff LO-HI MHz  the SM clock the row's kernels really ran at (a spin "
 			    "graph read before and after its sampling; compare.json: effective_mhz_a, "
-			    "_b) differed by more than %.1f%% between rounds where NVML's clock need "
-			    "not show it (an H100 at a steady 1980 MHz ran at two levels 0.75%% apart "
-			    "for seconds at a time); the interval covers what that difference makes "
-			    "of a compute-bound kernel (clock_shift)\n", 100 * STATS_EFFECTIVE_CLOCK_TOL);
+			    "_b) differed by more than a step of the clock table (%.0f MHz) between "
+			    "rounds where NVML's clock need not show it (an H100 at a steady 1980 MHz "
+			    "ran at levels 0.75%% apart for seconds at a time); the interval covers "
+			    "what that difference beyond a step (or beyond --threshold, if smaller) "
+			    "makes of a compute-bound kernel (clock_shift)\n", STATS_CLOCK_STEP_MHZ);
 	if (limit_seen)
 		strbuf_addstr(sb, "power cap / thermal / hw slowdown A,B  NVML said that limit held "
 			      "the SM clock down while that side's samples ran (compare.json: "

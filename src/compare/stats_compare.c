@@ -275,16 +275,18 @@ static double clock_shift(double ln_a, double ln_b)
 }
 
 /*
- * ln(effective_B / effective_A), 0 within STATS_EFFECTIVE_CLOCK_TOL; NAN
- * when a side has none.
+ * ln(effective_B / effective_A) less one clock step, or less the verdict
+ * band where narrower (stats_compare.h, "Effective clocks"); NAN when a
+ * side has none.
  */
-static double effective_shift(double ln_a, double ln_b)
+static double effective_shift(double ln_a, double ln_b, double band)
 {
-	double d = ln_b - ln_a;
+	double d = ln_b - ln_a, left;
 
 	if (!isfinite(d))
 		return NAN;
-	return fabs(d) <= log1p(STATS_EFFECTIVE_CLOCK_TOL) ? 0 : d;
+	left = fmin(log1p(STATS_CLOCK_STEP_MHZ / exp(fmin(ln_a, ln_b))), log1p(fmax(0, band)));
+	return fabs(d) <= left ? 0 : d > 0 ? d - left : d + left;
 }
 
 /*
@@ -558,7 +560,7 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	 * larger.
 	 */
 	nvml_shift = clock_shift(A.ln_clock, B.ln_clock) * s_hi;
-	eff_shift = effective_shift(A.ln_effective, B.ln_effective) * s_hi;
+	eff_shift = effective_shift(A.ln_effective, B.ln_effective, o->band) * s_hi;
 	c->clock_shift = larger_shift(nvml_shift, eff_shift);
 	lo = c->lo;
 	hi = c->hi;

@@ -170,11 +170,22 @@
 #define STATS_CLOCK_STEP_MHZ 15.0
 
 /*
- * Effective clocks (stats_sample_set.effective_mhz) this close, as a
- * fraction, are one clock: on an H100 one spin graph read its level to
- * 0.01%, a second capture of it 0.14% off, and the levels were 0.75% apart.
+ * Effective clocks (stats_sample_set.effective_mhz) widen the interval by
+ * their difference less one step of the clock table (STATS_CLOCK_STEP_MHZ),
+ * as NVML's do, or less the verdict band (stats_cmp_opts.band) where that
+ * is narrower. The spin reads its clock to 0.01%, so the step is not left
+ * for the reading: it is what no verdict can come from. A row whose sides
+ * differ only by a clock d reads at most s d apart (s <= 1), and its
+ * interval, widened by d - L, then reaches back to L - (its half-width)
+ * of 1: with L no wider than the band, never a verdict. On an H100 matrix
+ * (10 operators x 3 sizes, four replays) widening by the whole difference
+ * turned UNSURE 12-48% of the single pairs' rows that read SAME without it,
+ * mostly memory-bound rows that follow no clock (mul 8192^2: 0.9997 with
+ * its sides' spins 1.5% apart), and turned no false verdict. What is given
+ * up: a change of the build that a clock difference hides can read SAME
+ * up to L beyond the band, and a verdict's change can be L smaller than
+ * the band says; NVML's step has always left as much.
  */
-#define STATS_EFFECTIVE_CLOCK_TOL 0.003
 
 /* The exact-binomial limit of the centre law (normal approximation above). */
 #define STATS_EXACT_N_MAX 400
@@ -225,7 +236,7 @@ struct stats_sample_set {
 	 * NVML's clock moves in 15 MHz steps and on an H100 read 1980 MHz while
 	 * the spin read 1960 or 1975 and a gelu followed it, 0.34% apart. Where
 	 * every round of both sides has one it is the clock of "Clocks" above,
-	 * a difference within STATS_EFFECTIVE_CLOCK_TOL saying none.
+	 * less a step or the band (above).
 	 */
 	double effective_mhz;
 };
@@ -301,9 +312,10 @@ struct stats_cmp_opts {
 	unsigned nboot;		/* bootstrap replicates; 2000 */
 	size_t min_samples;	/* a single round needs this many samples; 5 */
 	uint64_t seed;		/* the bootstrap's seed for this row */
+	double band;		/* the verdict band the interval is judged by; 0.01 */
 };
 
-#define STATS_CMP_OPTS_INIT { 0.95, 0.001, 2000, 5, 1 }
+#define STATS_CMP_OPTS_INIT { 0.95, 0.001, 2000, 5, 1, 0.01 }
 
 struct stats_cmp {
 	int ok;			/* 1: an interval and a p-value were computed */

@@ -106,13 +106,13 @@ def test_a_row_widened_by_its_effective_clocks_says_so():
 
 def test_without_effective_reads_the_rounds_on_nvmls_clock_alone(zlb, tmp_path):
     # Two shipped rounds of one build (an A/A) with every gems measurement
-    # given an effective clock, one round's a level below the other's:
-    # compare widens by it. --without-effective must read them as the rounds
+    # given an effective clock, one round's two levels below the other's:
+    # compare widens by it (less one step). --without-effective must read them as the rounds
     # were before, cell for cell.
     import shutil
 
     dirs = []
-    for r, mhz in (("r1", 1960.2), ("r2", 1975.0)):
+    for r, mhz in (("r1", 1945.4), ("r2", 1975.0)):
         dst = tmp_path / r
         shutil.copytree(AB / "A" / r, dst)
         for res in dst.rglob("results.jsonl"):
@@ -132,7 +132,7 @@ def test_without_effective_reads_the_rounds_on_nvmls_clock_alone(zlb, tmp_path):
     stripped = table(zlb, *dirs, "--min-us", "0", "--without-effective")
     assert stripped[0].startswith("(copies without effective_mhz")
     assert cells(stripped) == plain
-    # the level apart cost gems SAME rows, gave no verdict, and left torch,
+    # the levels apart cost gems SAME rows, gave no verdict, and left torch,
     # whose measurements read no effective clock, as it was
     same = lambda c: int(c[0].split("/")[0])  # noqa: E731
     assert same(widened[0]) < same(plain[0]), (widened, plain)

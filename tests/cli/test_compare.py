@@ -569,25 +569,27 @@ def test_rounds_at_different_clocks_are_noted(zlb, tmp_path):
 def test_effective_clocks_apart_turn_a_verdict_unsure(zlb, tmp_path):
     # One round a side, B's gems 1.7% faster on rows 0 and 1, NVML at 1980
     # MHz on every row (as on an H100 in issue 28). Row 0's spin graphs read
-    # the SM clock at 1960.2 MHz in A and 1975.0 in B, one step of the
-    # clock table that NVML did not show: what the clock can explain is in
-    # its interval, and it is no verdict. Row 1's read one clock: FASTER.
+    # the SM clock at 1945.4 MHz in A and 1975.0 in B, two steps of the
+    # clock table that NVML did not show: what the clock can explain beyond
+    # a step is in its interval, and it is no verdict. Row 1's read one
+    # clock: FASTER.
     def fields(eff):
         return {0: {"clock_mhz": 1980.0, "effective_mhz": eff},
                 1: {"clock_mhz": 1980.0, "effective_mhz": 1975.0}}
     a, b = make_sides(tmp_path, rounds=1, n=400, noise=0.001, drift=0.0,
-                      a_kw={"gems_fields": fields(1960.2)},
+                      a_kw={"gems_fields": fields(1945.4)},
                       b_kw={"gems_fields": fields(1975.0), "shift": {0: -0.017, 1: -0.017}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc in (0, 1), res
     g = {(r["dtype"], r["shape_detail"]): r["gems"] for r in paired(res)}
     apart, one = g[(DTYPES[0], SHAPES[0])], g[(DTYPES[1], SHAPES[0])]
-    assert apart["effective_mhz_a"] == [1960.2] and apart["effective_mhz_b"] == [1975.0]
-    assert apart["clock_shift"] == pytest.approx(math.log(1975.0 / 1960.2), rel=1e-9)
+    assert apart["effective_mhz_a"] == [1945.4] and apart["effective_mhz_b"] == [1975.0]
+    assert apart["clock_shift"] == pytest.approx(
+        math.log(1975.0 / 1945.4) - math.log1p(15 / 1945.4), rel=1e-9)
     assert apart["verdict"] == "UNSURE" and apart["ci_high"] > 0.99
     assert one["clock_shift"] == 0 and one["verdict"] == "FASTER"
     assert g[(DTYPES[0], SHAPES[1])]["effective_mhz_a"] == [None]
-    noted = [line for line in res.out.splitlines() if "eff 1960-1975 MHz" in line]
+    noted = [line for line in res.out.splitlines() if "eff 1945-1975 MHz" in line]
     assert len(noted) == 1 and SHAPES[0][:12] in noted[0], res.out
     assert "eff LO-HI MHz  the SM clock the row's kernels really ran at" in res.out
 

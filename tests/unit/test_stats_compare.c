@@ -544,10 +544,12 @@ static void test_clock_difference_widens_the_interval(void **state)
 }
 
 /*
- * NVML reads 1980 MHz on both sides while the spin graphs read the two
- * levels an H100 switches between (1960.2 and 1975.0 MHz): the effective
- * clocks are the clock difference, in full; within STATS_EFFECTIVE_CLOCK_TOL
- * they are one clock; a round without one leaves NVML's.
+ * NVML reads 1980 MHz on both sides while the spin graphs read levels an
+ * H100 switches between: two levels apart (1945.4 and 1975.0 MHz) widen
+ * the interval by the difference less one 15 MHz step; one level apart
+ * (1960.2 and 1975.0) is within the step, as is a difference within the
+ * verdict band where the band is the narrower; a round without one leaves
+ * NVML's.
  */
 static void test_effective_clock_difference_widens_the_interval(void **state)
 {
@@ -555,7 +557,7 @@ static void test_effective_clock_difference_widens_the_interval(void **state)
 	double xb[3][N];
 	struct stats_sample_set a[3], b[3];
 	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
-	struct stats_cmp none, apart, near, partial, both;
+	struct stats_cmp none, apart, narrow, near, partial, both;
 
 	rounds_b_faster(f, a, b, xb);
 	for (int k = 0; k < 3; k++)
@@ -565,35 +567,50 @@ static void test_effective_clock_difference_widens_the_interval(void **state)
 	assert_true(isnan(none.effective_a) && isnan(none.effective_b));
 
 	for (int k = 0; k < 3; k++) {
-		a[k].effective_mhz = 1960.2;
+		a[k].effective_mhz = 1945.4;
 		b[k].effective_mhz = 1975.0;
 	}
 	assert_int_equal(stats_compare(a, 3, b, 3, &o, &apart), 0);
-	assert_true(fabs(apart.clock_shift - log(1975.0 / 1960.2)) < 1e-12);
-	assert_true(fabs(apart.effective_a - 1960.2) < 1e-9 && fabs(apart.effective_b - 1975.0) < 1e-9);
+	assert_true(fabs(apart.clock_shift - (log(1975.0 / 1945.4) - log1p(15 / 1945.4))) < 1e-12);
+	assert_true(apart.clock_shift > 0.007);
+	assert_true(fabs(apart.effective_a - 1945.4) < 1e-9 && fabs(apart.effective_b - 1975.0) < 1e-9);
 	assert_true(apart.ratio == none.ratio && apart.lo == none.lo);
 	assert_true(fabs(log(apart.hi) - log(none.hi) - apart.clock_shift) < 1e-12);
 
-	for (int k = 0; k < 3; k++)
-		a[k].effective_mhz = 1972.0;	/* 0.15% apart: one clock */
-	assert_int_equal(stats_compare(a, 3, b, 3, &o, &near), 0);
-	assert_true(near.clock_shift == 0 && near.hi == none.hi);
+	/* a band of 0.2%, narrower than the step: only that is left out */
+	o.band = 0.002;
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &narrow), 0);
+	assert_true(fabs(narrow.clock_shift - (log(1975.0 / 1945.4) - log1p(0.002))) < 1e-12);
+	o.band = 0.01;
 
 	for (int k = 0; k < 3; k++)
-		a[k].effective_mhz = 1960.2;
+		a[k].effective_mhz = 1960.2;	/* one level, 0.75%: within a step */
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &near), 0);
+	assert_true(near.clock_shift == 0 && near.hi == none.hi);
+	o.band = 0.002;	/* ... and beyond a band of 0.2% */
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &narrow), 0);
+	assert_true(fabs(narrow.clock_shift - (log(1975.0 / 1960.2) - log1p(0.002))) < 1e-12);
+	assert_true(narrow.hi > none.hi);
+	o.band = 0.01;
+
+	for (int k = 0; k < 3; k++)
+		a[k].effective_mhz = 1945.4;	/* two levels, but a round of B has none */
 	b[2].effective_mhz = 0;
 	assert_int_equal(stats_compare(a, 3, b, 3, &o, &partial), 0);
 	assert_true(partial.clock_shift == 0 && partial.hi == none.hi && isnan(partial.effective_b));
 
 	/*
-	 * The two disagree in sign (NVML: B two steps slower; the spins: B a
-	 * level faster): each widens its own way, neither undoes the other.
+	 * The two disagree in sign (NVML: B two steps slower; the spins: B two
+	 * levels faster): each widens its own way, neither undoes the other.
 	 */
 	b[2].effective_mhz = 1975.0;
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 3; k++) {
+		a[k].effective_mhz = 1945.4;
 		b[k].clock_mhz = 1950;
+	}
 	assert_int_equal(stats_compare(a, 3, b, 3, &o, &both), 0);
-	assert_true(fabs(log(both.hi) - log(none.hi) - log(1975.0 / 1960.2)) < 1e-12);
+	assert_true(fabs(log(both.hi) - log(none.hi) -
+			 (log(1975.0 / 1945.4) - log1p(15 / 1945.4))) < 1e-12);
 	assert_true(fabs(log(both.lo) - log(none.lo) -
 			 (log(1950.0 / 1980.0) + log1p(15 / 1950.0))) < 1e-12);
 	/* and the larger of the two is the one reported: NVML's, 0.76% */
