@@ -594,6 +594,31 @@ def test_effective_clocks_apart_turn_a_verdict_unsure(zlb, tmp_path):
     assert "eff LO-HI MHz  the SM clock the row's kernels really ran at" in res.out
 
 
+def test_a_clock_that_moved_while_a_row_sampled_is_no_effective_clock(zlb, tmp_path):
+    # As above, B's gems 1.7% faster at one NVML clock. Row 0's A read its
+    # spin at 1700 MHz before the sampling and 1945 after (a power-capped
+    # GEMM on an H100): no clock its samples ran at, so A's round has no
+    # effective clock and the row is read on NVML's (FASTER). Row 1's A
+    # read 1945.4 both times, two levels below B: widened, UNSURE.
+    def fields(reads):
+        return {"clock_mhz": 1980.0, "effective_mhz": math.sqrt(reads[0] * reads[1]),
+                "effective_mhz_reads": reads}
+    a, b = make_sides(tmp_path, rounds=1, n=400, noise=0.001, drift=0.0,
+                      a_kw={"gems_fields": {0: fields([1700.0, 1945.0]),
+                                            1: fields([1945.4, 1945.4])}},
+                      b_kw={"gems_fields": {0: fields([1975.0, 1975.0]),
+                                            1: fields([1975.0, 1975.0])},
+                            "shift": {0: -0.017, 1: -0.017}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc in (0, 1), res
+    g = {(r["dtype"], r["shape_detail"]): r["gems"] for r in paired(res)}
+    moved, apart = g[(DTYPES[0], SHAPES[0])], g[(DTYPES[1], SHAPES[0])]
+    assert moved["effective_mhz_a"] == [None] and moved["effective_mhz_b"] == [1975.0]
+    assert moved["clock_shift"] == 0 and moved["verdict"] == "FASTER"
+    assert apart["effective_mhz_a"] == [pytest.approx(1945.4)]
+    assert apart["clock_shift"] > 0.007 and apart["verdict"] == "UNSURE"
+
+
 def test_aa_single_round_notes_the_drift_floor(zlb, tmp_path):
     # 0.08% drift between processes, 1% sample noise: samples alone would flag
     a, b = make_sides(tmp_path, rounds=1, drift=0.0008)
