@@ -84,6 +84,12 @@ def rms(values):
     return math.sqrt(sum(x * x for x in values) / len(values))
 
 
+def spread_pct(rows, keys):
+    """Per process (rows: each one's {"median_us": {graph: us}}), the
+    sd_pct of its medians over the graphs named in keys."""
+    return [sd_pct([q["median_us"][k] for k in keys]) for q in rows]
+
+
 def sd_pct(values):
     """Sample standard deviation over the mean, in percent (None for fewer
     than two values)."""
@@ -114,10 +120,9 @@ def k_for(per_call_ms, target_ms=2.0):
     return max(1, 2 ** math.ceil(math.log2(max(1.0, target_ms / per_call_ms))))
 
 
-def per_call_ms(torch, fn, k=8, n=5):
-    """What one call of fn costs on the GPU: the fastest of n single replays
-    of a graph of k calls (each after an untimed one), over k."""
-    g = capture(torch, fn, k)
+def timed_replays(torch, g, n):
+    """n single replays of graph g timed between CUDA events, each after an
+    untimed replay of its own (which warms its L2): ms each."""
     e0 = torch.cuda.Event(enable_timing=True)
     e1 = torch.cuda.Event(enable_timing=True)
     got = []
@@ -127,9 +132,17 @@ def per_call_ms(torch, fn, k=8, n=5):
         g.replay()
         e1.record()
         torch.cuda.synchronize()
-        got.append(e0.elapsed_time(e1) / k)
+        got.append(e0.elapsed_time(e1))
+    return got
+
+
+def per_call_ms(torch, fn, k=8, n=5):
+    """What one call of fn costs on the GPU: the fastest of n single replays
+    of a graph of k calls (each after an untimed one), over k."""
+    g = capture(torch, fn, k)
+    got = timed_replays(torch, g, n)
     del g
-    return min(got)
+    return min(got) / k
 
 
 def interleaved_medians(torch, graphs, calls, rounds, streams=None):
@@ -146,14 +159,8 @@ def interleaved_medians(torch, graphs, calls, rounds, streams=None):
         for key in order[r % len(order):] + order[:r % len(order)]:
             g = graphs[key]
             with torch.cuda.stream(streams.get(key, torch.cuda.current_stream())):
-                e0 = torch.cuda.Event(enable_timing=True)
-                e1 = torch.cuda.Event(enable_timing=True)
-                g.replay()
-                e0.record()
-                g.replay()
-                e1.record()
-            torch.cuda.synchronize()
-            times[key].append(e0.elapsed_time(e1) * 1e3 / calls[key])
+                ms = timed_replays(torch, g, 1)[0]
+            times[key].append(ms * 1e3 / calls[key])
     return {key: sorted(v)[len(v) // 2] for key, v in times.items()}
 
 

@@ -119,8 +119,7 @@ def main(argv=None):
     for name in procs[0]:
         rows = [p[name] for p in procs]
         m = [q["median_us"]["M"] for q in rows]
-        code = [_probe.sd_pct([q["median_us"][c] for c in ("M", "C1", "C2", "C3")])
-                for q in rows]
+        code = _probe.spread_pct(rows, ("M", "C1", "C2", "C3"))
         rms = _probe.rms(code)
         report[name] = {"k": rows[0]["k"], "measured_us": m,
                         "between_sd_pct": _probe.sd_pct(m), "code_sd_pct": code,

@@ -121,10 +121,8 @@ def main(argv=None):
     for name in procs[0]:
         rows = [p[name] for p in procs]
         m = [q["median_us"]["M"] for q in rows]
-        full = [_probe.sd_pct([q["median_us"][k] for k in ("M", "F1", "F2", "F3")])
-                for q in rows]
-        moved = [_probe.sd_pct([q["median_us"][k] for k in ("M", "I1", "I2", "I3")])
-                 for q in rows]
+        full = _probe.spread_pct(rows, ("M", "F1", "F2", "F3"))
+        moved = _probe.spread_pct(rows, ("M", "I1", "I2", "I3"))
         mhz = [q.get("effective_mhz") for q in rows]
         report[name] = {"k": rows[0]["k"], "moved_mib": rows[0]["moved_bytes"] / 2 ** 20,
                         "measured_us": m, "effective_mhz": mhz,

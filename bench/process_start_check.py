@@ -31,19 +31,11 @@ import _probe
 
 
 def window(torch, graphs, calls, replays):
-    e0 = torch.cuda.Event(enable_timing=True)
-    e1 = torch.cuda.Event(enable_timing=True)
+    """Median us per call of each graph over replays single replays."""
     out = {}
     for name, g in graphs.items():
-        got = []
-        for _ in range(replays):
-            g.replay()
-            e0.record()
-            g.replay()
-            e1.record()
-            torch.cuda.synchronize()
-            got.append(e0.elapsed_time(e1) * 1e3 / calls[name])
-        out[name] = sorted(got)[len(got) // 2]
+        got = sorted(_probe.timed_replays(torch, g, replays))
+        out[name] = got[len(got) // 2] * 1e3 / calls[name]
     return out
 
 

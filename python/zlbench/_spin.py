@@ -17,6 +17,8 @@ between its kernels included: a relative measure, the same graph shape in
 every process (SPIN_CYCLES x SPIN_NODES), not the clock table's number.
 """
 
+import math
+
 from . import _device, _state
 
 SPIN_CYCLES = 200000        # about 0.1 ms a kernel at 2 GHz: gaps are ~1% of it
@@ -119,11 +121,6 @@ def fields(reads, why):
     unless both were read."""
     got = [r for r in reads if r]
     both = len(got) == len(reads) and len(got) > 0
-    mean = None
-    if both:
-        prod = 1.0
-        for r in got:
-            prod *= r
-        mean = prod ** (1.0 / len(got))
+    mean = math.prod(got) ** (1.0 / len(got)) if both else None
     return {"effective_mhz": mean, "effective_mhz_reads": list(reads) if got else None,
             "effective_mhz_error": None if both else (why or "not read")}
