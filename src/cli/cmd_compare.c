@@ -41,8 +41,9 @@ static const struct opt_def compare_option_defs[] = {
 	{ "fdr", NULL, NULL, "0.05", OPT_STRING, NULL, 0, 0, "Q",
 	  "false discovery rate across rows" },
 	{ "drift-floor", NULL, NULL, "0.1", OPT_STRING, NULL, 0, 0, "PCT",
-	  "assumed process-to-process drift of one run's centre, in percent, used when a "
-	  "side has a single round (0 trusts within-run samples alone, which false-flags)" },
+	  "assumed process-to-process drift of one run's centre beyond placement, in percent: "
+	  "a single round's, and with rounds pooled with their scatter (0 trusts samples and "
+	  "probes alone, which false-flags)" },
 	{ "bootstrap", NULL, NULL, "2000", OPT_STRING, NULL, 0, 0, "N",
 	  "bootstrap replicates per row (0: the t interval only; else 100 to 10000000)" },
 	{ "seed", NULL, NULL, "1", OPT_STRING, NULL, 0, 0, "N",

@@ -70,7 +70,7 @@
 struct compare_opts {
 	double threshold;	/* verdict band, fraction (0.01 = 1%) */
 	double fdr;		/* Benjamini-Hochberg level */
-	double drift_floor;	/* assumed process drift of a single round, fraction */
+	double drift_floor;	/* assumed process drift beyond placement, fraction */
 	unsigned nboot;		/* bootstrap replicates */
 	uint64_t seed;
 	double confidence;	/* 0.95 */

@@ -136,8 +136,8 @@ static int side_init(struct side *s, const struct stats_sample_set *sets, size_t
  * over every round of both sides; pdf 0: none measured) is known, and wv,
  * what its clock's wander makes of its time (stats_compare.h, "Clocks").
  * One round: w^2 + f^2 + pv + wv, Satterthwaite df from pv's. Rounds: their
- * own scatter and pv are two estimates of one between-process variance,
- * pooled by their degrees of freedom, and no less than wv.
+ * own scatter and pv + f^2 are two estimates of one between-process
+ * variance, pooled by their degrees of freedom, and no less than wv.
  */
 static void side_finish(struct side *s, double pv, double pdf, double drift_floor, double wv)
 {
@@ -151,7 +151,8 @@ static void side_finish(struct side *s, double pv, double pdf, double drift_floo
 			s->place = sqrt(pv);
 		return;
 	}
-	side_set_spread(s, fmax(wv, ((double)(s->k - 1) * s->s2 + pdf * pv) /
+	side_set_spread(s, fmax(wv, ((double)(s->k - 1) * s->s2 +
+				    pdf * (pv + drift_floor * drift_floor)) /
 				((double)(s->k - 1) + pdf)),
 			(double)(s->k - 1) + pdf);
 }
@@ -513,7 +514,8 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 		/* balanced rounds: one drift variance for both builds (Student's t) */
 		double df = (double)(A.k + B.k - 2) + pdf;
 		double s2p = fmax((wva + wvb) / 2,
-				  ((double)(A.k - 1) * A.s2 + (double)(B.k - 1) * B.s2 + pdf * pv) / df);
+				  ((double)(A.k - 1) * A.s2 + (double)(B.k - 1) * B.s2 +
+				   pdf * (pv + o->drift_floor * o->drift_floor)) / df);
 
 		side_set_spread(&A, s2p, df);
 		side_set_spread(&B, s2p, df);

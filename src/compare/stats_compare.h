@@ -37,9 +37,15 @@
  *           and wbar^2 the mean w_r^2. The floor at wbar^2 is conservative
  *           only: rounds cannot scatter less than their own medians do, and
  *           three rounds that agree by chance must not claim more. When
- *           rounds measured placements (below), s^2 and P are two estimates
- *           of one between-process variance, pooled by their df:
- *           ((k-1) s^2 + pdf P) / (k-1 + pdf), df k-1 + pdf.
+ *           rounds measured placements (below), s^2 and P + f^2 are two
+ *           estimates of one between-process variance, pooled by their df:
+ *           ((k-1) s^2 + pdf (P + f^2)) / (k-1 + pdf), df k-1 + pdf. The
+ *           probes see where buffers land, not what moves a whole process
+ *           (a clock level NVML does not show, the power state a row starts
+ *           in), which f stands for in one round as below; pooled with P
+ *           alone, two rounds a side of an H100 A/A (10 operators x 3 sizes)
+ *           held 1.0 in their intervals on 76-93% of rows, with P + f^2 on
+ *           83-100%.
  *   k == 1: w^2 + f^2 + P, where f is the *drift floor* (--drift-floor,
  *           default 0.1%): an assumed standard deviation of one process's
  *           centre around the build's true centre that placement does not

@@ -376,6 +376,38 @@ static void test_placement_sd_joins_rounds(void **state)
 	assert_true(log(probed.hi) - log(probed.lo) > log(bare.hi) - log(bare.lo));
 }
 
+/*
+ * Rounds pool their scatter with P + f^2, not P alone: probes see where
+ * buffers land, not what moves a whole process (clock levels, the power
+ * state), which the drift floor stands for in one round. With P alone, an
+ * H100 matrix's two-round intervals held 1.0 on 76-93% of rows of an A/A.
+ */
+static void test_drift_floor_joins_pooled_rounds(void **state)
+{
+	struct fixture *f = fx();
+	struct stats_sample_set a[2], b[2];
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp none, floor;
+
+	for (int i = 0; i < 2; i++) {
+		a[i] = f->set[0][i];
+		b[i] = f->set[1][i];
+		a[i].place_sd = b[i].place_sd = 0.0001;
+		a[i].place_df = b[i].place_df = 30;
+	}
+	o.drift_floor = 0;
+	assert_int_equal(stats_compare(a, 2, b, 2, &o, &none), 0);
+	o.drift_floor = 0.005;
+	assert_int_equal(stats_compare(a, 2, b, 2, &o, &floor), 0);
+	assert_true(none.ok && floor.ok);
+	assert_string_equal(floor.test, "student");
+	assert_true(fabs(floor.ratio - none.ratio) < 1e-15);
+	/* per side v = t2 / 2, t2 ~ (2 s^2 + 120 (P + f^2)) / 122 ~ f^2: the
+	 * difference's se near f, against ~0.1% from the rounds alone */
+	assert_true(floor.se > 0.8 * 0.005 && floor.se < 1.2 * 0.005);
+	assert_true(none.se < 0.5 * floor.se);
+}
+
 /* var(x) / 2 over x = {0, dA[0] - dB[0], ...}: P aligned for two processes. */
 static double half_var_of_differences(const double *da, const double *db, size_t n)
 {
@@ -749,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_placements_are_strata),
 		cmocka_unit_test(test_placement_sd_widens_single_rounds),
 		cmocka_unit_test(test_placement_sd_joins_rounds),
+		cmocka_unit_test(test_drift_floor_joins_pooled_rounds),
 		cmocka_unit_test(test_placement_draws_line_up_by_index),
 		cmocka_unit_test(test_strata_spread_joins_a_single_round),
 		cmocka_unit_test(test_clock_difference_widens_the_interval),
