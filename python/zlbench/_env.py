@@ -244,6 +244,12 @@ def power_duty():
     return _float("ZLB_POWER_DUTY", REQUIRED, 0.0, 0.95)
 
 
+def power_settle_ms():
+    """ZLB_POWER_SETTLE_MS: milliseconds of idle before a measurement is
+    sampled again at the power duty (0: at once)."""
+    return _float("ZLB_POWER_SETTLE_MS", REQUIRED, 0.0, 10000.0)
+
+
 PLACEMENTS_MAX = 64     # ZLBT_MAX_PLACEMENTS
 
 

@@ -113,22 +113,25 @@ class CaptureFailure(Exception):
 class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
     ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
-    ZLB_CLOCK_FLOOR, ZLB_POWER_DUTY, ZLB_PLACEMENTS and ZLB_REPLAY_TARGET_MS
+    ZLB_CLOCK_FLOOR, ZLB_POWER_DUTY, ZLB_POWER_SETTLE_MS, ZLB_PLACEMENTS and
+    ZLB_REPLAY_TARGET_MS
     knobs, and ZLB_PLACEMENT_PROBES (not a rule of the number: what is timed
     after it). The minimum GPU time is the caller's rep. Every field is
     given: zlb owns their defaults (its option table), this module has none."""
 
     FIELDS = ("min_samples", "noise_target", "max_wall_ms", "l2", "clock_floor",
-              "power_duty", "placements", "replay_target_ms", "placement_probes")
+              "power_duty", "power_settle_ms", "placements", "replay_target_ms",
+              "placement_probes")
 
     def __init__(self, *, min_samples, noise_target, max_wall_ms, l2, clock_floor,
-                 power_duty, placements, replay_target_ms, placement_probes):
+                 power_duty, power_settle_ms, placements, replay_target_ms, placement_probes):
         self.min_samples = int(min_samples)
         self.noise_target = float(noise_target)
         self.max_wall_ms = float(max_wall_ms)
         self.l2 = l2
         self.clock_floor = float(clock_floor)
         self.power_duty = float(power_duty)
+        self.power_settle_ms = float(power_settle_ms)
         self.placements = int(placements)
         self.replay_target_ms = float(replay_target_ms)
         self.placement_probes = int(placement_probes)
@@ -604,8 +607,12 @@ def _sample(torch, lib, graphs, k, min_samples, max_samples, rep_ms, max_wall, r
     replays that went to the duty straight from the capture read gems
     addmm of 1024^3 6.466-6.572 us and of 2048^3 29.77-30.31 us in four
     processes, false verdicts between them, where replays sampled first
-    read 6.60-6.67 and 29.53-29.63. (stats, samples, markers, {"power_duty",
-    "power_duty_from"}); laps "sample" and "duty" on clock."""
+    read 6.60-6.67 and 29.53-29.63. What the board ran just before still
+    moves the duty's time: the ones whose first sampling hit the cap read
+    gems addmm 1024^3 6.57 us at duty 0.5, the others 6.47 (same NVML and
+    spin clocks), so rule.power_settle_ms of idle come first. (stats,
+    samples, markers, {"power_duty", "power_duty_from"}); laps "sample",
+    "power_settle" (with a settle) and "duty" on clock."""
     at_duty = rule.power_duty > 0 and getattr(lib, "v7", False)
     recorded = shape.power_duty if shape is not None else None
     stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples, max_samples,
@@ -618,6 +625,10 @@ def _sample(torch, lib, graphs, k, min_samples, max_samples, rep_ms, max_wall, r
             "power_duty": 1.0 if getattr(lib, "v7", False) else None, "power_duty_from": None}
     first = {k2: stats.get(k2) for k2 in DUTY_FROM_KEYS}
     first["why"] = why
+    if rule.power_settle_ms > 0:
+        # the library returns with the device idle: this idles the GPU
+        time.sleep(rule.power_settle_ms / 1000.0)
+        clock.lap("power_settle")
     stats, samples, markers = _replay(torch, lib, graphs[0], k, min_samples, max_samples,
                                       rep_ms, max_wall / rule.power_duty, rule=rule,
                                       more=graphs[1:], duty=rule.power_duty)

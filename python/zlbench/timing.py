@@ -111,6 +111,7 @@ def _settings():
                             max_wall_ms=_env.max_wall_ms(), l2=_env.l2(),
                             clock_floor=_env.clock_floor(),
                             power_duty=_env.power_duty(),
+                            power_settle_ms=_env.power_settle_ms(),
                             placements=_env.placements(),
                             replay_target_ms=_env.replay_target_ms(),
                             placement_probes=_env.placement_probes()),

@@ -92,6 +92,8 @@ static const struct { const char *field, *then; } implied[] = {
 	{ "sweep_conflicts", "0" },
 	/* --power-duty came later: every run before it sampled back to back. */
 	{ "power_duty", "0" },
+	/* --power-settle came later: every run before it went to the duty at once. */
+	{ "power_settle_ms", "0" },
 	{ NULL, NULL },
 };
 

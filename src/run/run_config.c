@@ -246,6 +246,20 @@ const struct opt_def run_option_defs[] = {
 	  0.0, 0.95,
 	  BIND(STR, power_duty), .export_env = "ZLB_POWER_DUTY", .record = "power_duty" },
 	/*
+	 * What the board ran just before moves a duty sampling's time: on an
+	 * H100 a gems addmm 1024^3 at duty 0.5 read 6.57 us in the two
+	 * processes whose back-to-back sampling had just hit the cap and 6.47
+	 * in the two whose had not, at one NVML clock and one spin clock.
+	 * Idling first lets every process start it from the same state.
+	 */
+	{ "power-settle", NULL, "ZL_POWER_SETTLE", "0", OPT_REAL, NULL, 0, 0, "MS",
+	  "idle the GPU for MS milliseconds before a measurement is sampled again at "
+	  "--power-duty, so that every process starts that sampling from the same power "
+	  "state; 0: at once", NULL,
+	  0.0, 10000.0,
+	  BIND(STR, power_settle), .export_env = "ZLB_POWER_SETTLE_MS",
+	  .record = "power_settle_ms" },
+	/*
 	 * One graph by default: on an H200, 8 placements alternated every
 	 * replay read L2-sized kernels up to 8% slow, and replayed in blocks
 	 * (libzlbtimer now does) they still read torch.fmin on 50000 elements

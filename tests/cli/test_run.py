@@ -171,11 +171,12 @@ def test_capture_refusal_falls_back_per_row(zlb):
 
 def test_stopping_rule_options_reach_the_plugin_and_the_identity(zlb):
     r = zlb.run("softmax", "--dtypes", "float16", "--min-samples", "25", "--noise-target",
-                "0", "--max-wall", "700", "--l2", "cold", "--clock-floor", "0")
+                "0", "--max-wall", "700", "--l2", "cold", "--clock-floor", "0",
+                "--power-settle", "250")
     assert r.rc == 0, r
     cal = r.identity()["caliber"]
     assert (cal["min_samples"], cal["noise_target"], cal["max_wall_ms"], cal["l2_mode"],
-            cal["clock_floor"]) == (25, 0.0, 700, "cold", 0.0)
+            cal["clock_floor"], cal["power_settle_ms"]) == (25, 0.0, 700, "cold", 0.0, 250)
     for row in r.rows():
         assert row["gems"]["n"] >= 25
 

@@ -374,6 +374,29 @@ def test_real_replay_samples_at_the_duty_its_recording_ran(real, tmp_path, recor
     assert rec["phase_ms"]["sample"] > 0 and rec["power_duty_from"]["n"] >= 10
 
 
+@pytest.mark.parametrize("settle_ms", [0, 300])
+def test_real_power_settle_idles_before_the_duty(real, tmp_path, settle_ms):
+    """--power-settle idles the GPU between the capped sampling and the
+    duty's, so every process starts the duty from the same power state;
+    0 goes to the duty at once."""
+    rec = _measure_in_child(tmp_path, {"FAKE_NVML_REASONS": "0x4",
+                                       "ZLB_POWER_SETTLE_MS": str(settle_ms)})
+    assert rec["power_duty"] == 0.5 and rec["power_duty_from"]["why"] == "power_cap"
+    laps = list(rec["phase_ms"])
+    if settle_ms:
+        assert rec["phase_ms"]["power_settle"] >= settle_ms * 0.95
+        assert laps.index("sample") < laps.index("power_settle") < laps.index("duty")
+    else:
+        assert "power_settle" not in laps
+
+
+def test_power_settle_outside_its_range_is_refused(monkeypatch):
+    from zlbench import _env
+    monkeypatch.setenv("ZLB_POWER_SETTLE_MS", "-1")
+    with pytest.raises(_env.EnvError, match="ZLB_POWER_SETTLE_MS"):
+        _env.power_settle_ms()
+
+
 @pytest.mark.parametrize("recorded", [1.0, None])
 def test_real_replay_of_a_back_to_back_recording_stays_back_to_back(real, tmp_path, recorded):
     rec = _measure_in_child(tmp_path, {"FAKE_NVML_REASONS": "0"}, replay=(512, 1, recorded))

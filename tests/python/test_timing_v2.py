@@ -21,7 +21,8 @@ SPY_PATH = "/spy/libzlbtimer.so"
 # --- the environment -----------------------------------------------------------------
 
 ENGINE_KNOBS = ("ZLB_DIRECT_REPEAT", "ZLB_MIN_SAMPLES", "ZLB_NOISE_TARGET", "ZLB_MAX_WALL_MS",
-                "ZLB_L2", "ZLB_CLOCK_FLOOR", "ZLB_POWER_DUTY", "ZLB_PLACEMENTS",
+                "ZLB_L2", "ZLB_CLOCK_FLOOR", "ZLB_POWER_DUTY", "ZLB_POWER_SETTLE_MS",
+                "ZLB_PLACEMENTS",
                 "ZLB_REPLAY_TARGET_MS",
                 "ZLB_WARMUP_MAX_CALLS", "ZLB_PLACEMENT_PROBES", "ZLB_TUNE_PLACEMENT_PROBES",
                 "ZLB_TUNE_RULE", "ZLB_SEED", "ZLB_USE_FLAGTUNE")
@@ -37,8 +38,8 @@ def test_knobs_come_from_zlb(monkeypatch):
     s = timing._settings()
     r = s["rule"]
     assert (r.min_samples, r.noise_target, r.max_wall_ms, r.l2, r.clock_floor, r.power_duty,
-            r.placements, r.replay_target_ms,
-            r.placement_probes) == (10, 0.001, 2000.0, "hot", 0.97, 0.5, 1, 2.0, 2)
+            r.power_settle_ms, r.placements, r.replay_target_ms,
+            r.placement_probes) == (10, 0.001, 2000.0, "hot", 0.97, 0.5, 0.0, 1, 2.0, 2)
     assert (s["repeat"], s["max_warm"]) == (1, 200)
     assert s["tune_probes"] == 0
     assert s["tune_rule"] == "rows"
