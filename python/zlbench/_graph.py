@@ -114,9 +114,8 @@ class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
     ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
     ZLB_CLOCK_FLOOR, ZLB_POWER_DUTY, ZLB_POWER_SETTLE_MS, ZLB_PLACEMENTS and
-    ZLB_REPLAY_TARGET_MS
-    knobs, and ZLB_PLACEMENT_PROBES (not a rule of the number: what is timed
-    after it). The minimum GPU time is the caller's rep. Every field is
+    ZLB_REPLAY_TARGET_MS knobs, and ZLB_PLACEMENT_PROBES (not a rule of the
+    number: what is timed after it). The minimum GPU time is the caller's rep. Every field is
     given: zlb owns their defaults (its option table), this module has none."""
 
     FIELDS = ("min_samples", "noise_target", "max_wall_ms", "l2", "clock_floor",
