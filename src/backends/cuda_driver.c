@@ -6,26 +6,12 @@
  */
 #include "backends/cuda_driver.h"
 #include "backends/dlload.h"
+#include "lib/errbuf.h"
 
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * One entry point to resolve: the first of names[] the library exports
@@ -105,7 +91,7 @@ void cuda_call_failed(const struct cuda_driver *d, const char *call,
 {
 	char why[256];
 
-	say(err, errlen, "%s failed: %s", call,
+	errbuf_printf(err, errlen, "%s failed: %s", call,
 	    cuda_strerror(d, rc, why, sizeof(why)));
 }
 
@@ -143,7 +129,7 @@ static int load(char *err, size_t errlen)
 		return -1;
 	rc = drv.cuInit(0);
 	if (rc == CUDA_ERROR_NO_DEVICE) {
-		say(err, errlen, "no CUDA device: cuInit reports %s",
+		errbuf_printf(err, errlen, "no CUDA device: cuInit reports %s",
 		    cuda_strerror(&drv, rc, why, sizeof(why)));
 		return 1;
 	}
@@ -164,9 +150,9 @@ int cuda_driver_load(const struct cuda_driver **out, char *err, size_t errlen)
 	if (out)
 		*out = load_rc ? NULL : &drv;
 	if (load_rc)
-		say(err, errlen, "%s", load_err);
-	else if (err && errlen)
-		err[0] = '\0';
+		errbuf_printf(err, errlen, "%s", load_err);
+	else
+		errbuf_clear(err, errlen);
 	return load_rc;
 }
 
@@ -252,12 +238,12 @@ int cuda_list_devices(struct cuda_device_info **out, int *count,
 		return -1;
 	}
 	if (n <= 0) {
-		say(err, errlen, "no CUDA device: the driver sees none");
+		errbuf_printf(err, errlen, "no CUDA device: the driver sees none");
 		return 1;
 	}
 	v = calloc((size_t)n, sizeof(*v));
 	if (!v) {
-		say(err, errlen, "out of memory listing %d CUDA devices", n);
+		errbuf_printf(err, errlen, "out of memory listing %d CUDA devices", n);
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {

@@ -1,4 +1,5 @@
 #include "backends/dlload.h"
+#include "lib/errbuf.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -14,10 +15,10 @@ void *dl_open_library(const char *what, const char *env_var,
 
 	if (env && *env) {
 		h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-		if (!h && err && errlen)
-			snprintf(err, errlen, "no %s: cannot load $%s (%s)", what, env_var,
-				 dlerror());
-		else if (h)
+		if (!h)
+			errbuf_printf(err, errlen, "no %s: cannot load $%s (%s)", what,
+				      env_var, dlerror());
+		else
 			snprintf(loaded, loaded_len, "%s", env);
 		return h;
 	}
@@ -28,8 +29,8 @@ void *dl_open_library(const char *what, const char *env_var,
 			return h;
 		}
 		/* Name the first soname: it is the one a real install has. */
-		if (!i && err && errlen)
-			snprintf(err, errlen, "no %s: %s", what, dlerror());
+		if (!i)
+			errbuf_printf(err, errlen, "no %s: %s", what, dlerror());
 	}
 	return NULL;
 }
@@ -45,9 +46,8 @@ int dl_resolve(void *h, const char *what, const char *loaded,
 		for (size_t j = 0; j < DL_SYM_NAMES && s->names[j] && !fn; j++)
 			fn = dlsym(h, s->names[j]);
 		if (!fn && s->required) {
-			if (err && errlen)
-				snprintf(err, errlen, "the %s %s lacks %s (driver too old?)",
-					 what, loaded, s->names[0]);
+			errbuf_printf(err, errlen, "the %s %s lacks %s (driver too old?)",
+				      what, loaded, s->names[0]);
 			return -1;
 		}
 		/* POSIX guarantees that a function pointer fits a void *. */

@@ -6,9 +6,9 @@
  */
 #include "backends/nvml.h"
 #include "backends/dlload.h"
+#include "lib/errbuf.h"
 
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,20 +111,6 @@ static int load_rc;
 static char load_err[512];
 static char load_path[512];
 
-static void say(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static const struct {
 	nvmlReturn_t rc;
 	const char *name;
@@ -201,12 +187,12 @@ static int load(char *err, size_t errlen)
 	/* The library without a driver under it: a machine with no GPU. */
 	if (rc == NVML_ERROR_DRIVER_NOT_LOADED ||
 	    rc == NVML_ERROR_LIBRARY_NOT_FOUND) {
-		say(err, errlen, "no NVML: nvmlInit_v2 reports %s",
+		errbuf_printf(err, errlen, "no NVML: nvmlInit_v2 reports %s",
 		    strerror_nvml(rc, why, sizeof(why)));
 		return 1;
 	}
 	if (rc) {
-		say(err, errlen, "nvmlInit_v2 failed: %s",
+		errbuf_printf(err, errlen, "nvmlInit_v2 failed: %s",
 		    strerror_nvml(rc, why, sizeof(why)));
 		return -1;
 	}
@@ -221,9 +207,9 @@ int nvml_load(char *err, size_t errlen)
 		loaded = 1;
 	}
 	if (load_rc)
-		say(err, errlen, "%s", load_err);
-	else if (err && errlen)
-		err[0] = '\0';
+		errbuf_printf(err, errlen, "%s", load_err);
+	else
+		errbuf_clear(err, errlen);
 	return load_rc;
 }
 
@@ -389,7 +375,7 @@ static int state_by(const char *what, const char *key, int by_pci,
 	if (st)
 		memset(st, 0, sizeof(*st));
 	if (!st || !key) {
-		say(err, errlen, "no device %s to look up", what);
+		errbuf_printf(err, errlen, "no device %s to look up", what);
 		return -1;
 	}
 	lrc = nvml_load(err, errlen);
@@ -397,7 +383,7 @@ static int state_by(const char *what, const char *key, int by_pci,
 		return lrc;
 	rc = by_pci ? api.by_pci(key, &dev) : api.by_uuid(key, &dev);
 	if (rc) {
-		say(err, errlen, "NVML cannot find the device with %s %s: %s",
+		errbuf_printf(err, errlen, "NVML cannot find the device with %s %s: %s",
 		    what, key, strerror_nvml(rc, why, sizeof(why)));
 		return -1;
 	}

@@ -29,21 +29,23 @@ void summary_init(struct summary *s)
 	memset(s, 0, sizeof(*s));
 }
 
+static void free_op(struct summary_op *o)
+{
+	free(o->repo);
+	free(o->op);
+	free(o->status);
+	free(o->status_remarks);
+	free(o->run_dir);
+	free(o->backend);
+	free(o->device);
+	free(o->device_uuid);
+	free(o->remarks);
+}
+
 void summary_release(struct summary *s)
 {
-	for (size_t i = 0; i < s->nr_ops; i++) {
-		struct summary_op *o = &s->ops[i];
-
-		free(o->repo);
-		free(o->op);
-		free(o->status);
-		free(o->status_remarks);
-		free(o->run_dir);
-		free(o->backend);
-		free(o->device);
-		free(o->device_uuid);
-		free(o->remarks);
-	}
+	for (size_t i = 0; i < s->nr_ops; i++)
+		free_op(&s->ops[i]);
 	for (size_t i = 0; i < s->nr_rows; i++) {
 		struct summary_row *r = &s->rows[i];
 
@@ -225,19 +227,6 @@ static int cmp_op(const void *va, const void *vb)
 		c = (b->listed - a->listed) ? b->listed - a->listed :
 		    (a->first_row < b->first_row) - (a->first_row > b->first_row);
 	return c;
-}
-
-static void free_op(struct summary_op *o)
-{
-	free(o->repo);
-	free(o->op);
-	free(o->status);
-	free(o->status_remarks);
-	free(o->run_dir);
-	free(o->backend);
-	free(o->device);
-	free(o->device_uuid);
-	free(o->remarks);
 }
 
 /*

@@ -40,7 +40,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +47,7 @@
 
 #include "backends/cuda_driver.h"
 #include "backends/nvml.h"
+#include "lib/errbuf.h"
 #include "lib/stats_dist.h"
 #include "timer/stats.h"
 
@@ -97,20 +97,6 @@ _Static_assert(sizeof(struct zlbt_result) == 168, "struct zlbt_result v5 layout 
 _Static_assert(ZLBT_MAX_PLACEMENTS <= RING, "a round must fit in one batch");
 _Static_assert(sizeof(struct zlbt_graph_info) == 24, "struct zlbt_graph_info layout changed");
 
-static void say(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -151,7 +137,7 @@ ZLBT_API int zlbt_open(char *err, size_t errlen)
 		return ZLBT_EDRIVER;
 	}
 	if (n < 1) {
-		say(err, errlen, "no CUDA device: the driver sees none");
+		errbuf_printf(err, errlen, "no CUDA device: the driver sees none");
 		return ZLBT_ENODEV;
 	}
 	return ZLBT_OK;
@@ -226,24 +212,24 @@ static int settle_placements(struct zlbt_request *q, char *err, size_t errlen)
 	}
 	p = q->placements;
 	if (p > ZLBT_MAX_PLACEMENTS) {
-		say(err, errlen, "placements %u exceeds ZLBT_MAX_PLACEMENTS (%d)",
+		errbuf_printf(err, errlen, "placements %u exceeds ZLBT_MAX_PLACEMENTS (%d)",
 		    p, ZLBT_MAX_PLACEMENTS);
 		return ZLBT_EINVAL;
 	}
 	if (!more) {
-		say(err, errlen, "placements is %u but placement_execs is NULL: "
+		errbuf_printf(err, errlen, "placements is %u but placement_execs is NULL: "
 		    "pass the %u other instantiated graphs", p, p - 1);
 		return ZLBT_EINVAL;
 	}
 	for (uint32_t i = 0; i < p - 1; i++) {
 		if (!more[i]) {
-			say(err, errlen, "placement_execs[%u] is 0: pass an "
+			errbuf_printf(err, errlen, "placement_execs[%u] is 0: pass an "
 			    "instantiated CUDA graph", i);
 			return ZLBT_EINVAL;
 		}
 	}
 	if (q->max_samples < p) {
-		say(err, errlen, "max_samples %u is less than one round of %u "
+		errbuf_printf(err, errlen, "max_samples %u is less than one round of %u "
 		    "placements", q->max_samples, p);
 		return ZLBT_EINVAL;
 	}
@@ -260,11 +246,11 @@ static int settle_request(const struct zlbt_request *in, struct zlbt_request *q,
 			  char *err, size_t errlen)
 {
 	if (!in) {
-		say(err, errlen, "no request");
+		errbuf_printf(err, errlen, "no request");
 		return ZLBT_EINVAL;
 	}
 	if (in->struct_size < REQUEST_V1_SIZE) {
-		say(err, errlen,
+		errbuf_printf(err, errlen,
 		    "request struct_size %u is smaller than version 1's %zu",
 		    in->struct_size, (size_t)REQUEST_V1_SIZE);
 		return ZLBT_EINVAL;
@@ -277,7 +263,7 @@ static int settle_request(const struct zlbt_request *in, struct zlbt_request *q,
 	memcpy(q, in, in->struct_size < sizeof(*q) ? in->struct_size : sizeof(*q));
 
 	if (!q->graph_exec) {
-		say(err, errlen, "graph_exec is 0: pass the instantiated CUDA graph");
+		errbuf_printf(err, errlen, "graph_exec is 0: pass the instantiated CUDA graph");
 		return ZLBT_EINVAL;
 	}
 	if (!q->calls_per_replay)
@@ -288,31 +274,31 @@ static int settle_request(const struct zlbt_request *in, struct zlbt_request *q,
 		q->min_samples = in->max_samples && in->max_samples < DEFAULT_MIN_SAMPLES ?
 				 in->max_samples : DEFAULT_MIN_SAMPLES;
 	if (q->min_samples > q->max_samples) {
-		say(err, errlen, "min_samples %u exceeds max_samples %u",
+		errbuf_printf(err, errlen, "min_samples %u exceeds max_samples %u",
 		    q->min_samples, q->max_samples);
 		return ZLBT_EINVAL;
 	}
 	if (!isfinite(q->min_time_ms) || q->min_time_ms < 0) {
-		say(err, errlen, "min_time_ms %g is not a time", q->min_time_ms);
+		errbuf_printf(err, errlen, "min_time_ms %g is not a time", q->min_time_ms);
 		return ZLBT_EINVAL;
 	}
 	if (!isfinite(q->max_wall_ms) || q->max_wall_ms < 0) {
-		say(err, errlen, "max_wall_ms %g is not a time", q->max_wall_ms);
+		errbuf_printf(err, errlen, "max_wall_ms %g is not a time", q->max_wall_ms);
 		return ZLBT_EINVAL;
 	}
 	if (q->max_wall_ms == 0)
 		q->max_wall_ms = DEFAULT_MAX_WALL_MS;
 	if (!isfinite(q->noise_target) || q->noise_target < 0) {
-		say(err, errlen, "noise_target %g is not a fraction", q->noise_target);
+		errbuf_printf(err, errlen, "noise_target %g is not a fraction", q->noise_target);
 		return ZLBT_EINVAL;
 	}
 	if (q->l2_mode != ZLBT_L2_HOT && q->l2_mode != ZLBT_L2_COLD) {
-		say(err, errlen, "l2_mode %u is neither ZLBT_L2_HOT nor ZLBT_L2_COLD",
+		errbuf_printf(err, errlen, "l2_mode %u is neither ZLBT_L2_HOT nor ZLBT_L2_COLD",
 		    q->l2_mode);
 		return ZLBT_EINVAL;
 	}
 	if (q->clock_check != ZLBT_CLOCK_OFF && q->clock_check != ZLBT_CLOCK_CHECK) {
-		say(err, errlen, "clock_check %u is neither ZLBT_CLOCK_OFF nor "
+		errbuf_printf(err, errlen, "clock_check %u is neither ZLBT_CLOCK_OFF nor "
 		    "ZLBT_CLOCK_CHECK", q->clock_check);
 		return ZLBT_EINVAL;
 	}
@@ -321,13 +307,13 @@ static int settle_request(const struct zlbt_request *in, struct zlbt_request *q,
 	if (settle_placements(q, err, errlen))
 		return ZLBT_EINVAL;
 	if (!isfinite(q->duty) || q->duty < 0 || q->duty > 1) {
-		say(err, errlen, "duty %g is not a fraction in [0, 1]", q->duty);
+		errbuf_printf(err, errlen, "duty %g is not a fraction in [0, 1]", q->duty);
 		return ZLBT_EINVAL;
 	}
 	if (q->duty == 0)
 		q->duty = 1;
 	if (!isfinite(q->clock_floor) || q->clock_floor < 0 || q->clock_floor > 1) {
-		say(err, errlen, "clock_floor %g is not a fraction in (0, 1]",
+		errbuf_printf(err, errlen, "clock_floor %g is not a fraction in (0, 1]",
 		    q->clock_floor);
 		return ZLBT_EINVAL;
 	}
@@ -450,7 +436,7 @@ static int setup_flush(struct run *r, char *err, size_t errlen)
 
 	if (!d->cuCtxGetDevice || !d->cuMemAlloc || !d->cuMemFree ||
 	    !d->cuMemsetD8Async) {
-		say(err, errlen, "a cold L2 needs cuCtxGetDevice, cuMemAlloc_v2, "
+		errbuf_printf(err, errlen, "a cold L2 needs cuCtxGetDevice, cuMemAlloc_v2, "
 		    "cuMemFree_v2 and cuMemsetD8Async; the CUDA driver %s lacks "
 		    "one (driver too old?)", d->path);
 		return ZLBT_EDRIVER;
@@ -467,7 +453,7 @@ static int setup_flush(struct run *r, char *err, size_t errlen)
 		return ZLBT_EDRIVER;
 	}
 	if (l2 <= 0) {
-		say(err, errlen, "the device reports an L2 cache of %d bytes: "
+		errbuf_printf(err, errlen, "the device reports an L2 cache of %d bytes: "
 		    "nothing to flush", l2);
 		return ZLBT_EDRIVER;
 	}
@@ -476,7 +462,7 @@ static int setup_flush(struct run *r, char *err, size_t errlen)
 		char why[256];
 
 		r->flush = 0;
-		say(err, errlen, "cuMemAlloc of the %d-byte L2 flush buffer "
+		errbuf_printf(err, errlen, "cuMemAlloc of the %d-byte L2 flush buffer "
 		    "failed: %s", l2, cuda_strerror(d, rc, why, sizeof(why)));
 		return ZLBT_EDRIVER;
 	}
@@ -584,7 +570,7 @@ static int grow(void **p, size_t *alloc, size_t need, size_t elem,
 		want *= 2;
 	q = realloc(*p, want * elem);
 	if (!q) {
-		say(err, errlen, "out of memory for %zu samples", want);
+		errbuf_printf(err, errlen, "out of memory for %zu samples", want);
 		return ZLBT_EINVAL;
 	}
 	*p = q;
@@ -797,7 +783,7 @@ static int judge_clocks(struct run *r, double floor_frac, char *err, size_t errl
 		unsigned *h = realloc(r->clock_hist, len * sizeof(*h));
 
 		if (!h) {
-			say(err, errlen, "out of memory for clock readings");
+			errbuf_printf(err, errlen, "out of memory for clock readings");
 			return ZLBT_EINVAL;
 		}
 		memset(h + r->hist_len, 0, (len - r->hist_len) * sizeof(*h));
@@ -1165,12 +1151,12 @@ static int sample(struct run *r, const struct zlbt_request *q,
 	if (r->kept >= q->min_samples)
 		return ZLBT_OK;
 	if (r->discarded)
-		say(err, errlen,
+		errbuf_printf(err, errlen,
 		    "wall-clock limit of %g ms reached after %zu of %u replays "
 		    "(and %zu dropped for a low SM clock)",
 		    q->max_wall_ms, r->kept, q->min_samples, r->discarded);
 	else
-		say(err, errlen,
+		errbuf_printf(err, errlen,
 		    "wall-clock limit of %g ms reached after %zu of %u replays",
 		    q->max_wall_ms, r->kept, q->min_samples);
 	return ZLBT_ETIMEOUT;
@@ -1217,7 +1203,7 @@ static int report(struct run *r, const struct zlbt_request *q, double wall,
 	n = r->kept < q->max_samples ? r->kept : q->max_samples;
 	v = malloc(n * sizeof(*v));
 	if (!v) {
-		say(err, errlen, "out of memory for %zu samples", n);
+		errbuf_printf(err, errlen, "out of memory for %zu samples", n);
 		return ZLBT_EINVAL;
 	}
 	n = kept_samples(r, v, n);
@@ -1230,7 +1216,7 @@ static int report(struct run *r, const struct zlbt_request *q, double wall,
 	}
 	if (stats_summarize(v, n, &s)) {
 		free(v);
-		say(err, errlen, "a replay's elapsed time is not a number");
+		errbuf_printf(err, errlen, "a replay's elapsed time is not a number");
 		return ZLBT_EDRIVER;
 	}
 	fill_result(out, &s);
@@ -1241,7 +1227,7 @@ static int report(struct run *r, const struct zlbt_request *q, double wall,
 
 		if (!scratch) {
 			free(v);
-			say(err, errlen, "out of memory for %zu samples", n);
+			errbuf_printf(err, errlen, "out of memory for %zu samples", n);
 			return ZLBT_EINVAL;
 		}
 		/* One pass sorts each placement once: its median and its noise. */
@@ -1282,10 +1268,9 @@ ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
 	CUresult crc;
 	int rc, rrc;
 
-	if (err && errlen)
-		err[0] = '\0';
+	errbuf_clear(err, errlen);
 	if (!res || res->struct_size < RESULT_V1_SIZE) {
-		say(err, errlen, "result struct_size is smaller than version 1's %zu",
+		errbuf_printf(err, errlen, "result struct_size is smaller than version 1's %zu",
 		    (size_t)RESULT_V1_SIZE);
 		return ZLBT_EINVAL;
 	}
@@ -1302,7 +1287,7 @@ ZLBT_API int zlbt_time_graph(const struct zlbt_request *req,
 		return ZLBT_EDRIVER;
 	}
 	if (!ctx) {
-		say(err, errlen, "no current CUDA context: capture the graph in "
+		errbuf_printf(err, errlen, "no current CUDA context: capture the graph in "
 		    "this thread with torch first");
 		return ZLBT_EINVAL;
 	}
@@ -1354,24 +1339,23 @@ ZLBT_API int zlbt_graph_info(uint64_t graph, struct zlbt_graph_info *info,
 	CUresult crc;
 	int rc;
 
-	if (err && errlen)
-		err[0] = '\0';
+	errbuf_clear(err, errlen);
 	/* The struct is new in version 2: all of it is the smallest size. */
 	if (!info || info->struct_size < sizeof(out)) {
-		say(err, errlen, "graph info struct_size is smaller than %zu",
+		errbuf_printf(err, errlen, "graph info struct_size is smaller than %zu",
 		    sizeof(out));
 		return ZLBT_EINVAL;
 	}
 	put_sized(info, &out, sizeof(out));
 	if (!graph) {
-		say(err, errlen, "graph is 0: pass the captured CUDA graph");
+		errbuf_printf(err, errlen, "graph is 0: pass the captured CUDA graph");
 		return ZLBT_EINVAL;
 	}
 	rc = driver(&d, err, errlen);
 	if (rc)
 		return rc;
 	if (!d->cuGraphGetNodes || !d->cuGraphNodeGetType) {
-		say(err, errlen, "the CUDA driver %s lacks cuGraphGetNodes or "
+		errbuf_printf(err, errlen, "the CUDA driver %s lacks cuGraphGetNodes or "
 		    "cuGraphNodeGetType (driver too old?)", d->path);
 		return ZLBT_EDRIVER;
 	}
@@ -1384,7 +1368,7 @@ ZLBT_API int zlbt_graph_info(uint64_t graph, struct zlbt_graph_info *info,
 	if (count) {
 		nodes = calloc(count, sizeof(*nodes));
 		if (!nodes) {
-			say(err, errlen, "out of memory for %zu graph nodes", count);
+			errbuf_printf(err, errlen, "out of memory for %zu graph nodes", count);
 			return ZLBT_EINVAL;
 		}
 		got = count;
@@ -1440,7 +1424,7 @@ static int repeat_entry_points(const struct cuda_driver *d, char *err, size_t er
 
 	if (!missing)
 		return ZLBT_OK;
-	say(err, errlen, "the CUDA driver %s lacks %s (driver too old?)",
+	errbuf_printf(err, errlen, "the CUDA driver %s lacks %s (driver too old?)",
 	    d->path, missing);
 	return ZLBT_EDRIVER;
 }
@@ -1475,23 +1459,22 @@ ZLBT_API int zlbt_graph_repeat(uint64_t graph, uint32_t copies,
 	CUresult crc;
 	int rc;
 
-	if (err && errlen)
-		err[0] = '\0';
+	errbuf_clear(err, errlen);
 	/* Zeroed first: no stale handle for a caller that ignores the status. */
 	if (exec_out)
 		*exec_out = 0;
 	if (graph_out)
 		*graph_out = 0;
 	if (!graph) {
-		say(err, errlen, "graph is 0: pass the captured CUDA graph");
+		errbuf_printf(err, errlen, "graph is 0: pass the captured CUDA graph");
 		return ZLBT_EINVAL;
 	}
 	if (!copies) {
-		say(err, errlen, "copies is 0: a repeat needs at least one copy");
+		errbuf_printf(err, errlen, "copies is 0: a repeat needs at least one copy");
 		return ZLBT_EINVAL;
 	}
 	if (!exec_out || !graph_out) {
-		say(err, errlen, "exec_out and graph_out must both be given: "
+		errbuf_printf(err, errlen, "exec_out and graph_out must both be given: "
 		    "both are the caller's to release");
 		return ZLBT_EINVAL;
 	}
@@ -1507,7 +1490,7 @@ ZLBT_API int zlbt_graph_repeat(uint64_t graph, uint32_t copies,
 		return ZLBT_EDRIVER;
 	}
 	if (!ctx) {
-		say(err, errlen, "no current CUDA context: capture the graph in "
+		errbuf_printf(err, errlen, "no current CUDA context: capture the graph in "
 		    "this thread with torch first");
 		return ZLBT_EINVAL;
 	}
@@ -1548,15 +1531,14 @@ ZLBT_API int zlbt_graph_repeat_release(uint64_t exec, uint64_t graph,
 	CUresult crc;
 	int rc;
 
-	if (err && errlen)
-		err[0] = '\0';
+	errbuf_clear(err, errlen);
 	if (!exec && !graph)
 		return ZLBT_OK;
 	rc = driver(&d, err, errlen);
 	if (rc)
 		return rc;
 	if (!d->cuGraphExecDestroy || !d->cuGraphDestroy) {
-		say(err, errlen, "the CUDA driver %s lacks cuGraphExecDestroy or "
+		errbuf_printf(err, errlen, "the CUDA driver %s lacks cuGraphExecDestroy or "
 		    "cuGraphDestroy (driver too old?)", d->path);
 		return ZLBT_EDRIVER;
 	}
