@@ -303,6 +303,16 @@ int compare_row_control_moved_too(const struct compare_row *row)
 	       row->verdict[COMPARE_TORCH] == g;
 }
 
+size_t compare_row_rounds_needed(const struct compare_row *row)
+{
+	const struct stats_cmp *g = &row->res[COMPARE_GEMS];
+
+	if (!row->paired || row->excluded || !row->has[COMPARE_GEMS] || !g->ok ||
+	    row->verdict[COMPARE_GEMS] != STATS_UNSURE)
+		return 0;
+	return g->rounds_needed > g->ka || g->rounds_needed > g->kb ? g->rounds_needed : 0;
+}
+
 const char *compare_row_clock_limit(const struct compare_row *row, int k, int s)
 {
 	unsigned long long bits = row->side[s].clock_reasons[k];

@@ -70,6 +70,9 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 	json_object_set_new(o, "clock_shift", num_or_null(r->clock_shift));
 	json_object_set_new(o, "clock_wander", num_or_null(r->clock_wander));
 	json_object_set_new(o, "trend", num_or_null(r->trend));
+	/* rounds a side for an interval half the band wide; null: not computed */
+	json_object_set_new(o, "rounds_needed", r->rounds_needed ?
+			    json_integer((json_int_t)r->rounds_needed) : json_null());
 	for (int s = 0; s < 2; s++) {
 		/* each round's steady SM clock (MHz), null where it was not read */
 		json_t *clocks = json_array();
@@ -301,8 +304,12 @@ void compare_csv(const struct compare *c, const struct compare_view *v, struct s
 	for (int k = 0; k < COMPARE_KINDS; k++)
 		strbuf_addf(out, ",%1$s_a_ms,%1$s_b_ms,%1$s_ratio,%1$s_ci_low,%1$s_ci_high,%1$s_p,"
 			    "%1$s_q,%1$s_test,%1$s_rounds_a,%1$s_rounds_b,%1$s_verdict", compare_kind_name[k]);
+	/* columns added later come last, so older readers keep their places */
 	strbuf_addstr(out, ",markers_a,markers_b,status_a,status_b,replay_fallbacks_a,"
-		      "replay_fallbacks_b\n");
+		      "replay_fallbacks_b");
+	for (int k = 0; k < COMPARE_KINDS; k++)
+		strbuf_addf(out, ",%s_rounds_needed", compare_kind_name[k]);
+	strbuf_addch(out, '\n');
 	for (size_t x = 0; x < nidx; x++) {
 		const struct compare_row *row = &c->rows[idx[x]];
 
@@ -351,6 +358,11 @@ void compare_csv(const struct compare *c, const struct compare_view *v, struct s
 		csv_fallbacks(out, &row->side[0].fallbacks);
 		strbuf_addch(out, ',');
 		csv_fallbacks(out, &row->side[1].fallbacks);
+		for (int k = 0; k < COMPARE_KINDS; k++) {
+			strbuf_addch(out, ',');
+			if (row->has[k] && row->res[k].rounds_needed)
+				strbuf_addf(out, "%zu", row->res[k].rounds_needed);
+		}
 		strbuf_addch(out, '\n');
 	}
 	free(idx);

@@ -60,6 +60,18 @@ const char *compare_row_clock_limit(const struct compare_row *row, int k, int s)
 int compare_row_control_moved_too(const struct compare_row *row);
 
 /*
+ * What the note "needs N rounds" says on an UNSURE gems row: the rounds a
+ * side its noise asks for (stats_cmp.rounds_needed), or 0 where no note is
+ * due: the row is not UNSURE, nothing was computed, or it already has that
+ * many rounds a side (then its ratio sits near the band, and the ratio
+ * says more than a count). Above COMPARE_ROUNDS_SHOWN the note says only
+ * "more": such a row moves with where its buffers land or with its clock,
+ * which rounds average too slowly to be the remedy.
+ */
+#define COMPARE_ROUNDS_SHOWN 100
+size_t compare_row_rounds_needed(const struct compare_row *row);
+
+/*
  * The legend of what the report's rows show: one line for each flag or
  * note that occurs on a paired row (compare_legend.c).
  */

@@ -83,7 +83,7 @@ static void render_fallback_legend(const struct compare *c, struct strbuf *sb)
 void compare_render_legend(const struct compare *c, struct strbuf *sb)
 {
 	int marker_seen[8] = { 0 }, ctl_seen = 0, clock_seen = 0, eff_seen = 0, limit_seen = 0,
-	    duty_seen = 0;
+	    duty_seen = 0, need_seen = 0;
 	double lo, hi;
 
 	for (size_t i = 0; i < c->nr_rows; i++)
@@ -104,12 +104,15 @@ void compare_render_legend(const struct compare *c, struct strbuf *sb)
 		limit_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
 			     (compare_row_clock_limit(&c->rows[i], COMPARE_GEMS, 0) ||
 			      compare_row_clock_limit(&c->rows[i], COMPARE_GEMS, 1));
+	for (size_t i = 0; i < c->nr_rows && !need_seen; i++)
+		need_seen = compare_row_rounds_needed(&c->rows[i]) > 0;
 	for (size_t i = 0; i < c->nr_rows && !duty_seen; i++)
 		duty_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
 			    (c->rows[i].side[0].duty[COMPARE_GEMS] < 1 ||
 			     c->rows[i].side[1].duty[COMPARE_GEMS] < 1);
 	if (marker_seen[0] || marker_seen[1] || marker_seen[2] || marker_seen[3] ||
-	    marker_seen[4] || ctl_seen || clock_seen || eff_seen || limit_seen || duty_seen)
+	    marker_seen[4] || ctl_seen || clock_seen || eff_seen || limit_seen || duty_seen ||
+	    need_seen)
 		strbuf_addch(sb, '\n');
 	if (marker_seen[0])
 		strbuf_addstr(sb, "!A:direct / !B:direct  BENCHMARK_DIRECT_NO_CUDAGRAPH: the row fell "
@@ -134,6 +137,17 @@ void compare_render_legend(const struct compare *c, struct strbuf *sb)
 		strbuf_addstr(sb, "ctl too  the torch control moved the same way on this row: "
 			      "torch's kernels do not change with the Triton build, so the machine "
 			      "may have moved the row, not the build\n");
+	if (need_seen)
+		strbuf_addf(sb, "needs N rounds  with the noise this comparison measured of the "
+			    "row (process drift, placement, clock wander), N rounds a side would "
+			    "give an interval %.0f%% of the band wide each way, and an unchanged row "
+			    "would read SAME about 9 times in 10 (compare.json: rounds_needed; a "
+			    "plan, not a verdict: the noise was estimated from few rounds, and the "
+			    "sides' clocks are left out). Over %d: the row moves with "
+			    "where its buffers land or with its clock, which rounds average too "
+			    "slowly; --placements N measures the mean over placements (another "
+			    "caliber), and fixed clocks (nvidia-smi -lgc) remove the clock's part\n",
+			    100 * STATS_PLAN_HALF_WIDTH, COMPARE_ROUNDS_SHOWN);
 	if (clock_seen)
 		strbuf_addf(sb, "clock LO-HI MHz  the row's rounds ran at steady SM clocks more than "
 			    "%.1f%% apart (power or temperature limits); its interval also covers "

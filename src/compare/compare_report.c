@@ -309,6 +309,7 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 	struct strbuf sb = STRBUF_INIT;
 	const struct stats_cmp *g = &row->res[COMPARE_GEMS];
 	double lo, hi;
+	size_t need;
 
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < row->side[s].markers.nr; i++) {
@@ -327,6 +328,12 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 			strbuf_addf(&sb, "%sno inference: %s", sb.len ? " " : "", g->why);
 		if (compare_row_control_moved_too(row))
 			strbuf_addf(&sb, "%sctl too", sb.len ? " " : "");
+		need = compare_row_rounds_needed(row);
+		if (need > COMPARE_ROUNDS_SHOWN)
+			strbuf_addf(&sb, "%sneeds >%d rounds", sb.len ? " " : "",
+				    COMPARE_ROUNDS_SHOWN);
+		else if (need)
+			strbuf_addf(&sb, "%sneeds %zu rounds", sb.len ? " " : "", need);
 		if (compare_row_clocks(row, COMPARE_GEMS, &lo, &hi))
 			strbuf_addf(&sb, "%sclock %.0f-%.0f MHz", sb.len ? " " : "", lo, hi);
 		if (compare_row_effective_clocks(row, COMPARE_GEMS, &lo, &hi))

@@ -462,6 +462,30 @@ static void widen_by_bootstrap(const struct side *A, const struct side *B, const
 		c->hi = phi;
 }
 
+size_t stats_rounds_needed(double va, double vb, double pv, double pdf, double band,
+			   double confidence)
+{
+	double half = STATS_PLAN_HALF_WIDTH * log1p(band), s2 = va + vb, p = 1 - (1 - confidence) / 2;
+	double z = stats_t_ppf(p, INFINITY);
+	size_t k;
+
+	if (!(half > 0) || !(s2 > 0) || !isfinite(s2) || !isfinite(half) ||
+	    !(confidence > 0 && confidence < 1))
+		return 0;
+	/* t >= z at every df: no k below the normal's answer can do */
+	k = (size_t)fmax(1.0, floor(fmin(z * z * s2 / (half * half), 1e12)));
+	/* that far out t is z to a millionth: a row no number of rounds settles */
+	if (k > 1000000)
+		return k;
+	for (;; k++) {
+		double df = k >= 2 ? 2.0 * (double)(k - 1) + pdf :
+			    pdf > 0 && pv > 0 ? s2 * s2 / (4 * pv * pv / pdf) : INFINITY;
+
+		if (stats_t_ppf(p, df) * sqrt(s2 / (double)k) <= half)
+			return k;
+	}
+}
+
 int stats_compare(const struct stats_sample_set *a, size_t ka,
 		  const struct stats_sample_set *b, size_t kb,
 		  const struct stats_cmp_opts *o, struct stats_cmp *c)
@@ -576,6 +600,9 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	}
 	c->lo = exp(c->lo);
 	c->hi = exp(c->hi);
+	/* each side's per-round variance: v is it over k rounds */
+	c->rounds_needed = stats_rounds_needed(A.v * (double)A.k, B.v * (double)B.k, pv, pdf,
+					       o->band, o->confidence);
 out:
 	side_release(&A);
 	side_release(&B);

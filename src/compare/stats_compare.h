@@ -375,7 +375,45 @@ struct stats_cmp {
 	 * which each round's drift grew too; 0 when every round held still.
 	 */
 	double trend;
+	/*
+	 * Rounds a side at which this row, with the per-round variance the
+	 * comparison used for each side (drift floor, placement, clock wander
+	 * and trend included), would get a parametric interval no wider than
+	 * STATS_PLAN_HALF_WIDTH of the band each way. It is a plan for the
+	 * next run, not a verdict: the variance it starts from was estimated
+	 * with few degrees of freedom, and what the sides' clocks explain
+	 * (clock_shift) is left out, since rounds only average it where the
+	 * clocks differ by chance. 0 when !ok or the band is 0.
+	 */
+	size_t rounds_needed;
 };
+
+/*
+ * The half-width, as a fraction of the band, that rounds_needed plans
+ * for. An unchanged row measured again with the planned rounds reads SAME
+ * when its estimate and its interval both stay inside the band; both are
+ * random, and so is the plan, made from few degrees of freedom. In the
+ * simulation of tests/unit/test_stats_sim_rounds.c (rows planned from one
+ * round a side, placement 0.1-1%, probes of 2 df) half the band made 82%
+ * of unchanged rows SAME at the planned rounds, 0.4 made 91% (1.56 times
+ * the rounds), 1/3 made 94.5% (2.25 times): 0.4 keeps the promise "9 times
+ * in 10" at the smaller price.
+ */
+#define STATS_PLAN_HALF_WIDTH 0.4
+
+/*
+ * The rounds a side of stats_cmp.rounds_needed, from the sides' per-round
+ * variances va and vb of ln time, the placement variance pv with its pdf
+ * degrees of freedom (pdf 0: none measured), the band (a fraction) and
+ * the confidence. With k rounds a side the interval's half-width is
+ * t_{df} sqrt((va + vb) / k), df = 2k - 2 + pdf for k >= 2 (the pooled
+ * Student test) and, for single rounds, Satterthwaite's from pv (infinite
+ * without it), as stats_compare judges them; the answer is the least k
+ * that brings it to STATS_PLAN_HALF_WIDTH x ln(1 + band). 0 when the band
+ * or the variance is not positive and finite. Exposed for the tests.
+ */
+size_t stats_rounds_needed(double va, double vb, double pv, double pdf, double band,
+			   double confidence);
 
 /*
  * Compare B against A. a[0..ka-1] and b[0..kb-1] are the rounds of each

@@ -536,6 +536,41 @@ def test_single_rounds_take_the_placement_spread_they_measured(zlb, tmp_path):
     assert all(r["gems"]["df"] == pytest.approx(22) for r in paired(res))
 
 
+def test_unsure_rows_say_how_many_rounds_would_settle_them(zlb, tmp_path):
+    # One round a side whose probes say buffers land 0.6% apart: UNSURE at a
+    # 1% band. Per side 0.6% placement, the 0.1% floor and the median's own
+    # noise make 3.8e-5; an interval 0.4 x ln(1.01) wide each way asks
+    # z^2 x 7.6e-5 / 0.00398^2 = 18.3 rounds a side, t's tails a few more.
+    kw = dict(drift=0.0003, placement=(0.006, 3))
+    a, b = make_sides(tmp_path / "one", rounds=1, **kw)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--wide")
+    assert res.rc == 0, res
+    rows = paired(res)
+    assert {r["gems"]["verdict"] for r in rows} == {"UNSURE"}
+    need = {r["gems"]["rounds_needed"] for r in rows}
+    assert need and need <= set(range(19, 25)), need
+    assert all(r["torch"]["rounds_needed"] in range(19, 25) for r in rows)
+    assert re.search(r"UNSURE .* needs (19|2[0-4]) rounds", res.out), res.out
+    assert "needs N rounds  with the noise this comparison measured" in res.out
+    assert {c["gems_rounds_needed"] for c in res.csv if c["pairing"] == "paired"} == \
+        {str(n) for n in need}
+    # That many rounds a side, afresh: every row SAME, and no plan left to give.
+    a, b = make_sides(tmp_path / "planned", rounds=max(need), **kw)
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--wide")
+    assert res.rc == 0, res
+    assert {r["gems"]["verdict"] for r in paired(res)} == {"SAME"}
+    assert "needs" not in res.out
+    # 3% apart (a few-us kernel on one graph): no count of rounds is the remedy.
+    a, b = make_sides(tmp_path / "lottery", rounds=1, drift=0.03, placement=(0.03, 3))
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--wide")
+    assert all(r["gems"]["rounds_needed"] > 100 for r in paired(res))
+    assert "needs >100 rounds" in res.out
+    # --threshold 0 has no band to plan for
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--threshold", "0")
+    assert {r["gems"]["rounds_needed"] for r in paired(res)} == {None}
+    assert "needs" not in res.out
+
+
 def test_rounds_at_different_clocks_are_noted(zlb, tmp_path):
     # A 4096^3 addmm under an H200's power cap ran at 1305-1357 MHz in four
     # processes and its time followed the clock: the row says so. Row 1's

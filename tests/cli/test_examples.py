@@ -29,7 +29,7 @@ def test_compare_reproduces_the_gpu_verdicts(zlb, tmp_path, name):
     r = zlb.cmd("compare", str(ab / "A"), str(ab / "B"), "--out", str(tmp_path), "--color", "never")
     assert r.rc == 0, r
     # every column the GPU machine wrote, cell for cell; columns added since
-    # (replay_fallbacks_a/_b) come after them and are empty on these runs
+    # (replay_fallbacks_a/_b, gems_/torch_rounds_needed) come after them
     mine_csv = list(csv.reader((tmp_path / "compare.csv").open(newline="")))
     shipped_csv = list(csv.reader((ab / "compare.csv").open(newline="")))
     mine = json.loads((tmp_path / "compare.json").read_text())
@@ -58,7 +58,13 @@ def test_compare_reproduces_the_gpu_verdicts(zlb, tmp_path, name):
             for key in ("ci_low", "ci_high", "p", "q"):
                 mj[kind][key] = sj[kind][key]
         assert m[:width] == s
-        assert not any(m[width:])
+        # added since: the replay fallbacks (none on these runs) and the
+        # rounds a side each kind would need, as compare.json has them
+        extra = dict(zip(mine_csv[0][width:], m[width:]))
+        assert not extra.pop("replay_fallbacks_a", "") and not extra.pop("replay_fallbacks_b", "")
+        assert extra == {f"{k}_rounds_needed": str(mj[k]["rounds_needed"] or "")
+                         for k in ("gems", "torch")}
+        assert all(mj[k]["rounds_needed"] >= 1 for k in ("gems", "torch"))
     assert widened <= 2
     # which cells moved: every mm cell (at the power cap), two torch
     # layer_norm cells (the 16384x4096 one by 0.3% in a round)

@@ -408,6 +408,57 @@ static void test_drift_floor_joins_pooled_rounds(void **state)
 	assert_true(none.se < 0.5 * floor.se);
 }
 
+/*
+ * The rounds a side for an interval 0.4 of the band wide each way, worked
+ * by hand (band 1%: 0.4 x ln(1.01) = 0.0039801):
+ *   0.2% a side, no placement df: k = 1 (z) 1.960 x sqrt(8e-6) = 0.00554;
+ *   k = 2 (t, 2 df) 4.303 x 0.002 = 0.00861; k = 3 (t, 4 df) 2.776 x
+ *   sqrt(8e-6 / 3) = 0.00453; k = 4 (t, 6 df) 2.447 x sqrt(2e-6) =
+ *   0.00346: 4. With many placement df, k = 2 already reads 1.960 x 0.002
+ *   = 0.00392: 2.
+ *   2% a side: z^2 x 8e-4 / 0.0039801^2 = 194.0, and t at ~390 df
+ *   (1.96607, t^2 = 3.86543) asks 3.86543 x 8e-4 / 1.58412e-5 = 195.2:
+ *   196.
+ */
+static void test_rounds_needed_by_hand(void **state)
+{
+	double v02 = 0.002 * 0.002, v2 = 0.02 * 0.02;
+
+	(void)state;
+	assert_int_equal(stats_rounds_needed(v02, v02, 0, 0, 0.01, 0.95), 4);
+	assert_int_equal(stats_rounds_needed(v02, v02, v02, 1e9, 0.01, 0.95), 2);
+	assert_int_equal(stats_rounds_needed(v2, v2, v2, 4, 0.01, 0.95), 196);
+	/* a wider band asks fewer; a higher confidence more */
+	assert_true(stats_rounds_needed(v2, v2, v2, 4, 0.02, 0.95) < 60);
+	assert_true(stats_rounds_needed(v02, v02, 0, 0, 0.01, 0.99) > 4);
+	/* nothing to plan: no band, no variance */
+	assert_int_equal(stats_rounds_needed(v02, v02, 0, 0, 0, 0.95), 0);
+	assert_int_equal(stats_rounds_needed(0, 0, 0, 0, 0.01, 0.95), 0);
+	assert_int_equal(stats_rounds_needed(NAN, v02, 0, 0, 0.01, 0.95), 0);
+	/* far out it is the normal's answer, and it still returns */
+	assert_true(stats_rounds_needed(1.0, 1.0, 0, 0, 0.0001, 0.95) > 1000000);
+}
+
+static void test_rounds_needed_of_a_row(void **state)
+{
+	struct fixture *f = fx();
+	struct stats_sample_set a = f->set[0][0], b = f->set[1][0];
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp quiet, lottery, noband;
+
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &quiet), 0);
+	assert_true(quiet.ok && quiet.rounds_needed >= 1);
+	/* what one process could read of another's buffers: 2% */
+	a.place_sd = b.place_sd = 0.02;
+	a.place_df = b.place_df = 2;
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &lottery), 0);
+	assert_true(lottery.rounds_needed > 150 && lottery.rounds_needed < 300);
+	assert_true(lottery.rounds_needed > quiet.rounds_needed);
+	o.band = 0;
+	assert_int_equal(stats_compare(&a, 1, &b, 1, &o, &noband), 0);
+	assert_int_equal(noband.rounds_needed, 0);
+}
+
 /* var(x) / 2 over x = {0, dA[0] - dB[0], ...}: P aligned for two processes. */
 static double half_var_of_differences(const double *da, const double *db, size_t n)
 {
@@ -782,6 +833,8 @@ int main(void)
 		cmocka_unit_test(test_placement_sd_widens_single_rounds),
 		cmocka_unit_test(test_placement_sd_joins_rounds),
 		cmocka_unit_test(test_drift_floor_joins_pooled_rounds),
+		cmocka_unit_test(test_rounds_needed_by_hand),
+		cmocka_unit_test(test_rounds_needed_of_a_row),
 		cmocka_unit_test(test_placement_draws_line_up_by_index),
 		cmocka_unit_test(test_strata_spread_joins_a_single_round),
 		cmocka_unit_test(test_clock_difference_widens_the_interval),

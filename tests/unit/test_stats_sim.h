@@ -61,12 +61,12 @@ struct outcome {
 	double secs;
 };
 
-static double sim_uniform_in(struct stats_rng *rng, double lo, double hi)
+static inline double sim_uniform_in(struct stats_rng *rng, double lo, double hi)
 {
 	return lo + (hi - lo) * stats_rng_uniform(rng);
 }
 
-static void sim_round(struct stats_rng *rng, double *x, size_t n, double mu, double sigma_s,
+static inline void sim_round(struct stats_rng *rng, double *x, size_t n, double mu, double sigma_s,
 		      double sigma_d)
 {
 	double centre = mu * exp(sigma_d * stats_rng_normal(rng));
@@ -80,7 +80,7 @@ static void sim_round(struct stats_rng *rng, double *x, size_t n, double mu, dou
 	}
 }
 
-static double sim_now(void)
+static inline double sim_now(void)
 {
 	struct timespec ts;
 
@@ -88,7 +88,7 @@ static double sim_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void sim_run(const struct scenario *sc, struct outcome *o)
+static inline void sim_run(const struct scenario *sc, struct outcome *o)
 {
 	struct stats_rng rng;
 	size_t nmax = sc->n_hi;
@@ -178,13 +178,13 @@ static void sim_run(const struct scenario *sc, struct outcome *o)
 	free(pool_b);
 }
 
-static double frac(size_t a, size_t b)
+static inline double frac(size_t a, size_t b)
 {
 	return b ? (double)a / (double)b : 0.0;
 }
 
 /* One line per scenario; ctest -V (or running the binary) shows them. */
-static void sim_report(const struct scenario *sc, const struct outcome *o)
+static inline void sim_report(const struct scenario *sc, const struct outcome *o)
 {
 	printf("# %s: %zu comparisons x %d rows, %zu round(s)/side\n", sc->name, sc->trials, ROWS,
 	       sc->rounds);
