@@ -76,6 +76,10 @@ def main():
     for n in (1024, 4096):
         x = torch.randn(n, n, device=dev, dtype=torch.float16)
         fn = (lambda x=x: torch.addmm(x, x, x))
+        # cuBLAS makes its handle at the first call, which a capture refuses
+        # (CUBLAS_STATUS_NOT_INITIALIZED on the H100): one call eagerly first
+        fn()
+        torch.cuda.synchronize()
         loads["addmm %d^3" % n] = (fn, _probe.k_for(_probe.per_call_ms(torch, fn)))
     m = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
     fn = (lambda: torch.mul(m, m))

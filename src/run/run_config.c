@@ -250,9 +250,15 @@ const struct opt_def run_option_defs[] = {
 	 * H100 a gems addmm 1024^3 at duty 0.5 read 6.57 us in the two
 	 * processes whose back-to-back sampling had just hit the cap and 6.47
 	 * in the two whose had not, at one NVML clock and one spin clock.
-	 * Idling first lets every process start it from the same state.
+	 * Idling first lets every process start it from the same state. 250 ms
+	 * by bench/clock_under_load.py on an H100: right after 2 s of a capped
+	 * addmm 4096^3 the duty's first 50 replays of that addmm read 7.03-7.06
+	 * us, after 0.25-4 s of idle 6.94-6.98 (the whole sampling's median
+	 * 6.90-6.95 either way); and with 250 the four processes of an A/A read
+	 * it 6.681-6.698 us, the one whose first sampling was capped among them.
+	 * A power-capped row pays 0.25 s a side; others nothing.
 	 */
-	{ "power-settle", NULL, "ZL_POWER_SETTLE", "0", OPT_REAL, NULL, 0, 0, "MS",
+	{ "power-settle", NULL, "ZL_POWER_SETTLE", "250", OPT_REAL, NULL, 0, 0, "MS",
 	  "idle the GPU for MS milliseconds before a measurement is sampled again at "
 	  "--power-duty, so that every process starts that sampling from the same power "
 	  "state; 0: at once", NULL,

@@ -172,11 +172,11 @@ def test_capture_refusal_falls_back_per_row(zlb):
 def test_stopping_rule_options_reach_the_plugin_and_the_identity(zlb):
     r = zlb.run("softmax", "--dtypes", "float16", "--min-samples", "25", "--noise-target",
                 "0", "--max-wall", "700", "--l2", "cold", "--clock-floor", "0",
-                "--power-settle", "250")
+                "--power-settle", "500")
     assert r.rc == 0, r
     cal = r.identity()["caliber"]
     assert (cal["min_samples"], cal["noise_target"], cal["max_wall_ms"], cal["l2_mode"],
-            cal["clock_floor"], cal["power_settle_ms"]) == (25, 0.0, 700, "cold", 0.0, 250)
+            cal["clock_floor"], cal["power_settle_ms"]) == (25, 0.0, 700, "cold", 0.0, 500)
     for row in r.rows():
         assert row["gems"]["n"] >= 25
 
@@ -202,6 +202,7 @@ def test_print_engine_env_is_what_the_child_gets(zlb):
     env = dict(line.split("=", 1) for line in r.out.splitlines())
     assert env["ZLB_PLACEMENTS"] == "3" and env["ZLB_WARMUP_MAX_CALLS"] == "9"
     assert env["ZLB_REPLAY_TARGET_MS"] == "2" and env["ZLB_MIN_SAMPLES"] == "10"
+    assert env["ZLB_POWER_SETTLE_MS"] == "250"
 
 
 def _cache_files(d):
