@@ -418,6 +418,50 @@ static void row_label(struct strbuf *sb, const struct compare_row *row)
 	free(op);
 }
 
+/*
+ * One line over the table's "needs N rounds" notes, for a comparison too
+ * long to read row by row: how many UNSURE gems rows more rounds would
+ * settle, the most rounds a side any of them asks, and how many ask more
+ * than COMPARE_ROUNDS_SHOWN (rows that rounds will not settle).
+ */
+static void rounds_note(const struct compare *c, struct strbuf *sb)
+{
+	size_t settle = 0, beyond = 0, lo = 0, hi = 0;
+
+	for (size_t i = 0; i < c->nr_rows; i++) {
+		size_t need = compare_row_rounds_needed(&c->rows[i]);
+
+		if (!need)
+			continue;
+		if (need > COMPARE_ROUNDS_SHOWN) {
+			beyond++;
+			continue;
+		}
+		settle++;
+		lo = !lo || need < lo ? need : lo;
+		hi = need > hi ? need : hi;
+	}
+	if (!settle && !beyond)
+		return;
+	strbuf_addstr(sb, "note: by their noise, ");
+	if (settle && hi > lo)
+		strbuf_addf(sb, "%zu UNSURE gems row%s would settle with %zu-%zu rounds a side",
+			    settle, settle == 1 ? "" : "s", lo, hi);
+	else if (settle)
+		strbuf_addf(sb, "%zu UNSURE gems row%s would settle with %zu rounds a side",
+			    settle, settle == 1 ? "" : "s", lo);
+	if (beyond && settle)
+		strbuf_addf(sb, "; %zu would not with %d", beyond, COMPARE_ROUNDS_SHOWN);
+	else if (beyond)
+		strbuf_addf(sb, "%zu UNSURE gems row%s would not settle with %d rounds a side",
+			    beyond, beyond == 1 ? "" : "s", COMPARE_ROUNDS_SHOWN);
+	if (beyond)
+		strbuf_addf(sb, " (%s with placement or the clock: another caliber or fixed "
+			    "clocks settle %s)", beyond == 1 ? "it moves" : "they move",
+			    beyond == 1 ? "it" : "them");
+	strbuf_addstr(sb, ": see the rows' `needs N rounds`\n");
+}
+
 static void render_unpaired(const struct compare *c, struct strbuf *sb)
 {
 	size_t n = c->only_a + c->only_b + c->not_success, shown = 0;
@@ -484,6 +528,7 @@ void compare_render_report(const struct compare *c, const struct compare_view *v
 			    "(several percent for a kernel of a few us on one graph); "
 			    "give rounds (A1 A2 A3 -- B1 B2 B3) to measure the drift itself\n",
 			    100 * c->opts.drift_floor);
+	rounds_note(c, sb);
 	for (size_t i = 0; i < c->notes.nr; i++)
 		strbuf_addf(sb, "note: %s\n", c->notes.v[i]);
 

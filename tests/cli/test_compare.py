@@ -552,6 +552,9 @@ def test_unsure_rows_say_how_many_rounds_would_settle_them(zlb, tmp_path):
     assert all(r["torch"]["rounds_needed"] in range(19, 25) for r in rows)
     assert re.search(r"UNSURE .* needs (19|2[0-4]) rounds", res.out), res.out
     assert "needs N rounds  with the noise this comparison measured" in res.out
+    lo, hi = min(need), max(need)
+    assert ("note: by their noise, %d UNSURE gems rows would settle with %s rounds a side: "
+            % (len(rows), "%d-%d" % (lo, hi) if hi > lo else lo)) in res.out, res.out
     assert {c["gems_rounds_needed"] for c in res.csv if c["pairing"] == "paired"} == \
         {str(n) for n in need}
     # That many rounds a side, afresh: every row SAME, and no plan left to give.
@@ -565,6 +568,8 @@ def test_unsure_rows_say_how_many_rounds_would_settle_them(zlb, tmp_path):
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--wide")
     assert all(r["gems"]["rounds_needed"] > 100 for r in paired(res))
     assert "needs >100 rounds" in res.out
+    assert ("note: by their noise, %d UNSURE gems rows would not settle with 100 rounds a "
+            "side (they move with placement" % len(paired(res))) in res.out, res.out
     # --threshold 0 has no band to plan for
     res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--threshold", "0")
     assert {r["gems"]["rounds_needed"] for r in paired(res)} == {None}
