@@ -70,7 +70,7 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 	json_object_set_new(o, "clock_shift", num_or_null(r->clock_shift));
 	json_object_set_new(o, "clock_wander", num_or_null(r->clock_wander));
 	json_object_set_new(o, "trend", num_or_null(r->trend));
-	/* rounds a side for an interval half the band wide; null: not computed */
+	/* rounds a side for an interval STATS_PLAN_HALF_WIDTH of the band wide; null: none */
 	json_object_set_new(o, "rounds_needed", r->rounds_needed ?
 			    json_integer((json_int_t)r->rounds_needed) : json_null());
 	for (int s = 0; s < 2; s++) {

@@ -444,21 +444,23 @@ static void rounds_note(const struct compare *c, struct strbuf *sb)
 	if (!settle && !beyond)
 		return;
 	strbuf_addstr(sb, "note: by their noise, ");
-	if (settle && hi > lo)
-		strbuf_addf(sb, "%zu UNSURE gems row%s would settle with %zu-%zu rounds a side",
-			    settle, settle == 1 ? "" : "s", lo, hi);
-	else if (settle)
-		strbuf_addf(sb, "%zu UNSURE gems row%s would settle with %zu rounds a side",
-			    settle, settle == 1 ? "" : "s", lo);
-	if (beyond && settle)
-		strbuf_addf(sb, "; %zu would not with %d", beyond, COMPARE_ROUNDS_SHOWN);
-	else if (beyond)
-		strbuf_addf(sb, "%zu UNSURE gems row%s would not settle with %d rounds a side",
-			    beyond, beyond == 1 ? "" : "s", COMPARE_ROUNDS_SHOWN);
-	if (beyond)
+	if (settle) {
+		strbuf_addf(sb, "%zu UNSURE gems row%s would settle with %zu", settle,
+			    settle == 1 ? "" : "s", lo);
+		if (hi > lo)
+			strbuf_addf(sb, "-%zu", hi);
+		strbuf_addstr(sb, " rounds a side");
+	}
+	if (beyond) {
+		if (settle)
+			strbuf_addf(sb, "; %zu would not with %d", beyond, COMPARE_ROUNDS_SHOWN);
+		else
+			strbuf_addf(sb, "%zu UNSURE gems row%s would not settle with %d rounds "
+				    "a side", beyond, beyond == 1 ? "" : "s", COMPARE_ROUNDS_SHOWN);
 		strbuf_addf(sb, " (%s with placement or the clock: another caliber or fixed "
 			    "clocks settle %s)", beyond == 1 ? "it moves" : "they move",
 			    beyond == 1 ? "it" : "them");
+	}
 	strbuf_addstr(sb, ": see the rows' `needs N rounds`\n");
 }
 

@@ -462,6 +462,16 @@ static void widen_by_bootstrap(const struct side *A, const struct side *B, const
 		c->hi = phi;
 }
 
+/*
+ * The df of one round a side whose variances sum to v, each holding the
+ * one placement variance pv (pdf df): Satterthwaite's, pv's uncertainty
+ * counted once for both sides, doubled; infinite where pv was not measured.
+ */
+static double single_rounds_df(double v, double pv, double pdf)
+{
+	return pdf > 0 && pv > 0 ? v * v / (4 * pv * pv / pdf) : INFINITY;
+}
+
 size_t stats_rounds_needed(double va, double vb, double pv, double pdf, double band,
 			   double confidence)
 {
@@ -478,8 +488,7 @@ size_t stats_rounds_needed(double va, double vb, double pv, double pdf, double b
 	if (k > 1000000)
 		return k;
 	for (;; k++) {
-		double df = k >= 2 ? 2.0 * (double)(k - 1) + pdf :
-			    pdf > 0 && pv > 0 ? s2 * s2 / (4 * pv * pv / pdf) : INFINITY;
+		double df = k >= 2 ? 2.0 * (double)(k - 1) + pdf : single_rounds_df(s2, pv, pdf);
 
 		if (stats_t_ppf(p, df) * sqrt(s2 / (double)k) <= half)
 			return k;
@@ -552,8 +561,7 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 		w.df = A.df;
 		w.p = fmin(1.0, 2.0 * stats_t_sf(fabs(w.t), w.df));
 	} else if (A.k == 1 && B.k == 1 && pdf > 0 && pv > 0) {
-		/* both sides hold the same pv: its uncertainty counts once, doubled */
-		w.df = (A.v + B.v) * (A.v + B.v) / (4 * pv * pv / pdf);
+		w.df = single_rounds_df(A.v + B.v, pv, pdf);
 		w.p = fmin(1.0, 2.0 * stats_t_sf(fabs(w.t), w.df));
 	}
 	c->ok = 1;
