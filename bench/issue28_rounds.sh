@@ -8,7 +8,9 @@
 # engine's effective clocks left out: what they changed), the rows whose
 # medians move between the replays' processes more than their engine sd says
 # (bench/process_spread.py) in OUT/process_spread.txt, each replay's fallbacks as zlb summary counts them in
-# OUT/fallbacks.txt, the rounds without their IR in OUT/rounds.tgz, and with SECONDS_FOR_P one process-isolation replay (P)
+# OUT/fallbacks.txt, the rounds without their IR in OUT/rounds.tgz (with
+# smi.csv inside it: the device tool brings back eight files of OUT, and a
+# ninth was lost), and with SECONDS_FOR_P one process-isolation replay (P)
 # compared with the worker replays (isolation is caliber: the compare must
 # ask for it). nvidia-smi logs clocks, power and temperature beside it
 # (OUT/smi.csv): at a power cap they explain rows.
@@ -59,7 +61,8 @@ tee -a "$OUT/log.txt" < "$OUT/fallbacks.txt"
 # the rounds' records without their bulk, so that compare can be read again
 # off the GPU machine
 tar -czf "$OUT/rounds.tgz" --exclude=ir --exclude=ttgir --exclude=triton_cache \
-	--exclude=tuner_cache --exclude='*.tgz' -C "$R" REC A B C D
+	--exclude=tuner_cache --exclude='*.tgz' -C "$R" REC A B C D -C "$OUT" smi.csv \
+	&& rm -f "$OUT/smi.csv"
 if [ "$PBUDGET" -gt 0 ]; then
 	step P "$PBUDGET" ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/P" \
 		--isolation process --replay-root "$R/REC"
