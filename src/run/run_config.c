@@ -250,15 +250,16 @@ const struct opt_def run_option_defs[] = {
 	 * H100 a gems addmm 1024^3 at duty 0.5 read 6.57 us in the two
 	 * processes whose back-to-back sampling had just hit the cap and 6.47
 	 * in the two whose had not, at one NVML clock and one spin clock.
-	 * Idling first lets every process start it from the same state. 250 ms
-	 * by bench/clock_under_load.py on an H100: right after 2 s of a capped
-	 * addmm 4096^3 the duty's first 50 replays of that addmm read 7.03-7.06
-	 * us, after 0.25-4 s of idle 6.94-6.98 (the whole sampling's median
-	 * 6.90-6.95 either way); and with 250 the four processes of an A/A read
-	 * it 6.681-6.698 us, the one whose first sampling was capped among them.
-	 * A power-capped row pays 0.25 s a side; others nothing.
+	 * Idling first lets every process start it from the same state. Off by
+	 * default: on one H100 the issue-28 matrix at 0 and at 250 ms (two
+	 * runs back to back) gave the same SAME rates within a row, while at
+	 * 250 the duty sampling was noisier (torch addmm 2048^3: stdrel
+	 * 0.33-0.39% and 225-258 samples, against 0.12-0.19% and 27-51 at 0),
+	 * took 6.0-8.0 s a replay instead of 2.3-2.9, and the one false verdict
+	 * of either run was a duty row's. The idle's clock ramps while the
+	 * duty samples. bench/README.md, "the settle's control".
 	 */
-	{ "power-settle", NULL, "ZL_POWER_SETTLE", "250", OPT_REAL, NULL, 0, 0, "MS",
+	{ "power-settle", NULL, "ZL_POWER_SETTLE", "0", OPT_REAL, NULL, 0, 0, "MS",
 	  "idle the GPU for MS milliseconds before a measurement is sampled again at "
 	  "--power-duty, so that every process starts that sampling from the same power "
 	  "state; 0: at once", NULL,
