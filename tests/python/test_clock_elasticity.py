@@ -86,3 +86,26 @@ def test_round_points_reads_the_rows_that_carry_an_effective_clock(tmp_path):
     got = ce.round_points(str(tmp_path))
     assert list(got) == [GELU]
     assert got[GELU][1] == pytest.approx(math.log(1950.0))
+
+
+_pspec = importlib.util.spec_from_file_location(
+    "elasticity_probe", os.path.join(REPO, "bench", "elasticity_probe.py"))
+probe = importlib.util.module_from_spec(_pspec)
+_pspec.loader.exec_module(probe)
+
+
+def test_the_probe_fits_the_slope_of_time_on_clock_and_bins_it():
+    # A recovery from 1500 to 1980 MHz of a row with s = 0.7, plus a steady
+    # stretch: the fit reads 0.7 back with a tiny error, the bins run from
+    # the slow low clocks to the fast high ones.
+    pairs = [(f, 0.3 * (1980.0 / f) ** 0.7) for f in range(1500, 1981, 4)]
+    pairs += [(1980.0, 0.3)] * 50
+    s, se = probe.fit(pairs)
+    assert s == pytest.approx(0.7) and se < 1e-9
+    b = probe.bins(pairs, k=4)
+    assert len(b) == 4
+    assert [f for f, _ in b] == sorted(f for f, _ in b)
+    assert b[0][1] > b[-1][1] == pytest.approx(0.3)
+    # No spread of clock, or too few pairs: no slope to read.
+    assert math.isnan(probe.fit([(1980.0, 0.3)] * 10)[0])
+    assert math.isnan(probe.fit(pairs[:2])[0])
