@@ -45,6 +45,7 @@ ROWS = [
     ("log_softmax", (2048, 4096)), ("log_softmax", (8192, 8192)),
     ("cumsum", (4096, 4096)), ("cumsum", (4096, 16384)),
     ("cross_entropy_loss", (4096, 32000)), ("index_select", (8192, 16384)),
+    ("addmm", (1024, 1024, 1024)),
 ]
 
 SPIN_CYCLES = 100000      # about 50 us a kernel at 2 GHz
@@ -61,6 +62,11 @@ def make_call(torch, op, shape):
     """A closure running op once on fp16 inputs of shape (made here)."""
     dev, h = "cuda", torch.float16
     F = torch.nn.functional
+    if op == "addmm":
+        m, n, k = shape
+        bias = torch.randn(m, n, device=dev, dtype=h)
+        p, q = torch.randn(m, k, device=dev, dtype=h), torch.randn(k, n, device=dev, dtype=h)
+        return lambda: torch.addmm(bias, p, q)
     x = torch.randn(shape, device=dev, dtype=h)
     if op in ("gelu", "silu"):
         f = getattr(F, op)
