@@ -33,24 +33,16 @@ import math
 import statistics
 import sys
 
-from _results import rows_under
+from process_spread import round_rows
 
 
 def round_points(round_dir):
-    """(op, shape_detail, dtype, side) -> (ln median, ln effective clock),
-    for the rows measured with an effective clock."""
-    out = {}
-    for rec in rows_under(round_dir):
-        for side in ("gems", "torch"):
-            s = rec.get(side)
-            if not isinstance(s, dict):
-                continue
-            ms, mhz = s.get("median_ms"), s.get("effective_mhz")
-            if not all(isinstance(v, (int, float)) and v > 0 for v in (ms, mhz)):
-                continue
-            out[(rec.get("op"), rec.get("shape_detail"), rec.get("dtype"), side)] = (
-                math.log(ms), math.log(mhz), ms)
-    return out
+    """(op, shape_detail, dtype, side) -> (ln median, ln effective clock,
+    median ms), for the rows measured with an effective clock
+    (process_spread.round_rows)."""
+    return {key: (math.log(ms), math.log(mhz), ms)
+            for key, (ms, _, mhz) in round_rows(round_dir).items()
+            if ms > 0 and mhz and mhz > 0}
 
 
 def centred(points):

@@ -33,11 +33,12 @@ Python path). Nothing here asserts; it prints what it read.
 """
 
 import argparse
-import json
 import math
 import statistics
 import sys
 import time
+
+import _probe
 
 ROWS = [
     ("gelu", (2048, 2048)), ("gelu", (4096, 4096)), ("gelu", (8192, 8192)),
@@ -50,7 +51,7 @@ ROWS = [
 
 SPIN_CYCLES = 100000      # about 50 us a kernel at 2 GHz
 SPIN_NODES = 4            # a spin replay of about 0.2 ms
-ROW_REPLAY_MS = 0.3       # calls per row graph: about this long a replay
+ROW_REPLAY_MS = 0.3       # calls per row graph: about this long a replay (_probe.k_for)
 BURN_N = 8192             # the burn's matmul size
 BURN_CALLS = 4            # matmuls per burn graph replay
 BURN_MS = 400.0           # how long a burn holds the cap
@@ -87,35 +88,6 @@ def make_call(torch, op, shape):
         idx = torch.randint(0, shape[0], (shape[0],), device=dev)
         return lambda: torch.index_select(x, 0, idx)
     raise ValueError("no call for %s" % op)
-
-
-def capture(torch, fn, n):
-    """A CUDA graph of n calls of fn (warmed on a side stream first, as
-    torch's graph capture asks)."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(n):
-            fn()
-    torch.cuda.synchronize()
-    return g
-
-
-def per_call_ms(torch, fn, calls=20):
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    fn()
-    a.record()
-    for _ in range(calls):
-        fn()
-    b.record()
-    b.synchronize()
-    return a.elapsed_time(b) / calls
 
 
 def read_pairs(torch, spin, row, pairs):
@@ -168,11 +140,10 @@ def bins(pairs, k=6):
     return out
 
 
-def measure_row(torch, spin, burn, fn, cycles):
-    k = max(1, min(200, round(ROW_REPLAY_MS / max(per_call_ms(torch, fn), 1e-4))))
-    row = capture(torch, fn, k)
+def measure_row(torch, spin, burn, burn_ms, fn, cycles):
+    k = min(256, _probe.k_for(_probe.per_call_ms(torch, fn), ROW_REPLAY_MS))
+    row = _probe.capture(torch, fn, k)
     steady, recover = [], []
-    burn_ms = per_call_ms(torch, burn.replay, 3)
     for _ in range(cycles):
         steady += read_pairs(torch, spin, row, STEADY_PAIRS)
         for _ in range(max(1, round(BURN_MS / burn_ms))):
@@ -203,9 +174,14 @@ def main():
     gems = None
     if a.gems:
         import flag_gems as gems
-    spin = capture(torch, lambda: torch.cuda._sleep(SPIN_CYCLES), SPIN_NODES)
+    # Each called once before its capture: cuBLAS makes its handle at the
+    # first call, which a capture refuses.
+    torch.cuda._sleep(SPIN_CYCLES)
+    spin = _probe.capture(torch, lambda: torch.cuda._sleep(SPIN_CYCLES), SPIN_NODES)
     w = torch.randn(BURN_N, BURN_N, device="cuda", dtype=torch.float16)
-    burn = capture(torch, lambda: torch.mm(w, w), BURN_CALLS)
+    torch.mm(w, w)
+    burn_ms = BURN_CALLS * _probe.per_call_ms(torch, lambda: torch.mm(w, w), k=2, n=3)
+    burn = _probe.capture(torch, lambda: torch.mm(w, w), BURN_CALLS)
     doc = {"gpu": torch.cuda.get_device_name(), "rows": []}
     print("%-5s %-18s %-12s %6s %7s %6s %7s %13s %9s  %s" % (
         "side", "op", "shape", "s", "se", "s_st", "se_st", "MHz p5-p95", "steady", "bins MHz:us"),
@@ -222,7 +198,7 @@ def main():
             try:
                 fn = make_call(torch, op, shape)
                 fn()
-                r = measure_row(torch, spin, burn, fn, a.cycles)
+                r = measure_row(torch, spin, burn, burn_ms, fn, a.cycles)
             except Exception as e:            # one row's failure is one row's
                 print("%-5s %-18s %-12s failed: %s" % (side, op, "x".join(map(str, shape)),
                                                        str(e).splitlines()[0][:160]), flush=True)
@@ -233,9 +209,7 @@ def main():
                 side, op, "x".join(map(str, shape)), r["s"], r["se"], r["s_steady"],
                 r["se_steady"], r["mhz_p5"], r["mhz_p95"], r["steady_us"],
                 " ".join("%.0f:%.3f" % b for b in r["bins"])), flush=True)
-            if a.out:
-                with open(a.out, "w") as f:
-                    json.dump(doc, f, indent=1)
+            _probe.write_json(a.out, doc)
     return 0 if doc["rows"] else 1
 
 
