@@ -17,6 +17,9 @@
 #
 #   bash bench/issue28_rounds.sh FLAGGEMS_DIR WORK OUT [SECONDS_FOR_P]
 #
+# REC_LIMIT and REPLAY_LIMIT (seconds; 130 and 110) bound each step; the
+# rounds so far are packed after each replay, so a command cut short keeps
+# them.
 # About 85 s for REC and 60-75 s for each replay on an H100 (build 1d294ad).
 set -u
 FG=$1 R=$2 OUT=$3 PBUDGET=${4:-0}
@@ -33,15 +36,21 @@ step() {
 	timeout -s TERM "$limit" "$@" > "$R/$name.log" 2>&1
 	echo "$name rc=$? $(( $(date +%s) - t0 )) s" | tee -a "$OUT/log.txt"
 }
-step REC 130 ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/REC" --isolation worker
+pack() {
+	tar -czf "$OUT/rounds.tgz" --exclude=ir --exclude=ttgir --exclude=triton_cache \
+		--exclude=tuner_cache --exclude='*.tgz' -C "$R" "$@"
+}
+step REC ${REC_LIMIT:-130} ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/REC" --isolation worker
 done_rounds=()
 for b in A B C D; do
-	step $b 110 ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/$b" --isolation worker \
+	step $b ${REPLAY_LIMIT:-110} ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/$b" --isolation worker \
 		--replay-root "$R/REC"
 	done_rounds+=("$R/$b")
 	if [ ${#done_rounds[@]} -ge 2 ]; then
 		python3 bench/aa_table.py "${done_rounds[@]}" --rows --coverage > "$OUT/aa.txt" 2>&1
 	fi
+	# what a command cut at the device's limit leaves, readable off the machine
+	pack REC "${done_rounds[@]##*/}"
 done
 kill $SMI
 python3 bench/aa_table.py "$R/A" "$R/B" "$R/C" "$R/D" --two-rounds > "$OUT/aa_two.txt" 2>&1
@@ -60,9 +69,7 @@ done > "$OUT/fallbacks.txt" 2>&1
 tee -a "$OUT/log.txt" < "$OUT/fallbacks.txt"
 # the rounds' records without their bulk, so that compare can be read again
 # off the GPU machine
-tar -czf "$OUT/rounds.tgz" --exclude=ir --exclude=ttgir --exclude=triton_cache \
-	--exclude=tuner_cache --exclude='*.tgz' -C "$R" REC A B C D -C "$OUT" smi.csv \
-	&& rm -f "$OUT/smi.csv"
+pack REC A B C D -C "$OUT" smi.csv && rm -f "$OUT/smi.csv"
 if [ "$PBUDGET" -gt 0 ]; then
 	step P "$PBUDGET" ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/P" \
 		--isolation process --replay-root "$R/REC"

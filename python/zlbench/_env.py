@@ -275,6 +275,12 @@ def tune_placement_probes():
     return _int("ZLB_TUNE_PLACEMENT_PROBES", REQUIRED, 0, PLACEMENT_PROBES_MAX)
 
 
+def clock_elasticity():
+    """ZLB_CLOCK_ELASTICITY: 1 reads each row's clock elasticity after its
+    sampling (_elasticity), 0 does not."""
+    return _int("ZLB_CLOCK_ELASTICITY", REQUIRED, 0, 1) == 1
+
+
 TUNE_RULES = ("rows", "budget", "triton")
 
 

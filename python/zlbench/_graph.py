@@ -52,6 +52,10 @@ answer (lib.replays_graphs).
 5b. after a one-graph measurement, times rule.placement_probes more graphs
    briefly (_probe_placements): the row's placement_sd, the spread a second
    process's one graph could read, which zlb compare takes for one round;
+5c. with rule.clock_elasticity (L2 hot), reads how far the row's time follows
+   the SM clock, pairs of the measured graph and a spin graph around a burn
+   (_elasticity): the row's clock_elasticity, by which zlb compare corrects
+   for its sides' effective clocks;
 6. captures under a throwaway CUDA RNG state (see rng_swap).
 
 A library of ABI version 1 (before noise target, L2 flush, clock check and
@@ -76,7 +80,7 @@ the library they replace): moved out, each would import _graph back.
 
 import time
 
-from . import _device, _io, _markers, _spin, _state
+from . import _device, _elasticity, _io, _markers, _spin, _state
 # The parts of the engine that are arithmetic on times, named through _graph
 # by its callers and tests.
 from ._graph_size import (K_SLACK, MAX_K, PLACEMENT_MEM_BYTES, call_cost_ms, k_for,  # noqa: F401
@@ -114,16 +118,17 @@ class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
     ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
     ZLB_CLOCK_FLOOR, ZLB_POWER_DUTY, ZLB_POWER_SETTLE_MS, ZLB_PLACEMENTS and
-    ZLB_REPLAY_TARGET_MS knobs, and ZLB_PLACEMENT_PROBES (not a rule of the
-    number: what is timed after it). The minimum GPU time is the caller's rep. Every field is
+    ZLB_REPLAY_TARGET_MS knobs, and ZLB_PLACEMENT_PROBES and
+    ZLB_CLOCK_ELASTICITY (not rules of the number: what is timed after it). The minimum GPU time is the caller's rep. Every field is
     given: zlb owns their defaults (its option table), this module has none."""
 
     FIELDS = ("min_samples", "noise_target", "max_wall_ms", "l2", "clock_floor",
               "power_duty", "power_settle_ms", "placements", "replay_target_ms",
-              "placement_probes")
+              "placement_probes", "clock_elasticity")
 
     def __init__(self, *, min_samples, noise_target, max_wall_ms, l2, clock_floor,
-                 power_duty, power_settle_ms, placements, replay_target_ms, placement_probes):
+                 power_duty, power_settle_ms, placements, replay_target_ms, placement_probes,
+                 clock_elasticity):
         self.min_samples = int(min_samples)
         self.noise_target = float(noise_target)
         self.max_wall_ms = float(max_wall_ms)
@@ -134,6 +139,7 @@ class Rule:
         self.placements = int(placements)
         self.replay_target_ms = float(replay_target_ms)
         self.placement_probes = int(placement_probes)
+        self.clock_elasticity = bool(clock_elasticity)
 
     def as_dict(self):
         return {k: getattr(self, k) for k in self.FIELDS}
@@ -571,6 +577,12 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
             probe = _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall,
                                       duty=power["power_duty"] if power["power_duty"] else 0.0)
             clock.lap("probes")
+        elasticity = dict.fromkeys(_elasticity.KEYS)
+        # Hot replays say nothing of a cold row's s: its calls read from HBM.
+        if rule.clock_elasticity and spin_ok and not cold and stats.get("median_ms"):
+            elasticity = _elasticity.burner().measure(torch, graphs[0], k,
+                                                      stats["median_ms"] * k)
+            clock.lap("elasticity")
     finally:
         for g in graphs:
             release(g)
@@ -589,6 +601,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
             "markers": markers, "l2": "cold" if cold else "hot", "graph": graph,
             "graph_why": None if graph else why,
             "nodes": counts["nodes"] if counts else None, "probe": probe,
+            "elasticity": elasticity,
             "phase_ms": clock.ms}
 
 

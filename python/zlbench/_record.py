@@ -4,7 +4,7 @@ call leaves null, and the value do_bench returns from them. Kept apart from
 timing.py, which decides how a call is timed, so that the record's shape is
 read in one place."""
 
-from . import _graph, _spin, _stats
+from . import _elasticity, _graph, _spin, _stats
 
 STAT_KEYS = ("median_ms", "mean_ms", "min_ms", "max_ms", "q1_ms", "q3_ms", "stdrel")
 # Graph-only fields of a measurement: null for direct timing (upstream
@@ -14,7 +14,7 @@ DIRECT_NONE = ("noise", "stop_reason", "discarded", "clock_mhz", "clock_min_mhz"
                "min_time_ms", "noise_target", "max_wall_ms", "clock_floor", "placements",
                "placement_spread", "placement_noise", "replay_target_ms",
                "graph_shape", "calls_first") + _graph.POWER_KEYS + _graph.PROBE_KEYS \
-    + _spin.SPIN_KEYS
+    + _spin.SPIN_KEYS + _elasticity.KEYS
 
 
 def stat_fields(stats):

@@ -69,6 +69,9 @@ measure_fallbacks = None
 # The run's spin graph (_spin.SpinClock), made at its first graph
 # measurement: one graph object for every reading of the run.
 spin_clock = None
+# The run's burn and short spin graphs (_elasticity.Burner), made at the
+# first row that reads its clock elasticity.
+burner = None
 
 
 def reset_pending():

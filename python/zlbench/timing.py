@@ -79,8 +79,8 @@ import sys
 import pytest
 
 from .results import shape_text
-from . import (_capture_errors, _device, _env, _eventtimer, _graph, _graph_plan, _io,
-               _markers, _record, _spin, _state, _stats, _tune_tally)
+from . import (_capture_errors, _device, _elasticity, _env, _eventtimer, _graph, _graph_plan,
+               _io, _markers, _record, _spin, _state, _stats, _tune_tally)
 
 NAME = "zlbench.timing"
 RETURN_MODES = ("min", "max", "mean", "median", "all")
@@ -114,7 +114,8 @@ def _settings():
                             power_settle_ms=_env.power_settle_ms(),
                             placements=_env.placements(),
                             replay_target_ms=_env.replay_target_ms(),
-                            placement_probes=_env.placement_probes()),
+                            placement_probes=_env.placement_probes(),
+                            clock_elasticity=_env.clock_elasticity()),
     }
 
 
@@ -179,8 +180,8 @@ def pytest_configure(config):
                        r.min_samples, r.noise_target, r.max_wall_ms, r.l2,
                        r.clock_floor, r.placements,
                        s["lib"] if s["replay"] == "driver" else "-"))
-        detail += " replay_target_ms=%g placement_probes=%d" % (r.replay_target_ms,
-                                                                r.placement_probes)
+        detail += " replay_target_ms=%g placement_probes=%d clock_elasticity=%d" % (
+            r.replay_target_ms, r.placement_probes, r.clock_elasticity)
         if plan is not None:
             detail += " graph_plan=%d" % plan.size
     _io.plugin(NAME, "ready", detail)
@@ -208,6 +209,7 @@ def pytest_unconfigure(config):
         gc.unfreeze()
         _frozen = False
     _spin.release()
+    _elasticity.release()
     uninstall()
 
 
@@ -466,6 +468,7 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     record.update(m.get("power") or dict.fromkeys(_graph.POWER_KEYS))
     record.update(m.get("spin") or dict.fromkeys(_spin.SPIN_KEYS))
     record.update(m["probe"])
+    record.update(m.get("elasticity") or dict.fromkeys(_elasticity.KEYS))
     record.update({"calls_per_replay": m["k"], "calls_first": m["k_first"],
                    "warmup_calls": m["warmup_calls"],
                    "markers": m["markers"], "samples_ms": samples, "fallback": None,

@@ -68,6 +68,8 @@ static json_t *cmp_json(const struct compare_row *row, int k, const struct compa
 	json_object_set_new(o, "placement_model",
 			    r->place_model ? json_string(r->place_model) : json_null());
 	json_object_set_new(o, "clock_shift", num_or_null(r->clock_shift));
+	json_object_set_new(o, "elasticity", num_or_null(r->elasticity));
+	json_object_set_new(o, "clock_correction", num_or_null(r->clock_correction));
 	json_object_set_new(o, "clock_wander", num_or_null(r->clock_wander));
 	json_object_set_new(o, "trend", num_or_null(r->trend));
 	/* rounds a side for an interval STATS_PLAN_HALF_WIDTH of the band wide; null: none */

@@ -295,9 +295,33 @@ struct loaded_meas {
 	double clock_mhz;               /* its steady SM clock, 0 when not read */
 	double clock_wander;            /* stats_clock_wander of its clock readings */
 	double effective_mhz;           /* its spin graph's clock (_spin.py), 0 when not read */
+	double elasticity, elasticity_se; /* its clock_elasticity (_elasticity.py) */
+	size_t elasticity_n;            /* pairs it was read on; 0: not read */
 	unsigned long long clock_reasons; /* NVML_REASON_* bits of its clock_reasons */
 	double power_duty;              /* its power_duty; 1 when absent or not a fraction */
 };
+
+/*
+ * The measurement's clock elasticity (clock_elasticity, its _se and
+ * _pairs; docs/protocol.md section 3): elasticity_n 0 unless all three are
+ * finite numbers, s within [-1, 2] (anything further is no kernel's
+ * response to its clock: a fit gone wrong) and se not negative.
+ */
+static void measurement_elasticity(const json_t *meas, struct loaded_meas *m)
+{
+	const json_t *n = json_object_get(meas, "clock_elasticity_pairs");
+	double s = json_num(meas, "clock_elasticity", NAN);
+	double se = json_num(meas, "clock_elasticity_se", NAN);
+
+	m->elasticity = m->elasticity_se = NAN;
+	m->elasticity_n = 0;
+	if (!json_is_integer(n) || json_integer_value(n) < 3 || !isfinite(s) || !isfinite(se) ||
+	    s < -1 || s > 2 || se < 0)
+		return;
+	m->elasticity = s;
+	m->elasticity_se = se;
+	m->elasticity_n = (size_t)json_integer_value(n);
+}
 
 struct loaded_row {
 	char *key, *op, *op_name, *dtype, *shape, *status, *nodeid;
@@ -446,6 +470,7 @@ static int load_row(void *vctx, const struct results_row *rr, size_t lineno)
 				m->clock_mhz = 0;
 			m->clock_wander = measurement_clock_wander(meas, m->clock_mhz);
 			m->effective_mhz = measurement_effective_mhz(meas);
+			measurement_elasticity(meas, m);
 			m->clock_reasons = measurement_clock_reasons(meas);
 			m->power_duty = json_num(meas, "power_duty", 1);
 			if (!(m->power_duty > 0 && m->power_duty < 1))
@@ -558,6 +583,9 @@ static void merge_row(struct compare *c, int s, size_t run, struct compare_run *
 		set.clock_mhz = m->clock_mhz;
 		set.clock_wander = m->clock_wander;
 		set.effective_mhz = m->effective_mhz;
+		set.elasticity = m->elasticity;
+		set.elasticity_se = m->elasticity_se;
+		set.elasticity_n = m->elasticity_n;
 		row->side[s].clock_reasons[k] |= m->clock_reasons;
 		if (m->power_duty < row->side[s].duty[k])
 			row->side[s].duty[k] = m->power_duty;

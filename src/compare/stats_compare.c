@@ -305,6 +305,37 @@ static double larger_shift(double nvml, double effective)
 }
 
 /*
+ * The row's elasticity s and its slack u (stats_compare.h, "Elasticity"),
+ * or 0 where some round of either side read no s or no effective clock.
+ */
+static int row_elasticity(const struct side *A, const struct side *B, double *s, double *u)
+{
+	const struct side *sides[2] = { A, B };
+	double sw = 0, sws = 0, lo = INFINITY, hi = -INFINITY;
+
+	if (!isfinite(A->ln_effective) || !isfinite(B->ln_effective))
+		return 0;
+	for (int j = 0; j < 2; j++)
+		for (size_t i = 0; i < sides[j]->k; i++) {
+			const struct stats_sample_set *set = sides[j]->set[i];
+			double e = set->elasticity, se = set->elasticity_se, w;
+
+			if (!set->elasticity_n || !isfinite(e) || !isfinite(se) || se < 0)
+				return 0;
+			e = fmin(1, fmax(0, e));
+			se = fmax(se, STATS_ELASTICITY_SE_FLOOR);
+			w = 1 / (se * se);
+			sw += w;
+			sws += w * e;
+			lo = fmin(lo, e);
+			hi = fmax(hi, e);
+		}
+	*s = sws / sw;
+	*u = fmax(STATS_ELASTICITY_SLACK, fmax(2 / sqrt(sw), (hi - lo) / 2));
+	return 1;
+}
+
+/*
  * How far, at most, a row's time follows its clock: the upper 97.5% bound
  * of s (time ~ clock^-s) from the rounds whose clocks differ within a side,
  * the slope of ln time on ln clock with a mean per side, clamped to [0, 1];
@@ -502,13 +533,14 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	struct side A, B;
 	struct stats_welch w;
 	double alpha = 1 - o->confidence, tq, pv, pdf, s_hi, wva, wvb;
-	double nvml_shift, eff_shift, lo, hi;
+	double nvml_shift, eff_shift, lo, hi, el, slack;
 	int ra, rb, pooled;
 
 	memset(c, 0, sizeof(*c));
 	c->p_mwu = c->spread_a = c->spread_b = NAN;
 	c->drift_a = c->drift_b = c->place_a = c->place_b = c->clock_shift = NAN;
 	c->effective_a = c->effective_b = NAN;
+	c->elasticity = c->clock_correction = NAN;
 	c->clock_wander = c->trend = NAN;
 	ra = side_init(&A, a, ka);
 	rb = side_init(&B, b, kb);
@@ -594,7 +626,18 @@ int stats_compare(const struct stats_sample_set *a, size_t ka,
 	 * larger.
 	 */
 	nvml_shift = clock_shift(A.ln_clock, B.ln_clock) * s_hi;
-	eff_shift = effective_shift(A.ln_effective, B.ln_effective, o->band) * s_hi;
+	if (row_elasticity(&A, &B, &el, &slack)) {
+		/* the effect is D + s dc, s known to +-slack: moved, not widened */
+		double dc = B.ln_effective - A.ln_effective;
+
+		c->elasticity = el;
+		c->clock_correction = el * dc;
+		c->lo += el * dc - slack * fabs(dc);
+		c->hi += el * dc + slack * fabs(dc);
+		eff_shift = NAN;
+	} else {
+		eff_shift = effective_shift(A.ln_effective, B.ln_effective, o->band) * s_hi;
+	}
 	c->clock_shift = larger_shift(nvml_shift, eff_shift);
 	lo = c->lo;
 	hi = c->hi;

@@ -160,6 +160,22 @@
  * whose clocks held within a step (most: the boost clock) are untouched.
  * A round whose level moved while it sampled (stats_sample_trend) adds its
  * trend^2 the same way, whatever its clock read.
+ *
+ * Elasticity. Between processes the effective clock settles at another
+ * level each time (an H100: 1936-1970 MHz, NVML at 1980 throughout), and
+ * a row follows it by an elasticity s of its own; widened by the whole
+ * difference less a step, a row 0.8% apart at clocks 0.75% apart read
+ * UNSURE, and with the step kept nothing could have made it SAME. Where
+ * every round of both sides read s (stats_sample_set.elasticity) and an
+ * effective clock, the build's effect is D + s dc with dc = mean ln
+ * effective_B - mean ln effective_A (the whole of it: the spin reads to
+ * 0.01%), and the interval is shifted by s dc and widened by u |dc| each
+ * way instead of by the effective clocks' hull. s is the rounds'
+ * inverse-variance mean, each held to [0, 1]; u the larger of
+ * STATS_ELASTICITY_SLACK, twice its standard error and half the rounds'
+ * range of s. NVML's difference still widens as above; the estimate D
+ * stays what was measured (stats_cmp.clock_correction says by how much
+ * the interval moved).
  */
 #ifndef ZLB_STATS_COMPARE_H
 #define ZLB_STATS_COMPARE_H
@@ -192,6 +208,18 @@
  * up to L beyond the band, and a verdict's change can be L smaller than
  * the band says; NVML's step has always left as much.
  */
+
+/*
+ * What s read in the row's process is sure of at least, beyond its
+ * standard error: it is read over the tail of a climb from a burn and the
+ * plateau after it (_elasticity.py), not between processes. On an H100
+ * the fit over a whole climb read up to 0.27 above the between-process s
+ * of bench/clock_elasticity.py; the window near the steady clock is what
+ * narrows that, and this much is left for it.
+ */
+#define STATS_ELASTICITY_SLACK 0.15
+/* An s read with a smaller standard error weighs as if read with this. */
+#define STATS_ELASTICITY_SE_FLOOR 0.02
 
 /* The exact-binomial limit of the centre law (normal approximation above). */
 #define STATS_EXACT_N_MAX 400
@@ -245,6 +273,16 @@ struct stats_sample_set {
 	 * less a step or the band (above).
 	 */
 	double effective_mhz;
+	/*
+	 * How far the round's time follows the SM clock: the measurement's
+	 * clock_elasticity s (ln time = c - s ln clock), its standard error
+	 * and the pairs it was fitted on (elasticity_n 0: not read, and the
+	 * other two say nothing). Where every round of both sides has one and
+	 * an effective clock, the comparison corrects for the clocks by it
+	 * instead of widening (above, "Elasticity").
+	 */
+	double elasticity, elasticity_se;
+	size_t elasticity_n;
 };
 
 /*
@@ -359,6 +397,12 @@ struct stats_cmp {
 	 * some round has no clock. The interval was widened by both.
 	 */
 	double clock_shift;
+	/*
+	 * The row's elasticity (above, "Elasticity") and what it moved the
+	 * interval by in ln: s dc; NAN both where some round read no s or no
+	 * effective clock (the effective clocks then widen as before).
+	 */
+	double elasticity, clock_correction;
 	/*
 	 * The sides' effective clocks (geometric mean over rounds of
 	 * effective_mhz), NAN where some round has none.

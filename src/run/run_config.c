@@ -303,6 +303,21 @@ const struct opt_def run_option_defs[] = {
 	  BIND(INT, placement_probes), .export_env = "ZLB_PLACEMENT_PROBES",
 	  .record = "placement_probes" },
 	/*
+	 * Between processes the SM clock settles at another level each time
+	 * (1936-1970 MHz on an H100 whose NVML read 1980) and a row follows it
+	 * by an elasticity of its own (torch gelu 2048^2 ~0.85, FlagGems' amax
+	 * 0): read in the row's process, it lets zlb compare correct for the
+	 * sides' clocks instead of widening by all of their difference
+	 * (stats_compare.h, "Elasticity"). Caliber: the burn it reads s
+	 * around leaves the board warmer for the next row.
+	 */
+	{ "clock-elasticity", NULL, "ZL_CLOCK_ELASTICITY", "1", OPT_BOOL, NULL, 0, 0, NULL,
+	  "after each row's sampling, read how far its time follows the SM clock "
+	  "(a burn, then pairs of the row and a spin graph while the clock climbs "
+	  "back): zlb compare corrects for the sides' clocks by it", NULL,
+	  BIND(BOOL, clock_elasticity), .export_env = "ZLB_CLOCK_ELASTICITY",
+	  .record = "clock_elasticity" },
+	/*
 	 * An autotuner's timing of a config makes no row: its placement_sd is
 	 * never read. Probing there cost a tuned operator three more captures
 	 * of K calls and 44 replays per config (layer_norm on the H200: 31

@@ -49,6 +49,7 @@ struct run_config {
 	int placements;         /* graphs per measurement, each on its own memory */
 	int placement_probes;   /* more graphs timed briefly for placement_sd */
 	int tune_placement_probes; /* the same after an autotuner's timing of a config */
+	int clock_elasticity;   /* read each row's clock elasticity after its sampling */
 	char *tune_rule;        /* rows | budget: how an autotuner's timing of a config stops */
 	char *replay_target_ms; /* GPU time one replay is sized for, as given */
 	int warmup_max_calls;   /* the warm-up budget's cap on calls */

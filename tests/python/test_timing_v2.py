@@ -25,7 +25,7 @@ ENGINE_KNOBS = ("ZLB_DIRECT_REPEAT", "ZLB_MIN_SAMPLES", "ZLB_NOISE_TARGET", "ZLB
                 "ZLB_PLACEMENTS",
                 "ZLB_REPLAY_TARGET_MS",
                 "ZLB_WARMUP_MAX_CALLS", "ZLB_PLACEMENT_PROBES", "ZLB_TUNE_PLACEMENT_PROBES",
-                "ZLB_TUNE_RULE", "ZLB_SEED", "ZLB_USE_FLAGTUNE")
+                "ZLB_TUNE_RULE", "ZLB_SEED", "ZLB_USE_FLAGTUNE", "ZLB_CLOCK_ELASTICITY")
 
 
 def test_knobs_come_from_zlb(monkeypatch):
@@ -39,7 +39,8 @@ def test_knobs_come_from_zlb(monkeypatch):
     r = s["rule"]
     assert (r.min_samples, r.noise_target, r.max_wall_ms, r.l2, r.clock_floor, r.power_duty,
             r.power_settle_ms, r.placements, r.replay_target_ms,
-            r.placement_probes) == (10, 0.001, 2000.0, "hot", 0.97, 0.5, 0.0, 1, 2.0, 2)
+            r.placement_probes, r.clock_elasticity) == (10, 0.001, 2000.0, "hot", 0.97, 0.5, 0.0,
+                                                        1, 2.0, 2, True)
     assert (s["repeat"], s["max_warm"]) == (1, 200)
     assert s["tune_probes"] == 0
     assert s["tune_rule"] == "rows"

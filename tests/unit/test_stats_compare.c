@@ -700,6 +700,75 @@ static void test_effective_clock_difference_widens_the_interval(void **state)
 	assert_true(fabs(both.clock_shift - (log(1950.0 / 1980.0) + log1p(15 / 1950.0))) < 1e-12);
 }
 
+/*
+ * An unchanged row whose B process ran 1.0% faster on the spin's clock
+ * and read 0.8% faster (s = 0.8): widened by the clocks it is UNSURE;
+ * with every round's s read, the interval moves by s dc, widens by
+ * STATS_ELASTICITY_SLACK dc each way and is SAME. A round without s, or
+ * without an effective clock, leaves the widening. The rounds' range of
+ * s widens it further, and an s beyond [0, 1] counts as its bound.
+ */
+static void test_elasticity_corrects_for_the_clocks(void **state)
+{
+	struct fixture *f = fx();
+	double xb[3][N], dc = log(1.01), want;
+	struct stats_sample_set a[3], b[3];
+	struct stats_cmp_opts o = STATS_CMP_OPTS_INIT;
+	struct stats_cmp widened, corrected, missing, spread, clipped;
+
+	for (int k = 0; k < 3; k++) {
+		a[k] = f->set[0][k];
+		for (int i = 0; i < N; i++)
+			xb[k][i] = exp(-0.8 * dc) * f->x[0][k][i];
+		b[k] = a[k];
+		b[k].x = xb[k];
+		a[k].effective_mhz = 1945.4;
+		b[k].effective_mhz = 1945.4 * 1.01;
+	}
+	assert_int_equal(stats_compare(a, 1, b, 1, &o, &widened), 0);
+	assert_true(isnan(widened.elasticity) && isnan(widened.clock_correction));
+	assert_int_equal(stats_verdict(&widened, widened.p, 0.05, o.band), STATS_UNSURE);
+
+	for (int k = 0; k < 3; k++) {
+		a[k].elasticity = b[k].elasticity = 0.8;
+		a[k].elasticity_se = b[k].elasticity_se = 0.005;
+		a[k].elasticity_n = b[k].elasticity_n = 120;
+	}
+	assert_int_equal(stats_compare(a, 1, b, 1, &o, &corrected), 0);
+	assert_true(fabs(corrected.elasticity - 0.8) < 1e-12);
+	assert_true(fabs(corrected.clock_correction - 0.8 * dc) < 1e-12);
+	/* the estimate stays what was measured; the interval moved around 1 */
+	assert_true(corrected.ratio == widened.ratio && corrected.ratio < 0.993);
+	assert_true(corrected.lo < 1 && corrected.hi > 1);
+	assert_int_equal(stats_verdict(&corrected, corrected.p, 0.05, o.band), STATS_SAME);
+
+	/* a round of B without s: the clocks widen as before */
+	b[0].elasticity_n = 0;
+	assert_int_equal(stats_compare(a, 1, b, 1, &o, &missing), 0);
+	assert_true(isnan(missing.elasticity) && missing.lo == widened.lo &&
+		    missing.hi == widened.hi);
+	b[0].elasticity_n = 120;
+	a[0].effective_mhz = 0;
+	assert_int_equal(stats_compare(a, 1, b, 1, &o, &missing), 0);
+	assert_true(isnan(missing.elasticity));
+	a[0].effective_mhz = 1945.4;
+
+	/* s read 0.4 and 1.2 (held to 1): mean 0.7, u half their range, 0.3 */
+	a[0].elasticity = 0.4;
+	b[0].elasticity = 1.2;
+	assert_int_equal(stats_compare(a, 1, b, 1, &o, &clipped), 0);
+	assert_true(fabs(clipped.elasticity - 0.7) < 1e-12);
+	want = log(corrected.hi) - 0.8 * dc - STATS_ELASTICITY_SLACK * dc + 0.7 * dc + 0.3 * dc;
+	assert_true(fabs(log(clipped.hi) - want) < 1e-9);
+
+	/* rounds: every round's s counts, by its standard error */
+	a[0].elasticity = b[0].elasticity = 0.8;
+	a[1].elasticity_se = 0.05;
+	a[1].elasticity = 0.3;
+	assert_int_equal(stats_compare(a, 3, b, 3, &o, &spread), 0);
+	assert_true(spread.elasticity > 0.75 && spread.elasticity < 0.8);
+}
+
 static void test_clock_wander_of_readings(void **state)
 {
 	const double still[] = { 1965, 1980, 1995 }, capped[] = { 1425, 1350, 1335 };
@@ -839,6 +908,7 @@ int main(void)
 		cmocka_unit_test(test_strata_spread_joins_a_single_round),
 		cmocka_unit_test(test_clock_difference_widens_the_interval),
 		cmocka_unit_test(test_effective_clock_difference_widens_the_interval),
+		cmocka_unit_test(test_elasticity_corrects_for_the_clocks),
 		cmocka_unit_test(test_clock_wander_of_readings),
 		cmocka_unit_test(test_clock_wander_widens_rounds),
 		cmocka_unit_test(test_trend_of_samples),
