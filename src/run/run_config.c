@@ -309,9 +309,16 @@ const struct opt_def run_option_defs[] = {
 	 * 0): read in the row's process, it lets zlb compare correct for the
 	 * sides' clocks instead of widening by all of their difference
 	 * (stats_compare.h, "Elasticity"). Caliber: the burn it reads s
-	 * around leaves the board warmer for the next row.
+	 * around leaves the board warmer for the next row. Off by default:
+	 * on an H100 (issue 28's matrix, 2026-12-08) it read s near the
+	 * between-process one (torch amax 4096x8192 0.49-0.61 against
+	 * 0.48-0.66) but cost 0.6-0.9 s a row (the recording 151 s against
+	 * 94) and the burn's warmth put rows that had sampled back to back
+	 * (gelu and mul 4096^2, rms_norm, index_select) under the power cap
+	 * and to the duty, whose intervals widened more than the correction
+	 * narrowed.
 	 */
-	{ "clock-elasticity", NULL, "ZL_CLOCK_ELASTICITY", "1", OPT_BOOL, NULL, 0, 0, NULL,
+	{ "clock-elasticity", NULL, "ZL_CLOCK_ELASTICITY", "0", OPT_BOOL, NULL, 0, 0, NULL,
 	  "after each row's sampling, read how far its time follows the SM clock "
 	  "(a burn, then pairs of the row and a spin graph while the clock climbs "
 	  "back): zlb compare corrects for the sides' clocks by it", NULL,

@@ -659,6 +659,33 @@ def test_a_clock_that_moved_while_a_row_sampled_is_no_effective_clock(zlb, tmp_p
     assert apart["clock_shift"] > 0.007 and apart["verdict"] == "UNSURE"
 
 
+def test_a_row_that_read_its_elasticity_is_corrected_for_the_clocks(zlb, tmp_path):
+    # B ran its spin 1.5% faster and its gems rows read 1.2% faster (s
+    # 0.8): widened by the clocks less a step such a row is UNSURE. Row 0
+    # read s on both sides (--clock-elasticity): the interval moves by s dc
+    # and the row is SAME. Row 1's B read an s of 7.5, no kernel's response
+    # to its clock: taken as not read, the row is widened as before.
+    dc = math.log(1.015)
+
+    def fields(eff, junk=False):
+        f = {"clock_mhz": 1980.0, "effective_mhz": eff, "clock_elasticity": 0.8,
+             "clock_elasticity_se": 0.01, "clock_elasticity_pairs": 90}
+        return {0: f, 1: dict(f, clock_elasticity=7.5) if junk else f}
+    a, b = make_sides(tmp_path, rounds=1, n=400, noise=0.001, drift=0.0,
+                      a_kw={"gems_fields": fields(1945.0)},
+                      b_kw={"gems_fields": fields(1945.0 * 1.015, junk=True),
+                            "shift": {0: -0.8 * dc, 1: -0.8 * dc}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc in (0, 1), res
+    g = {(r["dtype"], r["shape_detail"]): r["gems"] for r in paired(res)}
+    read, junk = g[(DTYPES[0], SHAPES[0])], g[(DTYPES[1], SHAPES[0])]
+    assert read["elasticity"] == pytest.approx(0.8)
+    assert read["clock_correction"] == pytest.approx(0.8 * dc, rel=1e-6)
+    assert read["ratio"] < 0.992 and read["verdict"] == "SAME", read
+    assert junk["elasticity"] is None and junk["clock_correction"] is None
+    assert junk["ratio"] < 0.992 and junk["verdict"] == "UNSURE", junk
+
+
 def test_aa_single_round_notes_the_drift_floor(zlb, tmp_path):
     # 0.08% drift between processes, 1% sample noise: samples alone would flag
     a, b = make_sides(tmp_path, rounds=1, drift=0.0008)

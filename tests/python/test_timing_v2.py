@@ -40,7 +40,7 @@ def test_knobs_come_from_zlb(monkeypatch):
     assert (r.min_samples, r.noise_target, r.max_wall_ms, r.l2, r.clock_floor, r.power_duty,
             r.power_settle_ms, r.placements, r.replay_target_ms,
             r.placement_probes, r.clock_elasticity) == (10, 0.001, 2000.0, "hot", 0.97, 0.5, 0.0,
-                                                        1, 2.0, 2, True)
+                                                        1, 2.0, 2, False)
     assert (s["repeat"], s["max_warm"]) == (1, 200)
     assert s["tune_probes"] == 0
     assert s["tune_rule"] == "rows"
