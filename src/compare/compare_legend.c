@@ -6,6 +6,7 @@
  */
 #include "compare/compare_int.h"
 
+#include <math.h>
 #include <string.h>
 
 #define FALLBACK_POINTS_SHOWN 12
@@ -83,7 +84,7 @@ static void render_fallback_legend(const struct compare *c, struct strbuf *sb)
 void compare_render_legend(const struct compare *c, struct strbuf *sb)
 {
 	int marker_seen[8] = { 0 }, ctl_seen = 0, clock_seen = 0, eff_seen = 0, limit_seen = 0,
-	    duty_seen = 0, need_seen = 0;
+	    duty_seen = 0, need_seen = 0, s_seen = 0;
 	double lo, hi;
 
 	for (size_t i = 0; i < c->nr_rows; i++)
@@ -100,6 +101,9 @@ void compare_render_legend(const struct compare *c, struct strbuf *sb)
 	for (size_t i = 0; i < c->nr_rows && !eff_seen; i++)
 		eff_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
 			   compare_row_effective_clocks(&c->rows[i], COMPARE_GEMS, &lo, &hi);
+	for (size_t i = 0; i < c->nr_rows && !s_seen; i++)
+		s_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] && eff_seen &&
+			 isfinite(c->rows[i].res[COMPARE_GEMS].elasticity);
 	for (size_t i = 0; i < c->nr_rows && !limit_seen; i++)
 		limit_seen = c->rows[i].paired && c->rows[i].has[COMPARE_GEMS] &&
 			     (compare_row_clock_limit(&c->rows[i], COMPARE_GEMS, 0) ||
@@ -163,6 +167,12 @@ void compare_render_legend(const struct compare *c, struct strbuf *sb)
 			    "ran at levels 0.75%% apart for seconds at a time); the interval covers "
 			    "what that difference beyond a step (or beyond --threshold, if smaller) "
 			    "makes of a compute-bound kernel (clock_shift)\n", STATS_CLOCK_STEP_MHZ);
+	if (s_seen)
+		strbuf_addstr(sb, "eff ... s S  every round of the row read how far its time follows "
+			      "the SM clock (--clock-elasticity; compare.json: elasticity): the "
+			      "interval is moved by S times the sides' effective clock difference "
+			      "(clock_correction) instead of covering it, and widened by a part of it "
+			      "for what S is not sure of\n");
 	if (limit_seen)
 		strbuf_addstr(sb, "power cap / thermal / hw slowdown A,B  NVML said that limit held "
 			      "the SM clock down while that side's samples ran (compare.json: "

@@ -336,8 +336,11 @@ static char *notes_text(const struct compare_row *row, const size_t nruns[2])
 			strbuf_addf(&sb, "%sneeds %zu rounds", sb.len ? " " : "", need);
 		if (compare_row_clocks(row, COMPARE_GEMS, &lo, &hi))
 			strbuf_addf(&sb, "%sclock %.0f-%.0f MHz", sb.len ? " " : "", lo, hi);
-		if (compare_row_effective_clocks(row, COMPARE_GEMS, &lo, &hi))
+		if (compare_row_effective_clocks(row, COMPARE_GEMS, &lo, &hi)) {
 			strbuf_addf(&sb, "%seff %.0f-%.0f MHz", sb.len ? " " : "", lo, hi);
+			if (isfinite(g->elasticity))
+				strbuf_addf(&sb, " s %.2f", g->elasticity);
+		}
 		clock_notes(&sb, row);
 	} else {
 		strbuf_addf(&sb, "%sno gems latency", sb.len ? " " : "");

@@ -684,6 +684,9 @@ def test_a_row_that_read_its_elasticity_is_corrected_for_the_clocks(zlb, tmp_pat
     assert read["ratio"] < 0.992 and read["verdict"] == "SAME", read
     assert junk["elasticity"] is None and junk["clock_correction"] is None
     assert junk["ratio"] < 0.992 and junk["verdict"] == "UNSURE", junk
+    noted = [line for line in res.out.splitlines() if "eff 1945-1974 MHz" in line]
+    assert len(noted) == 2 and sum(" s 0.80" in line for line in noted) == 1, res.out
+    assert "eff ... s S  every round of the row read how far" in res.out
 
 
 def test_aa_single_round_notes_the_drift_floor(zlb, tmp_path):
