@@ -26,6 +26,10 @@ clock alone, as compare read them before the engine read its spin graph.
 Run with and without it, the two tables say what the effective clock turned
 from a false verdict into UNSURE, and what SAME it cost.
 
+--elasticity-from DIR passes zlb compare's flag on: rounds that read no
+clock elasticity take the s of the runs under DIR (a calibration run made
+with --clock-elasticity on the same GPU).
+
 --allow-caliber-mismatch passes zlb compare's flag on: an A/A across a
 caliber axis (a worker batch against a process one: `isolation`) is refused
 without it, and says what it measures with it.
@@ -159,6 +163,8 @@ def main():
                     help="compare across a caliber axis (zlb compare's flag)")
     ap.add_argument("--without-effective", action="store_true",
                     help="compare copies without the effective clock (NVML's alone)")
+    ap.add_argument("--elasticity-from", metavar="DIR",
+                    help="rounds without a clock elasticity take DIR's (zlb compare's flag)")
     args = ap.parse_args()
     min_ms = args.min_us / 1000.0
     where = {d: d for d in args.dirs}
@@ -184,6 +190,8 @@ def run(args, where, min_ms):
                 rest = [d for d in four[1:] if d != mate]
                 cases.append(([first, mate], rest))
     extra = ["--allow-caliber-mismatch"] if args.allow_caliber_mismatch else []
+    if args.elasticity_from:
+        extra += ["--elasticity-from", args.elasticity_from]
     names = ["%s -- %s" % (" ".join(a), " ".join(b)) for a, b in cases]
     width = max(40, *map(len, names))
     print("%-*s %-18s %-6s %-18s %-6s" % (width, "comparison", "gems SAME", "false",

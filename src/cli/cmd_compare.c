@@ -70,6 +70,10 @@ static const struct opt_def compare_option_defs[] = {
 	  "cut: the width is the terminal's, else $COLUMNS)" },
 	{ "allow-caliber-mismatch", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "compare even when calibers differ (the differences are still printed)" },
+	{ "elasticity-from", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "rounds that read no clock elasticity take the s that the runs under DIR read for "
+	  "the same row (zlb run/batch --clock-elasticity, on the sides' GPU), and the "
+	  "sides' clocks are corrected for by it instead of widening the interval" },
 	{ "color", NULL, "FLAGGEMS_PERF_COLOR", "auto", OPT_CHOICE, colors, 0, 0, "WHEN",
 	  "colour the table (NO_COLOR honoured)" },
 	{ NULL },
@@ -78,7 +82,8 @@ static const struct opt_def compare_option_defs[] = {
 static const struct cmd_exit compare_exits[] = {
 	{ "0", "compared; no gems row SLOWER beyond the threshold" },
 	{ "1", "a gems row is SLOWER: significant after FDR, beyond --threshold" },
-	{ "2", "bad command line" },
+	{ "2", "bad command line, or an --elasticity-from that gives no s (no run, no s read, "
+	       "another GPU)" },
 	{ "4", "calibers differ, a run has no identity, or record-vs-record (without "
 	       "--allow-caliber-mismatch); nothing compared" },
 	{ "7", "compare.csv, compare.json or the JUnit report could not be written, or "
@@ -233,7 +238,7 @@ struct compare_args {
 	struct compare_opts opts;
 	struct strvec paths[2];       /* each side's directories */
 	struct strvec pos_a, pos_b;   /* positionals before and after '--' */
-	const char *out_dir, *junit, *color_opt;
+	const char *out_dir, *junit, *color_opt, *elasticity_from;
 	enum output_format format;
 	struct compare_view view;
 	int allow, dashdash, flagged_sides, wide;
@@ -285,6 +290,8 @@ static int take_option(struct compare_args *ca, const struct opt_def *d, const c
 				ca->view.sort = (enum compare_sort)(k + 1);
 	} else if (!strcmp(n, "wide")) {
 		ca->wide = opt_parse_bool(v) == 1;
+	} else if (!strcmp(n, "elasticity-from")) {
+		ca->elasticity_from = v;
 	} else if (!strcmp(n, "allow-caliber-mismatch")) {
 		ca->allow = opt_parse_bool(v) == 1;
 	} else if (!strcmp(n, "color")) {
@@ -434,6 +441,7 @@ int cmd_compare(int argc, char **argv)
 			 term_color_wanted(STDOUT_FILENO, ca.color_opt);
 	run_opts.warn_color = term_color_wanted(STDERR_FILENO, ca.color_opt);
 	run_opts.allow_caliber = ca.allow;
+	run_opts.elasticity_from = ca.elasticity_from;
 	run_opts.report_table = ca.format == OUTPUT_TABLE;
 	ca.view.width = ca.wide ? 0 : term_columns(STDOUT_FILENO);
 	run_opts.view = &ca.view;

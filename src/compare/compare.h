@@ -197,6 +197,22 @@ size_t compare_check_caliber(struct compare *c);
 int compare_load_results(struct compare *c);
 
 /*
+ * After step 3: give every round of c's rows that read no clock
+ * elasticity (stats_sample_set.elasticity_n 0) the s that the runs under
+ * dir read for the same row and kind (zlb run --clock-elasticity): their
+ * median, its standard error the larger of theirs and their sd. s is a
+ * kernel's on one GPU: runs on another device than c's are refused, and
+ * so is a dir with no run or no s at all. On an H100 the engine read s
+ * near what four matrices of processes showed, but its burn put the rows
+ * after it under the power cap: read once in a run of its own, s costs
+ * the compared runs nothing (bench/README, "the clock elasticity, read in
+ * the process"). B's kernel may follow its clock otherwise than the
+ * calibration's; the slack (STATS_ELASTICITY_SLACK) is what covers it.
+ * Returns the rows given an s (a note says so), or -1 (error()).
+ */
+int compare_take_elasticity(struct compare *c, const char *dir);
+
+/*
  * Step 4. Also sets each row's op_runs: the rounds it could have on a side,
  * the side's runs, or with several operators (two batches) the side's runs
  * of the row's operator.

@@ -19,6 +19,8 @@ extern const char *const compare_kind_name[COMPARE_KINDS];
 const char *compare_run_op(const struct compare_run *r);
 /* XXH3 of a row key: the row map's hash and the seed of the row's bootstrap. */
 uint64_t compare_key_hash(const char *key);
+/* The row of key once step 3 read it, or NULL (compare_rows.c). */
+struct compare_row *compare_find_row(struct compare *c, const char *key);
 /* The verdict a row's kind k shows: SAME, FASTER, ..., EXCLUDED (compare_report.c). */
 const char *compare_verdict_text(const struct compare_row *row, int k);
 

@@ -46,6 +46,21 @@ static void map_grow(struct compare *c)
 	c->map_cap = cap;
 }
 
+struct compare_row *compare_find_row(struct compare *c, const char *key)
+{
+	size_t h;
+
+	if (!c->map_cap)
+		return NULL;
+	h = compare_key_hash(key) & (c->map_cap - 1);
+	while (c->map[h] != SIZE_MAX) {
+		if (!strcmp(c->rows[c->map[h]].key, key))
+			return &c->rows[c->map[h]];
+		h = (h + 1) & (c->map_cap - 1);
+	}
+	return NULL;
+}
+
 /* The row of key, created when new. */
 static struct compare_row *row_for(struct compare *c, const char *key, int *created)
 {

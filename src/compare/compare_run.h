@@ -4,7 +4,8 @@
  *
  *   1. identities, the header (builds, runs);
  *   2. the caliber check, printed, and a stop on a difference unless allowed;
- *   3. the rows (every run must have a results.jsonl);
+ *   3. the rows (every run must have a results.jsonl), and the clock
+ *      elasticity of --elasticity-from for rounds that read none;
  *   4. statistics, the report and the result line.
  *
  * The report goes to rep as it is ready (REPORT_OUT: the sides, the
@@ -28,6 +29,8 @@ struct compare_run_opts {
 	int warn_color;           /* colour the diagnostics */
 	int report_table;         /* report the sides, the table and the result (else diagnostics only) */
 	const struct compare_view *view;  /* the table's rows, order and width; NULL: all, no limit */
+	/* runs whose clock elasticity rounds without one take (compare_take_elasticity); NULL: none */
+	const char *elasticity_from;
 };
 
 enum compare_stage {
@@ -38,7 +41,8 @@ enum compare_stage {
 
 /*
  * Run the steps on c. Returns the exit status (ZLB_EXIT_OK, ZLB_EXIT_REGRESSION,
- * ZLB_EXIT_CALIBER, ZLB_EXIT_NO_DATA) and sets *stage. The error routine
+ * ZLB_EXIT_CALIBER, ZLB_EXIT_NO_DATA, ZLB_EXIT_USAGE for an --elasticity-from
+ * that cannot give s) and sets *stage. The error routine
  * is the caller's: what fails here is reported once, through rep.
  */
 int compare_run(struct compare *c, const struct compare_run_opts *o, struct reporter *rep,

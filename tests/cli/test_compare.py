@@ -689,6 +689,50 @@ def test_a_row_that_read_its_elasticity_is_corrected_for_the_clocks(zlb, tmp_pat
     assert "eff ... s S  every round of the row read how far" in res.out
 
 
+def test_elasticity_from_a_calibration_run_corrects_rounds_that_read_none(zlb, tmp_path):
+    # The sides read no s (the default: the burn would perturb their rows);
+    # a calibration run on the same GPU read s 0.8 for row 0 only. B ran
+    # its spin 1.5% faster and read 1.2% faster on rows 0 and 1: row 0 is
+    # corrected (SAME), row 1 is widened as before (UNSURE).
+    dc = math.log(1.015)
+    eff = {0: {"clock_mhz": 1980.0, "effective_mhz": 1945.0},
+           1: {"clock_mhz": 1980.0, "effective_mhz": 1945.0}}
+    eff_b = {i: dict(f, effective_mhz=1945.0 * 1.015) for i, f in eff.items()}
+    a, b = make_sides(tmp_path, rounds=1, n=400, noise=0.001, drift=0.0,
+                      a_kw={"gems_fields": eff},
+                      b_kw={"gems_fields": eff_b, "shift": {0: -0.8 * dc, 1: -0.8 * dc}})
+    cal = tmp_path / "cal"
+    s_fields = {"clock_elasticity": 0.8, "clock_elasticity_se": 0.01,
+                "clock_elasticity_pairs": 90}
+    for k, s in enumerate((0.78, 0.8, 0.84)):
+        make_run(cal / f"r{k}", base_rows(), 300 + k,
+                 gems_fields={0: dict(s_fields, clock_elasticity=s)})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--elasticity-from", cal)
+    assert res.rc in (0, 1), res
+    g = {(r["dtype"], r["shape_detail"]): r["gems"] for r in paired(res)}
+    took, none = g[(DTYPES[0], SHAPES[0])], g[(DTYPES[1], SHAPES[0])]
+    # the calibration's median, not its mean
+    assert took["elasticity"] == pytest.approx(0.8) and took["verdict"] == "SAME", took
+    assert none["elasticity"] is None and none["verdict"] == "UNSURE", none
+    assert "clock elasticity: 2 rounds of 1 row took s from" in res.out
+
+    # Refused with a sentence and exit 2: no directory, no run, no s read,
+    # another GPU.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    plain = tmp_path / "plain"
+    make_run(plain / "r0", base_rows(), 400)
+    other = tmp_path / "other"
+    make_run(other / "r0", base_rows(), 401, caliber={"device": "NVIDIA H100 80GB HBM3"},
+             gems_fields={0: s_fields})
+    for where, says in ((tmp_path / "nowhere", "is not a directory"),
+                        (empty, "holds no run"),
+                        (plain, "none of its rows read a clock elasticity"),
+                        (other, "ran on NVIDIA H100 80GB HBM3, and run")):
+        res = compare(zlb, a, b, "--out", zlb.cwd / "out", "--elasticity-from", where)
+        assert res.rc == 2 and says in res.err, (where, res)
+
+
 def test_aa_single_round_notes_the_drift_floor(zlb, tmp_path):
     # 0.08% drift between processes, 1% sample noise: samples alone would flag
     a, b = make_sides(tmp_path, rounds=1, drift=0.0008)
