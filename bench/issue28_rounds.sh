@@ -19,7 +19,9 @@
 #
 # REC_LIMIT and REPLAY_LIMIT (seconds; 130 and 110) bound each step; the
 # rounds so far are packed after each replay, so a command cut short keeps
-# them.
+# them. CAL_LIMIT (seconds, 0: none) adds a calibration batch after D that
+# reads each row's clock elasticity (--clock-elasticity, 150 s or so on an
+# H100), OUT/aa_cal.txt (the single pairs with its s) and aa_two.txt with it.
 # About 85 s for REC and 60-75 s for each replay on an H100 (build 1d294ad).
 set -u
 FG=$1 R=$2 OUT=$3 PBUDGET=${4:-0}
@@ -52,8 +54,21 @@ for b in A B C D; do
 	# what a command cut at the device's limit leaves, readable off the machine
 	pack REC "${done_rounds[@]##*/}"
 done
+# The calibration (CAL_LIMIT > 0): the same configs replayed once more with
+# --clock-elasticity, last, so that its burns perturb no measured round; the
+# tables are then made with and without its s (zlb compare --elasticity-from).
+CALFROM=()
+if [ "${CAL_LIMIT:-0}" -gt 0 ]; then
+	ZL_CLOCK_ELASTICITY=1 step CAL "$CAL_LIMIT" ./build/zlb batch --ops $OPS "${C[@]}" \
+		--batch-dir "$R/CAL" --isolation worker --replay-root "$R/REC"
+	CALFROM=(--elasticity-from "$R/CAL")
+	python3 bench/aa_table.py "${done_rounds[@]}" --rows --coverage "${CALFROM[@]}" \
+		> "$OUT/aa_cal.txt" 2>&1
+	pack REC "${done_rounds[@]##*/}" CAL
+fi
 kill $SMI
-python3 bench/aa_table.py "$R/A" "$R/B" "$R/C" "$R/D" --two-rounds > "$OUT/aa_two.txt" 2>&1
+python3 bench/aa_table.py "$R/A" "$R/B" "$R/C" "$R/D" --two-rounds "${CALFROM[@]}" \
+	> "$OUT/aa_two.txt" 2>&1
 python3 bench/process_spread.py "$R/A" "$R/B" "$R/C" "$R/D" > "$OUT/process_spread.txt" 2>&1
 # the same rounds on NVML's clock alone: what the effective clock changed
 python3 bench/aa_table.py "$R/A" "$R/B" "$R/C" "$R/D" --rows --without-effective \
@@ -69,7 +84,7 @@ done > "$OUT/fallbacks.txt" 2>&1
 tee -a "$OUT/log.txt" < "$OUT/fallbacks.txt"
 # the rounds' records without their bulk, so that compare can be read again
 # off the GPU machine
-pack REC A B C D -C "$OUT" smi.csv && rm -f "$OUT/smi.csv"
+pack REC A B C D ${CALFROM:+CAL} -C "$OUT" smi.csv && rm -f "$OUT/smi.csv"
 if [ "$PBUDGET" -gt 0 ]; then
 	step P "$PBUDGET" ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/P" \
 		--isolation process --replay-root "$R/REC"
