@@ -34,11 +34,15 @@ Python path). Nothing here asserts; it prints what it read.
 
 import argparse
 import math
+import os
 import statistics
 import sys
 import time
 
 import _probe
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from zlbench import _elasticity  # noqa: E402
 
 ROWS = [
     ("gelu", (2048, 2048)), ("gelu", (4096, 4096)), ("gelu", (8192, 8192)),
@@ -49,8 +53,8 @@ ROWS = [
     ("addmm", (1024, 1024, 1024)),
 ]
 
-SPIN_CYCLES = 100000      # about 50 us a kernel at 2 GHz
-SPIN_NODES = 4            # a spin replay of about 0.2 ms
+SPIN_CYCLES = _elasticity.SPIN_CYCLES
+SPIN_NODES = _elasticity.SPIN_NODES
 ROW_REPLAY_MS = 0.3       # calls per row graph: about this long a replay (_probe.k_for)
 BURN_N = 8192             # the burn's matmul size
 BURN_CALLS = 4            # matmuls per burn graph replay
@@ -91,27 +95,9 @@ def make_call(torch, op, shape):
 
 
 def read_pairs(torch, spin, row, pairs):
-    """Queue pairs x (spin, row) replays, then a last spin, each between
-    events; returns [(clock MHz, row replay ms)] once they ran."""
-    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2 * pairs + 2)]
-    ev[0].record()
-    for i in range(pairs):
-        spin.replay()
-        ev[2 * i + 1].record()
-        row.replay()
-        ev[2 * i + 2].record()
-    spin.replay()
-    ev[2 * pairs + 1].record()
-    ev[-1].synchronize()
-    spins = [ev[2 * i].elapsed_time(ev[2 * i + 1]) for i in range(pairs + 1)]
-    mhz = [SPIN_CYCLES * SPIN_NODES / (ms * 1e3) if ms > 0 else math.nan for ms in spins]
-    out = []
-    for i in range(pairs):
-        t = ev[2 * i + 1].elapsed_time(ev[2 * i + 2])
-        f = math.sqrt(mhz[i] * mhz[i + 1])
-        if t > 0 and f > 0:
-            out.append((f, t))
-    return out
+    """[(clock MHz, row replay ms)] of pairs x (spin, row) replays: the
+    engine's own reading (zlbench._elasticity), with its spin graph shape."""
+    return _elasticity._pairs(torch.cuda, spin, row, pairs)
 
 
 def fit(pairs):

@@ -36,7 +36,7 @@ A row replay's clock is the geometric mean of the spins on either side.
 import math
 import statistics
 
-from . import _device, _state
+from . import _device, _spin, _state
 
 SPIN_CYCLES = 100000     # about 50 us a kernel at 2 GHz
 SPIN_NODES = 4           # a spin replay of about 0.2 ms
@@ -119,9 +119,8 @@ class Burner:
         if self.why is not None:
             return False
         dev = _device.module(torch)
-        sleep = getattr(dev, "_sleep", None)
+        sleep, self.why = _spin.sleep_kernel(torch)
         if sleep is None:
-            self.why = "%s has no _sleep spin kernel" % getattr(dev, "__name__", "torch")
             return False
         try:
             from ._graph import capture

@@ -29,6 +29,16 @@ SPIN_SAMPLES = 3            # timed replays per reading, each after an untimed o
 SPIN_KEYS = ("effective_mhz", "effective_mhz_reads", "effective_mhz_error")
 
 
+def sleep_kernel(torch):
+    """(the backend's spin kernel, None) or (None, why it has none): the
+    device module's _sleep(cycles), which spins a fixed count of SM cycles."""
+    dev = _device.module(torch)
+    spin = getattr(dev, "_sleep", None)
+    if spin is None:
+        return None, "%s has no _sleep spin kernel" % getattr(dev, "__name__", "torch")
+    return spin, None
+
+
 class SpinClock:
     """One spin graph per run (_state: a warm worker's job starts anew),
     captured at the run's first graph measurement and kept: the same graph
@@ -46,10 +56,8 @@ class SpinClock:
             return True
         if self.why is not None:
             return False
-        dev = _device.module(torch)
-        spin = getattr(dev, "_sleep", None)
+        spin, self.why = sleep_kernel(torch)
         if spin is None:
-            self.why = "%s has no _sleep spin kernel" % getattr(dev, "__name__", "torch")
             return False
         try:
             from ._graph import capture
