@@ -107,6 +107,8 @@ struct ab_spec {
 	struct strvec shape_sets;
 	int shared_tuner_cache;		/* --shared-tuner-cache */
 	double threshold;		/* compare's band (fraction); < 0: its default */
+	/* compare --elasticity-from: a calibration batch's s for the rounds (NULL: none) */
+	const char *elasticity_from;
 };
 
 void ab_spec_init(struct ab_spec *s);

@@ -15,6 +15,7 @@
 #include "ab/ab.h"
 #include "lib/error.h"
 #include "lib/options.h"
+#include "lib/paths.h"
 #include "run/preflight.h"
 #include "run/run_config.h"
 #include "lib/strbuf.h"
@@ -60,13 +61,17 @@ static const struct opt_def ab_option_defs[] = {
 	  "ZL_ISOLATE_TUNER_CACHE=0" },
 	{ "threshold", NULL, NULL, "1", OPT_STRING, NULL, 0, 0, "PCT",
 	  "the comparison's band of no practical difference, percent (\"0.5\" or \"0.5%\")" },
+	{ "elasticity-from", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "the comparison's rounds take the clock elasticity that a calibration batch under "
+	  "DIR read (zlb compare --elasticity-from)" },
 	{ NULL },
 };
 
 static const struct cmd_exit ab_exits[] = {
 	{ "0", "compared; no gems row SLOWER beyond the threshold" },
 	{ "1", "a gems row is SLOWER (or, from a round, pytest reported failed tests)" },
-	{ "2", "bad command line (nothing started)" },
+	{ "2", "bad command line (nothing started), or an --elasticity-from that holds no run, "
+	       "no s, or another GPU's (found at the comparison: the rounds are kept)" },
 	{ "3", "a preflight check of side A or B failed (nothing started)" },
 	{ "4", "the rounds' calibers differ; nothing compared" },
 	{ "7", "zlb could not write the ab directory or the compare files" },
@@ -209,6 +214,12 @@ static int parse_own(struct ab_cmd *ac, const struct opt_def *d, const char *v)
 		if (parse_percent(v, &ac->spec.threshold))
 			REFUSE("--threshold takes a percentage in [0, 100), e.g. 1 or 0.5%%; got '%s'",
 			       v);
+	} else if (!strcmp(n, "elasticity-from")) {
+		/* said now, not after the rounds; what DIR holds, compare says */
+		if (!is_dir(v))
+			REFUSE("--elasticity-from takes a calibration batch made with "
+			       "--clock-elasticity; '%s' is not a directory", v);
+		ac->spec.elasticity_from = v;
 	} else {
 		BUG("zlb ab's option --%s is not read", n);
 	}

@@ -364,6 +364,8 @@ def test_ctrl_c_stops_the_round_and_marks_ab_json(zlb):
     (["softmax", "--axis", "ZL_X=0,1"], {"REPLAY_FROM": "/tmp"}, "REPLAY_FROM: zlb ab records"),
     (["softmax", "--axis", "ZL_X=0,1", "--ir", "off"], {}, "add --allow-no-ir-diff"),
     (["softmax", "--axis", "ZL_X=0,1", "--threshold", "200"], {}, "--threshold takes a percentage"),
+    (["softmax", "--axis", "ZL_X=0,1", "--elasticity-from", "/nonexistent/cal"], {},
+     "'/nonexistent/cal' is not a directory"),
     (["softmax", "--axis", "ZL_X=0,1", "--shared-tuner-cache", "--isolate-tuner-cache"], {},
      "contradict"),
 ])
