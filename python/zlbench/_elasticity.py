@@ -67,24 +67,32 @@ def fit(pairs):
     fewer than MIN_PAIRS are left."""
     pts = [(math.log(f), math.log(t)) for f, t in pairs
            if f and t and f > 0 and t > 0 and math.isfinite(f) and math.isfinite(t)]
-    for rnd in range(2):
-        if len(pts) < MIN_PAIRS:
+    line = _line(pts)
+    if line is None:
+        return None, None, len(pts)
+    mad = statistics.median(abs(r) for r in line[1])
+    if mad > 0:
+        pts = [p for p, r in zip(pts, line[1]) if abs(r) <= RESIDUAL_MADS * mad]
+        line = _line(pts)
+        if line is None:
             return None, None, len(pts)
-        mx = statistics.fmean(x for x, _ in pts)
-        my = statistics.fmean(y for _, y in pts)
-        sxx = sum((x - mx) ** 2 for x, _ in pts)
-        if sxx <= 0 or math.sqrt(sxx / (len(pts) - 1)) < MIN_LN_SPREAD:
-            return None, None, len(pts)
-        b = sum((x - mx) * (y - my) for x, y in pts) / sxx
-        res = [y - my - b * (x - mx) for x, y in pts]
-        if rnd == 0:
-            mad = statistics.median(abs(r) for r in res)
-            if mad > 0:
-                pts = [p for p, r in zip(pts, res) if abs(r) <= RESIDUAL_MADS * mad]
-            continue
-        se = math.sqrt(sum(r * r for r in res) / (len(pts) - 2) / sxx)
-        return -b, se, len(pts)
-    return None, None, len(pts)
+    b, res, sxx = line
+    se = math.sqrt(sum(r * r for r in res) / (len(pts) - 2) / sxx)
+    return -b, se, len(pts)
+
+
+def _line(pts):
+    """(slope, residuals, sxx) of least squares over [(ln f, ln t)]; None
+    with fewer than MIN_PAIRS or a clock spread under MIN_LN_SPREAD."""
+    if len(pts) < MIN_PAIRS:
+        return None
+    mx = statistics.fmean(x for x, _ in pts)
+    my = statistics.fmean(y for _, y in pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    if sxx <= 0 or math.sqrt(sxx / (len(pts) - 1)) < MIN_LN_SPREAD:
+        return None
+    b = sum((x - mx) * (y - my) for x, y in pts) / sxx
+    return b, [y - my - b * (x - mx) for x, y in pts], sxx
 
 
 def window(pairs, steady_mhz):

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare/stats_tests.h"
 #include "lib/error.h"
 #include "lib/jsonfile.h"
 #include "lib/strbuf.h"
@@ -18,13 +19,6 @@ struct calibrated {
 	double s, se;
 	size_t pairs;
 };
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* The calibration row's kind k: 1 with *out, or 0 when no round read s. */
 static int calibrated_of(const struct compare_row *row, int k, struct calibrated *out)
@@ -50,8 +44,7 @@ static int calibrated_of(const struct compare_row *row, int k, struct calibrated
 	mean /= (double)n;
 	for (size_t i = 0; i < n; i++)
 		ss += (v[i] - mean) * (v[i] - mean);
-	qsort(v, n, sizeof(*v), cmp_double);
-	out->s = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	out->s = stats_quantile_select(v, n, 0.5);
 	out->se = n > 1 ? fmax(se, sqrt(ss / (double)(n - 1))) : se;
 	out->pairs = pairs;
 	free(v);

@@ -10,6 +10,7 @@
 
 #include "compare/compare.h"
 #include "compare/compare_report.h"
+#include "compare/stats_compare.h"
 #include "lib/strvec.h"
 #include "lib/texttable.h"
 
@@ -19,6 +20,20 @@ extern const char *const compare_kind_name[COMPARE_KINDS];
 const char *compare_run_op(const struct compare_run *r);
 /* XXH3 of a row key: the row map's hash and the seed of the row's bootstrap. */
 uint64_t compare_key_hash(const char *key);
+/*
+ * One measurement's fields beyond its samples (compare_meas.c, where each
+ * says what it accepts): placement_sd and its probes into set; the probes'
+ * draws by index (NULL, *n 0: none); the NVML clocks event reasons as
+ * bits; the effective clock (0: not read, or moved while it sampled); the
+ * wander of its clock readings around steady_mhz; the clock elasticity
+ * (*n 0: not read).
+ */
+void compare_meas_placement(const json_t *meas, struct stats_sample_set *set);
+double *compare_meas_draws(const json_t *meas, size_t *n);
+unsigned long long compare_meas_clock_reasons(const json_t *meas);
+double compare_meas_effective_mhz(const json_t *meas);
+double compare_meas_clock_wander(const json_t *meas, double steady_mhz);
+void compare_meas_elasticity(const json_t *meas, double *s, double *se, size_t *n);
 /* The row of key once step 3 read it, or NULL (compare_rows.c). */
 struct compare_row *compare_find_row(struct compare *c, const char *key);
 /* The verdict a row's kind k shows: SAME, FASTER, ..., EXCLUDED (compare_report.c). */

@@ -9,8 +9,6 @@
 #include <xxhash.h>
 
 #include "compare/compare_int.h"
-#include "compare/stats_tests.h"
-#include "lib/clock_reasons.h"
 #include "lib/error.h"
 #include "lib/jsonfile.h"
 #include "lib/parallel.h"
@@ -65,17 +63,16 @@ struct compare_row *compare_find_row(struct compare *c, const char *key)
 static struct compare_row *row_for(struct compare *c, const char *key, int *created)
 {
 	size_t h;
-	struct compare_row *row;
+	struct compare_row *row = compare_find_row(c, key);
 
 	*created = 0;
+	if (row)
+		return row;
 	if (2 * (c->nr_rows + 1) > c->map_cap)
 		map_grow(c);
 	h = compare_key_hash(key) & (c->map_cap - 1);
-	while (c->map[h] != SIZE_MAX) {
-		if (!strcmp(c->rows[c->map[h]].key, key))
-			return &c->rows[c->map[h]];
+	while (c->map[h] != SIZE_MAX)
 		h = (h + 1) & (c->map_cap - 1);
-	}
 	if (c->nr_rows == c->alloc_rows) {
 		c->alloc_rows = c->alloc_rows ? 2 * c->alloc_rows : 64;
 		c->rows = xrealloc(c->rows, c->alloc_rows * sizeof(*c->rows));
@@ -105,125 +102,6 @@ static void push_round(struct compare_rounds *r, const struct stats_sample_set *
 		r->set = xrealloc(r->set, r->alloc * sizeof(*r->set));
 	}
 	r->set[r->nr++] = *set;
-}
-
-/*
- * What the measurement says of its own placement drift: placement_sd over
- * 1 + placement_probes graphs (docs/protocol.md section 3). Anything else
- * (absent, null, negative, no probe) leaves the set without one.
- */
-static void measurement_placement(const json_t *meas, struct stats_sample_set *set)
-{
-	const json_t *sd = json_object_get(meas, "placement_sd");
-	const json_t *probes = json_object_get(meas, "placement_probes");
-
-	set->place_sd = 0;
-	set->place_df = 0;
-	if (json_is_number(sd) && json_number_value(sd) >= 0 && isfinite(json_number_value(sd)) &&
-	    json_is_integer(probes) && json_integer_value(probes) > 0) {
-		set->place_sd = json_number_value(sd);
-		set->place_df = (size_t)json_integer_value(probes);
-	}
-}
-
-/*
- * The probes' draws by index (placement_probe_draws, docs/protocol.md
- * section 3), NAN where one was left out (null); NULL with *n 0 when
- * absent (files older than the field) or anything but numbers and nulls,
- * which leaves the comparison to the spreads. A draw is a log ratio of two
- * block medians: beyond +-ln 100 it is no placement.
- */
-static double *measurement_draws(const json_t *meas, size_t *n)
-{
-	const json_t *a = json_object_get(meas, "placement_probe_draws");
-	size_t i, len = json_is_array(a) ? json_array_size(a) : 0;
-	double *d;
-	json_t *v;
-
-	*n = 0;
-	if (!len)
-		return NULL;
-	d = xmalloc(len * sizeof(*d));
-	json_array_foreach(a, i, v) {
-		if (json_is_null(v)) {
-			d[i] = NAN;
-		} else if (json_is_number(v) && fabs(json_number_value(v)) < log(100.0)) {
-			d[i] = json_number_value(v);
-		} else {
-			free(d);
-			return NULL;
-		}
-	}
-	*n = len;
-	return d;
-}
-
-/*
- * The NVML clocks event reasons its kept samples ran under (the record's
- * clock_reasons, names as clock_reasons_text writes them): a name zlb does
- * not know, or anything but a string, counts for nothing.
- */
-static unsigned long long measurement_clock_reasons(const json_t *meas)
-{
-	const json_t *names = json_object_get(meas, "clock_reasons"), *v;
-	unsigned long long bits = 0;
-	size_t i;
-
-	if (!json_is_array(names))
-		return 0;
-	json_array_foreach(names, i, v)
-		if (json_is_string(v))
-			bits |= clock_reason_bit(json_string_value(v));
-	return bits;
-}
-
-/*
- * The measurement's effective clock (effective_mhz), or 0: not read, or
- * its two spin readings (effective_mhz_reads, before and after the
- * sampling) more than a step of the clock table apart. Then the clock
- * moved while the row sampled, and their mean is no clock its samples ran
- * at: on an H100 a power-capped 4096^3 addmm read 1557 MHz before and 1955
- * after, and a 1024^3 one 1956 and 2071 (above NVML's 1980), while 219 of
- * 240 rows of the same matrix read within a step. Such a round is left to
- * NVML's steady clock and its wander, which are read all through it.
- */
-static double measurement_effective_mhz(const json_t *meas)
-{
-	double mhz = json_num(meas, "effective_mhz", 0), lo = INFINITY, hi = 0;
-	const json_t *reads = json_object_get(meas, "effective_mhz_reads"), *v;
-	size_t i;
-
-	if (!(mhz > 0) || !isfinite(mhz))
-		return 0;
-	json_array_foreach(reads, i, v) {
-		double r = json_is_number(v) ? json_number_value(v) : NAN;
-
-		if (r > 0 && isfinite(r)) {
-			lo = fmin(lo, r);
-			hi = fmax(hi, r);
-		}
-	}
-	return hi > lo + STATS_CLOCK_STEP_MHZ ? 0 : mhz;
-}
-
-/*
- * How far the measurement's clock wandered (stats_clock_wander): its steady
- * clock and its probes' (placement_probe_mhz, docs/protocol.md section 3;
- * nulls and anything but numbers skipped). 0 without a steady clock.
- */
-static double measurement_clock_wander(const json_t *meas, double steady_mhz)
-{
-	const json_t *a = json_object_get(meas, "placement_probe_mhz");
-	double mhz[32];
-	size_t i, n = 0;
-	json_t *v;
-
-	if (json_is_array(a))
-		json_array_foreach(a, i, v) {
-			if (n < sizeof(mhz) / sizeof(mhz[0]) && json_is_number(v))
-				mhz[n++] = json_number_value(v);
-		}
-	return stats_clock_wander(steady_mhz, mhz, n);
 }
 
 static void collect_markers(struct strvec *out, const json_t *markers)
@@ -315,28 +193,6 @@ struct loaded_meas {
 	unsigned long long clock_reasons; /* NVML_REASON_* bits of its clock_reasons */
 	double power_duty;              /* its power_duty; 1 when absent or not a fraction */
 };
-
-/*
- * The measurement's clock elasticity (clock_elasticity, its _se and
- * _pairs; docs/protocol.md section 3): elasticity_n 0 unless all three are
- * finite numbers, s within [-1, 2] (anything further is no kernel's
- * response to its clock: a fit gone wrong) and se not negative.
- */
-static void measurement_elasticity(const json_t *meas, struct loaded_meas *m)
-{
-	const json_t *n = json_object_get(meas, "clock_elasticity_pairs");
-	double s = json_num(meas, "clock_elasticity", NAN);
-	double se = json_num(meas, "clock_elasticity_se", NAN);
-
-	m->elasticity = m->elasticity_se = NAN;
-	m->elasticity_n = 0;
-	if (!json_is_integer(n) || json_integer_value(n) < 3 || !isfinite(s) || !isfinite(se) ||
-	    s < -1 || s > 2 || se < 0)
-		return;
-	m->elasticity = s;
-	m->elasticity_se = se;
-	m->elasticity_n = (size_t)json_integer_value(n);
-}
 
 struct loaded_row {
 	char *key, *op, *op_name, *dtype, *shape, *status, *nodeid;
@@ -476,17 +332,17 @@ static int load_row(void *vctx, const struct results_row *rr, size_t lineno)
 		}
 		m->n = measurement_samples(rr, meas, latency_key[k], &m->x, &m->strata);
 		if (m->n) {
-			measurement_placement(meas, &set);
+			compare_meas_placement(meas, &set);
 			m->place_sd = set.place_sd;
 			m->place_df = set.place_df;
-			m->draws = measurement_draws(meas, &m->ndraws);
+			m->draws = compare_meas_draws(meas, &m->ndraws);
 			m->clock_mhz = json_num(meas, "clock_mhz", 0);
 			if (!(m->clock_mhz > 0) || !isfinite(m->clock_mhz))
 				m->clock_mhz = 0;
-			m->clock_wander = measurement_clock_wander(meas, m->clock_mhz);
-			m->effective_mhz = measurement_effective_mhz(meas);
-			measurement_elasticity(meas, m);
-			m->clock_reasons = measurement_clock_reasons(meas);
+			m->clock_wander = compare_meas_clock_wander(meas, m->clock_mhz);
+			m->effective_mhz = compare_meas_effective_mhz(meas);
+			compare_meas_elasticity(meas, &m->elasticity, &m->elasticity_se, &m->elasticity_n);
+			m->clock_reasons = compare_meas_clock_reasons(meas);
 			m->power_duty = json_num(meas, "power_duty", 1);
 			if (!(m->power_duty > 0 && m->power_duty < 1))
 				m->power_duty = 1;
