@@ -250,6 +250,12 @@ def power_settle_ms():
     return _float("ZLB_POWER_SETTLE_MS", REQUIRED, 0.0, 10000.0)
 
 
+def preload_ms():
+    """ZLB_PRELOAD_MS: milliseconds of untimed back-to-back replays of a
+    measurement's graphs right before it is sampled (0: none)."""
+    return _float("ZLB_PRELOAD_MS", REQUIRED, 0.0, 10000.0)
+
+
 PLACEMENTS_MAX = 64     # ZLBT_MAX_PLACEMENTS
 
 

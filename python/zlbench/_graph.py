@@ -80,7 +80,7 @@ the library they replace): moved out, each would import _graph back.
 
 import time
 
-from . import _device, _elasticity, _io, _markers, _spin, _state
+from . import _device, _elasticity, _io, _markers, _preload, _spin, _state
 # The parts of the engine that are arithmetic on times, named through _graph
 # by its callers and tests.
 from ._graph_size import (K_SLACK, MAX_K, PLACEMENT_MEM_BYTES, call_cost_ms, k_for,  # noqa: F401
@@ -117,18 +117,18 @@ class CaptureFailure(Exception):
 class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
     ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
-    ZLB_CLOCK_FLOOR, ZLB_POWER_DUTY, ZLB_POWER_SETTLE_MS, ZLB_PLACEMENTS and
-    ZLB_REPLAY_TARGET_MS knobs, and ZLB_PLACEMENT_PROBES and
+    ZLB_CLOCK_FLOOR, ZLB_POWER_DUTY, ZLB_POWER_SETTLE_MS, ZLB_PRELOAD_MS,
+    ZLB_PLACEMENTS and ZLB_REPLAY_TARGET_MS knobs, and ZLB_PLACEMENT_PROBES and
     ZLB_CLOCK_ELASTICITY (not rules of the number: what is timed after it). The minimum GPU time is the caller's rep. Every field is
     given: zlb owns their defaults (its option table), this module has none."""
 
     FIELDS = ("min_samples", "noise_target", "max_wall_ms", "l2", "clock_floor",
-              "power_duty", "power_settle_ms", "placements", "replay_target_ms",
-              "placement_probes", "clock_elasticity")
+              "power_duty", "power_settle_ms", "preload_ms", "placements",
+              "replay_target_ms", "placement_probes", "clock_elasticity")
 
     def __init__(self, *, min_samples, noise_target, max_wall_ms, l2, clock_floor,
-                 power_duty, power_settle_ms, placements, replay_target_ms, placement_probes,
-                 clock_elasticity):
+                 power_duty, power_settle_ms, preload_ms, placements, replay_target_ms,
+                 placement_probes, clock_elasticity):
         self.min_samples = int(min_samples)
         self.noise_target = float(noise_target)
         self.max_wall_ms = float(max_wall_ms)
@@ -136,6 +136,7 @@ class Rule:
         self.clock_floor = float(clock_floor)
         self.power_duty = float(power_duty)
         self.power_settle_ms = float(power_settle_ms)
+        self.preload_ms = float(preload_ms)
         self.placements = int(placements)
         self.replay_target_ms = float(replay_target_ms)
         self.placement_probes = int(placement_probes)
@@ -563,6 +564,10 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         if spin_ok:
             before = _spin.clock().read(torch, lib, _replay)
             clock.lap("spin")
+        # After the spin: nothing idles the GPU between the load and the sampling.
+        preload = _preload.run(torch, lib, _replay, graphs, k, rule.preload_ms, max_wall)
+        if rule.preload_ms > 0:
+            clock.lap("preload")
         stats, samples, markers, power = _sample(torch, lib, graphs, k, min_samples,
                                                  max_samples, float(rep_ms), max_wall, rule,
                                                  shape, clock)
@@ -597,7 +602,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
     graph = {k2: counts[k2] for k2 in GRAPH_KEYS} if counts else None
     markers = markers + graph_markers(graph)
     return {"stats": stats, "samples": samples, "k": k, "k_first": k_first,
-            "warmup_calls": n_warm, "power": power, "spin": spin,
+            "warmup_calls": n_warm, "power": power, "spin": spin, "preload": preload,
             "markers": markers, "l2": "cold" if cold else "hot", "graph": graph,
             "graph_why": None if graph else why,
             "nodes": counts["nodes"] if counts else None, "probe": probe,

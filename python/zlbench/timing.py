@@ -80,7 +80,7 @@ import pytest
 
 from .results import shape_text
 from . import (_capture_errors, _device, _elasticity, _env, _eventtimer, _graph, _graph_plan,
-               _io, _markers, _record, _spin, _state, _stats, _tune_tally)
+               _io, _markers, _preload, _record, _spin, _state, _stats, _tune_tally)
 
 NAME = "zlbench.timing"
 RETURN_MODES = ("min", "max", "mean", "median", "all")
@@ -112,6 +112,7 @@ def _settings():
                             clock_floor=_env.clock_floor(),
                             power_duty=_env.power_duty(),
                             power_settle_ms=_env.power_settle_ms(),
+                            preload_ms=_env.preload_ms(),
                             placements=_env.placements(),
                             replay_target_ms=_env.replay_target_ms(),
                             placement_probes=_env.placement_probes(),
@@ -467,6 +468,7 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     record["graph_shape"] = "replayed" if shape is not None else "settled"
     record.update(m.get("power") or dict.fromkeys(_graph.POWER_KEYS))
     record.update(m.get("spin") or dict.fromkeys(_spin.SPIN_KEYS))
+    record.update(m.get("preload") or dict.fromkeys(_preload.KEYS))
     record.update(m["probe"])
     record.update(m.get("elasticity") or dict.fromkeys(_elasticity.KEYS))
     record.update({"calls_per_replay": m["k"], "calls_first": m["k_first"],

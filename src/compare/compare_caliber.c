@@ -94,6 +94,7 @@ static const struct { const char *field, *then; } implied[] = {
 	{ "power_duty", "0" },
 	/* --power-settle came later: every run before it went to the duty at once. */
 	{ "power_settle_ms", "0" },
+	{ "preload_ms", "0" },        /* --preload came later: sampled straight after the spin */
 	{ "clock_elasticity", "false" },  /* --clock-elasticity came later; off by default */
 	{ NULL, NULL },
 };

@@ -267,6 +267,22 @@ const struct opt_def run_option_defs[] = {
 	  BIND(STR, power_settle), .export_env = "ZLB_POWER_SETTLE_MS",
 	  .record = "power_settle_ms" },
 	/*
+	 * A tensor-core kernel restarted after the capture's idle steps its
+	 * clock up while it is sampled: on an H100 torch's fp16 addmm of
+	 * 1024^3 read 7.60, 7.585, 7.54 and 7.51 us levels, stepping 25 to
+	 * 200 ms into the sampling, at another moment in each process, and
+	 * four processes' medians 7.51-7.585 us (python/zlbench/_preload.py).
+	 * The preload runs the row's graphs back to back first, untimed, so
+	 * that the sampling starts where the clock settles under that load.
+	 */
+	{ "preload", NULL, "ZL_PRELOAD", "0", OPT_REAL, NULL, 0, 0, "MS",
+	  "replay each measurement's graphs back to back for MS milliseconds of GPU time, "
+	  "untimed, right before it is sampled, so that the sampling starts at the clock "
+	  "the board holds under that load; 0: none", NULL,
+	  0.0, 10000.0,
+	  BIND(STR, preload), .export_env = "ZLB_PRELOAD_MS",
+	  .record = "preload_ms" },
+	/*
 	 * One graph by default: on an H200, 8 placements alternated every
 	 * replay read L2-sized kernels up to 8% slow, and replayed in blocks
 	 * (libzlbtimer now does) they still read torch.fmin on 50000 elements

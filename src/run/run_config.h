@@ -46,6 +46,7 @@ struct run_config {
 	char *clock_floor;      /* discard samples below this fraction of the steady clock */
 	char *power_duty;       /* resample power-capped measurements at this duty; 0: never */
 	char *power_settle;     /* ms of idle before that second sampling; 0: none */
+	char *preload;          /* ms of untimed back-to-back replays before sampling */
 	int placements;         /* graphs per measurement, each on its own memory */
 	int placement_probes;   /* more graphs timed briefly for placement_sd */
 	int tune_placement_probes; /* the same after an autotuner's timing of a config */

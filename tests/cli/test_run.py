@@ -202,7 +202,7 @@ def test_print_engine_env_is_what_the_child_gets(zlb):
     env = dict(line.split("=", 1) for line in r.out.splitlines())
     assert env["ZLB_PLACEMENTS"] == "3" and env["ZLB_WARMUP_MAX_CALLS"] == "9"
     assert env["ZLB_REPLAY_TARGET_MS"] == "2" and env["ZLB_MIN_SAMPLES"] == "10"
-    assert env["ZLB_POWER_SETTLE_MS"] == "0"
+    assert env["ZLB_POWER_SETTLE_MS"] == "0" and env["ZLB_PRELOAD_MS"] == "0"
 
 
 def _cache_files(d):

@@ -7,6 +7,7 @@ Against a Python spy standing in for the library (run everywhere): what the
 Python side asks for and records. The real libzlbtimer with the fake driver
 is test_timing_real's."""
 
+import math
 import subprocess
 
 import pytest
@@ -22,7 +23,7 @@ SPY_PATH = "/spy/libzlbtimer.so"
 
 ENGINE_KNOBS = ("ZLB_DIRECT_REPEAT", "ZLB_MIN_SAMPLES", "ZLB_NOISE_TARGET", "ZLB_MAX_WALL_MS",
                 "ZLB_L2", "ZLB_CLOCK_FLOOR", "ZLB_POWER_DUTY", "ZLB_POWER_SETTLE_MS",
-                "ZLB_PLACEMENTS",
+                "ZLB_PRELOAD_MS", "ZLB_PLACEMENTS",
                 "ZLB_REPLAY_TARGET_MS",
                 "ZLB_WARMUP_MAX_CALLS", "ZLB_PLACEMENT_PROBES", "ZLB_TUNE_PLACEMENT_PROBES",
                 "ZLB_TUNE_RULE", "ZLB_SEED", "ZLB_USE_FLAGTUNE", "ZLB_CLOCK_ELASTICITY")
@@ -38,9 +39,9 @@ def test_knobs_come_from_zlb(monkeypatch):
     s = timing._settings()
     r = s["rule"]
     assert (r.min_samples, r.noise_target, r.max_wall_ms, r.l2, r.clock_floor, r.power_duty,
-            r.power_settle_ms, r.placements, r.replay_target_ms,
+            r.power_settle_ms, r.preload_ms, r.placements, r.replay_target_ms,
             r.placement_probes, r.clock_elasticity) == (10, 0.001, 2000.0, "hot", 0.97, 0.5, 0.0,
-                                                        1, 2.0, 2, False)
+                                                        0.0, 1, 2.0, 2, False)
     assert (s["repeat"], s["max_warm"]) == (1, 200)
     assert s["tune_probes"] == 0
     assert s["tune_rule"] == "rows"
@@ -366,6 +367,42 @@ def test_knobs_reach_the_request(spy, stub_torch, monkeypatch):
     assert all(r["max_wall_ms"] == 750.0 for r in spy.requests)
     assert (rec["min_samples"], rec["noise_target"], rec["max_wall_ms"], rec["min_time_ms"],
             rec["clock_floor"]) == (25, 0.002, 750.0, 7.0, 0.9)
+
+
+class RampSpy(SpyLib):
+    """A spy whose preload (the request for 50 ms) reads a kernel that sped
+    up while it ran: nine replays, 1.0 down to 0.96 of its time."""
+
+    def time_graph(self, graph_exec, stream, calls_per_replay, min_samples, *args, **kw):
+        rc, stats, samples, err = SpyLib.time_graph(self, graph_exec, stream,
+                                                    calls_per_replay, min_samples, *args, **kw)
+        if self.requests[-1]["min_time_ms"] == 50.0:
+            samples = [samples[0] * f for f in (1.0, 1.0, 1.0, .98, .98, .98, .96, .96, .96)]
+        return rc, stats, samples, err
+
+
+def test_the_preload_runs_the_graph_back_to_back_right_before_the_sampling(
+        spy, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PRELOAD_MS", "50")
+    lib = use(monkeypatch, RampSpy())
+    value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    *_, preload, main = lib.requests
+    # The measured graph itself, bare rule, for 50 ms of GPU time.
+    assert (preload["graph_exec"], preload["calls"], preload["min_time_ms"]) == (
+        512 * 5000, 512, 50.0)
+    assert preload.get("noise_target", 0) == 0 and preload.get("clock_check", 0) == 0
+    assert (main["min_time_ms"], main["noise_target"]) == (20.0, 0.001)
+    assert value == 0.005
+    assert rec["preload_trend"] == pytest.approx(math.log(0.96))
+    laps = list(rec["phase_ms"])
+    assert laps.index("capture") < laps.index("preload") < laps.index("sample")
+
+
+def test_no_preload_by_default(spy, stub_torch):
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    assert rec["preload_trend"] is None and "preload" not in rec["phase_ms"]
+    assert not any(r["min_time_ms"] == 0.0 and r["calls"] == 512 and r["max_samples"] == 10000
+                   for r in spy.requests)
 
 
 def test_clock_floor_zero_turns_the_check_off(spy, stub_torch, monkeypatch):

@@ -1,0 +1,55 @@
+"""The preload: untimed back-to-back replays of a measurement's graphs
+right before it is sampled (Rule.preload_ms, zlb --preload).
+
+Why: between a row's warm-up and its sampling the GPU idles through the
+capture (40-100 ms), and a tensor-core kernel restarted after such an idle
+does not start at the clock it settles at. On an H100 torch's fp16 addmm of
+1024^3 stepped down its levels while it was sampled (7.60, 7.585, 7.54,
+7.51 us), each step 0.75-1.7%, at moments 25 to 200 ms into the sampling
+that differed from process to process; where the noise rule stopped decided
+the median, and four processes read 7.51-7.585 us (bench/README.md, "the
+preload"). Memory-bound rows showed no such steps. A sampling that starts
+after the load has run for long enough starts at the settled level.
+
+The load is libzlbtimer's own sampling loop under the bare rule (replays
+bracketed by events, in batches), so that it is the very load the sampling
+continues; its samples are thrown away but for their trend."""
+
+import math
+
+# What a graph measurement's record gets: ln(median of the preload's last
+# third of replays / median of its first third), None without a preload.
+# Negative where the kernel sped up while it ran: the ramp the preload took.
+KEYS = ("preload_trend",)
+
+
+def _median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if not n:
+        return None
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def trend(samples):
+    """ln(median of the last third / median of the first third) of the
+    replays in the order they ran; None for fewer than six."""
+    xs = [x for x in samples or () if x and x > 0]
+    if len(xs) < 6:
+        return None
+    third = len(xs) // 3
+    return math.log(_median(xs[-third:]) / _median(xs[:third]))
+
+
+def run(torch, lib, replay, graphs, k, ms, max_wall_ms):
+    """Replay graphs (round-robin, as the sampling will) back to back for ms
+    milliseconds of GPU time, through replay (_graph._replay) under the bare
+    rule; {"preload_trend": ...}. Nothing with ms <= 0. A load that fails
+    raises as the sampling would (CaptureFailure)."""
+    if ms <= 0:
+        return dict.fromkeys(KEYS)
+    # Not past the row's own wall limit: a slow graph's preload is cut there.
+    _stats, samples, _markers = replay(torch, lib, graphs[0], k, 1, 10000, float(ms),
+                                       min(max_wall_ms, 2.0 * ms + 1000.0),
+                                       more=graphs[1:])
+    return {"preload_trend": trend(samples)}
