@@ -172,13 +172,18 @@ def test_capture_refusal_falls_back_per_row(zlb):
 def test_stopping_rule_options_reach_the_plugin_and_the_identity(zlb):
     r = zlb.run("softmax", "--dtypes", "float16", "--min-samples", "25", "--noise-target",
                 "0", "--max-wall", "700", "--l2", "cold", "--clock-floor", "0",
-                "--power-settle", "500")
+                "--power-settle", "500", "--preload", "40")
     assert r.rc == 0, r
     cal = r.identity()["caliber"]
     assert (cal["min_samples"], cal["noise_target"], cal["max_wall_ms"], cal["l2_mode"],
-            cal["clock_floor"], cal["power_settle_ms"]) == (25, 0.0, 700, "cold", 0.0, 500)
+            cal["clock_floor"], cal["power_settle_ms"], cal["preload_ms"]) == (
+        25, 0.0, 700, "cold", 0.0, 500, 40)
     for row in r.rows():
         assert row["gems"]["n"] >= 25
+        # the preload ran before the sampling (the fake driver's time is not the wall's)
+        laps = list(row["gems"]["phase_ms"])
+        assert laps.index("preload") < laps.index("sample")
+        assert "preload_trend" in row["gems"]
 
 
 def test_replay_target_and_warmup_cap_reach_the_plugin_and_the_identity(zlb):
