@@ -17,18 +17,12 @@ continues; its samples are thrown away but for their trend."""
 
 import math
 
+from ._stats import median
+
 # What a graph measurement's record gets: ln(median of the preload's last
 # third of replays / median of its first third), None without a preload.
 # Negative where the kernel sped up while it ran: the ramp the preload took.
 KEYS = ("preload_trend",)
-
-
-def _median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    if not n:
-        return None
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
 def trend(samples):
@@ -38,7 +32,7 @@ def trend(samples):
     if len(xs) < 6:
         return None
     third = len(xs) // 3
-    return math.log(_median(xs[-third:]) / _median(xs[:third]))
+    return math.log(median(xs[-third:]) / median(xs[:third]))
 
 
 def run(torch, lib, replay, graphs, k, ms, max_wall_ms):

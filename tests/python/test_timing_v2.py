@@ -398,6 +398,14 @@ def test_the_preload_runs_the_graph_back_to_back_right_before_the_sampling(
     assert laps.index("capture") < laps.index("preload") < laps.index("sample")
 
 
+def test_the_preload_trend_needs_six_replays_and_reads_thirds():
+    from zlbench import _preload
+    assert _preload.trend([1.0] * 5) is None and _preload.trend(None) is None
+    assert _preload.trend([1.0] * 6) == 0.0
+    # the middle third does not count; a zero (no time) is left out
+    assert _preload.trend([2.0, 2.0, 9.0, 9.0, 0.0, 1.0, 1.0]) == pytest.approx(math.log(0.5))
+
+
 def test_no_preload_by_default(spy, stub_torch):
     _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
     assert rec["preload_trend"] is None and "preload" not in rec["phase_ms"]
