@@ -88,7 +88,7 @@ from ._graph_size import (K_SLACK, MAX_K, PLACEMENT_MEM_BYTES, call_cost_ms, k_f
 from ._power import (DUTY_FROM_KEYS, POWER_KEYS, POWER_LIMITS, clock_held,  # noqa: F401
                      duty_reason, power_capped, single_read_duty)
 from ._probe_read import (PROBE_PAIRS, PROBE_PROTOCOL, clock_sentence, log_sd,  # noqa: F401
-                          probe_pair_draw, probe_pair_order, probe_spread)
+                          probe_pair_draw, probe_pair_order, probe_pairs_record, probe_spread)
 # What the engine's callers and tests name through _graph, libzlbtimer's part
 # of which lives in _timerlib.
 from ._timerlib import (GRAPH_KEYS, STATUS, STOP_REASONS, V2_RESULT_KEYS, V3_RESULT_KEYS,  # noqa: F401
@@ -704,7 +704,7 @@ def _mirror_estimates(torch, lib, call, on_rng, max_wall):
 # What _probe_placements adds to a record.
 PROBE_KEYS = ("placement_probes", "placement_sd", "placement_probe_ms", "placement_probe_mhz",
               "placement_probe_ref_ms", "placement_probe_draws", "placement_probe_error",
-              "placement_probe_protocol", "placement_probe_build")
+              "placement_probe_protocol", "placement_probe_build", "placement_probe_pairs")
 # A probe of K calls is built from a capture of PROBE_UNIT calls repeated
 # K / PROBE_UNIT times (zlbt_graph_repeat) where K is a larger multiple:
 # capturing costs the host what as many eager calls do (130-400 us a call
@@ -792,7 +792,9 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
     probe_pair_draw's, by probe, "placement_probe_error": why probes are
     missing, or None, "placement_probe_protocol": PROBE_PROTOCOL,
     "placement_probe_build": how the probe graphs were built, "repeat" or
-    "capture" (_probe_graph), "capture: <why>" where a repeat failed}. A
+    "capture" (_probe_graph), "capture: <why>" where a repeat failed,
+    "placement_probe_pairs": each probe's pairs as timed, so that a draw can
+    be read again off the GPU}. A
     probe that fails leaves the measurement as it is. The graphs are
     appended to graphs, which the caller releases.
 
@@ -839,4 +841,5 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
             "placement_probe_error": error or why,
             "placement_probe_protocol": PROBE_PROTOCOL,
             "placement_probe_build": how["build"] if not how["why"] else
-            "capture: %s" % how["why"]}
+            "capture: %s" % how["why"],
+            "placement_probe_pairs": [probe_pairs_record(pairs) for pairs in probes] or None}

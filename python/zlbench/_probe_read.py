@@ -68,6 +68,14 @@ def probe_pair_draw(pairs, clock_floor):
             "probe_ms": _median(probe_ms), "ref_ms": _median(ref_ms), "mhz": _median(mhz)}
 
 
+def probe_pairs_record(pairs):
+    """One probe's pairs as the record keeps them (placement_probe_pairs):
+    [first, measured ms, measured MHz, probe ms, probe MHz] each, in the
+    order timed (first: 0 the measured graph was timed first, 1 the probe);
+    null where a replay gave no time or no clock was read."""
+    return [[first, r, rc, p, pc] for first, (r, rc), (p, pc) in pairs]
+
+
 def probe_spread(draws):
     """(sd of ln placement over the measured graph and the probes kept, how
     many probes were kept): the spread of the kept draws (None: left out)

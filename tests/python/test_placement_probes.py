@@ -71,6 +71,14 @@ def test_probes_measure_the_spread_and_leave_the_number(real, stub_torch, monkey
                                                          abs=1e-4)
     assert rec["placement_probe_protocol"] == "paired"
     assert rec["placement_probe_build"] == "repeat"
+    # The pairs as timed, both orders, each probe against the measured graph.
+    pairs = rec["placement_probe_pairs"]
+    assert [len(p) for p in pairs] == [_graph.PROBE_PAIRS] * 3
+    for probe, cost in zip(pairs, probes):
+        assert {first for first, *_ in probe} == {0, 1}
+        for first, ref_ms, ref_mhz, probe_ms, probe_mhz in probe:
+            assert (ref_ms, probe_ms) == pytest.approx((0.005, cost / 1e6), rel=1e-4)
+            assert ref_mhz is None and probe_mhz is None    # no NVML under the fake driver
     # Three more graphs of K calls, each a captured unit of 8 repeated 64
     # times; then each probe and the measured graph in PROBE_PAIRS pairs of
     # one untimed and one timed replay each.
