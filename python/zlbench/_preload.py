@@ -1,15 +1,18 @@
 """The preload: untimed back-to-back replays of a measurement's graphs
-right before it is sampled (Rule.preload_ms, zlb --preload).
+right before it is sampled (Rule.preload_ms, zlb --preload; off by default).
 
 Why: between a row's warm-up and its sampling the GPU idles through the
 capture (40-100 ms), and a tensor-core kernel restarted after such an idle
-does not start at the clock it settles at. On an H100 torch's fp16 addmm of
-1024^3 stepped down its levels while it was sampled (7.60, 7.585, 7.54,
-7.51 us), each step 0.75-1.7%, at moments 25 to 200 ms into the sampling
-that differed from process to process; where the noise rule stopped decided
-the median, and four processes read 7.51-7.585 us (bench/README.md, "the
-preload"). Memory-bound rows showed no such steps. A sampling that starts
-after the load has run for long enough starts at the settled level.
+does not start on the level it settles at. On an H100 torch's fp16 addmm of
+1024^3 stepped down through levels while it was sampled (7.60, 7.585, 7.54,
+7.51 us), each step 0.4-1.7%, 23 to 167 ms into the sampling, at another
+moment in each process; where the noise rule stopped decided the median,
+and four processes read 7.511-7.585 us. No other operator of that matrix
+trended by 0.3% (bench/README.md, "the sampling's steps, and --preload").
+A sampling that starts after the load has run long enough should start on
+the settled level; whether that level is then the same in every process
+(on another H100 rounds without any step still ended 0.9% apart) is for
+the GPU to show (bench/preload_control.sh).
 
 The load is libzlbtimer's own sampling loop under the bare rule (replays
 bracketed by events, in batches), so that it is the very load the sampling
