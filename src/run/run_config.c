@@ -267,13 +267,15 @@ const struct opt_def run_option_defs[] = {
 	  BIND(STR, power_settle), .export_env = "ZLB_POWER_SETTLE_MS",
 	  .record = "power_settle_ms" },
 	/*
-	 * A tensor-core kernel restarted after the capture's idle steps its
-	 * clock up while it is sampled: on an H100 torch's fp16 addmm of
-	 * 1024^3 read 7.60, 7.585, 7.54 and 7.51 us levels, stepping 25 to
-	 * 200 ms into the sampling, at another moment in each process, and
-	 * four processes' medians 7.51-7.585 us (python/zlbench/_preload.py).
+	 * A tensor-core kernel restarted after the capture's idle steps
+	 * through levels while it is sampled: on an H100 torch's fp16 addmm
+	 * of 1024^3 read 7.60, 7.585, 7.54 and 7.51 us, stepping 23 to 167 ms
+	 * into the sampling, at another moment in each process, and four
+	 * processes' medians 7.511-7.585 us (python/zlbench/_preload.py).
 	 * The preload runs the row's graphs back to back first, untimed, so
-	 * that the sampling starts where the clock settles under that load.
+	 * that the sampling starts on the level that load settles at. Off by
+	 * default until a GPU shows that those levels agree between
+	 * processes (bench/preload_control.sh).
 	 */
 	{ "preload", NULL, "ZL_PRELOAD", "0", OPT_REAL, NULL, 0, 0, "MS",
 	  "replay each measurement's graphs back to back for MS milliseconds of GPU time, "
