@@ -70,8 +70,8 @@ Graphs are released before returning, whatever happened.
 What is arithmetic on times lives beside it: _graph_size (K, placements,
 warm-up calls), _power (when to sample again at the power duty) and
 _probe_read (a probe's draw from its pairs); the effective clock's spin
-graph is _spin's, handed _replay. What stays here touches the
-GPU: capture, replay, the probes' graphs, the steps a replay repeats after
+graph is _spin's and the preload _preload's, each handed _replay. What
+stays here touches the GPU: capture, replay, the probes' graphs, the steps a replay repeats after
 its recording (_mirror_estimates, _settle_k), and the graphs measure owns
 until it releases them; over 700 lines because those steps share that
 ownership and _replay (and the capture/replay calls the tests watch through

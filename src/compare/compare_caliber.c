@@ -90,10 +90,8 @@ static const struct { const char *field, *then; } implied[] = {
 	/* The parallel sweep came later: every run before it swept on one device. */
 	{ "parallel_warmup_gpus", "1" },
 	{ "sweep_conflicts", "0" },
-	/* --power-duty came later: every run before it sampled back to back. */
-	{ "power_duty", "0" },
-	/* --power-settle came later: every run before it went to the duty at once. */
-	{ "power_settle_ms", "0" },
+	{ "power_duty", "0" },        /* --power-duty came later: sampled back to back */
+	{ "power_settle_ms", "0" },   /* --power-settle came later: to the duty at once */
 	{ "preload_ms", "0" },        /* --preload came later: sampled straight after the spin */
 	{ "clock_elasticity", "false" },  /* --clock-elasticity came later; off by default */
 	{ NULL, NULL },
