@@ -6,8 +6,10 @@ its samples_ms in the order they ran: the level it started at (a 5-sample
 running median), the level of its last fifth, the milliseconds of sampling
 after which the running median stayed within TOL of that last level (0: it
 never left it), its trend (ln of the last third's median over the first
-third's), and its median. A step that comes late in a short sampling is
-what moves the median between processes.
+third's), and its median; where the row was preloaded (`--preload`), the
+milliseconds it took and its preload_trend (the same ratio over the
+preload's replays). A step that comes late in a short sampling is what
+moves the median between processes.
 
     python3 bench/sampling_steps.py --op addmm runs/r0/A runs/r0/B ...
 """
@@ -33,6 +35,16 @@ def settle(samples, calls, tol):
     third = len(samples) // 3
     trend = math.log(statistics.median(samples[-third:]) / statistics.median(samples[:third]))
     return levels[0], last, after, trend
+
+
+def preload(m):
+    """'  preload MS ms, trend T%' for a preloaded row, else ''."""
+    ms = (m.get("phase_ms") or {}).get("preload")
+    trend = m.get("preload_trend")
+    if not ms:
+        return ""
+    return "  preload %.0f ms, trend %s" % (
+        ms, "%+.2f%%" % (100 * trend) if trend is not None else "-")
 
 
 def rows(round_dir, op):
@@ -62,10 +74,10 @@ def main():
                 start, last, after, trend = settle(s, m.get("calls_per_replay") or 1, a.tol)
                 out.append((d["shape_detail"], side, r, m["median_ms"] * 1e3, start * 1e3,
                             last * 1e3, after, sum(s) * (m.get("calls_per_replay") or 1),
-                            100 * trend, m.get("power_duty")))
+                            100 * trend, m.get("power_duty"), preload(m)))
     for o in sorted(out, key=lambda o: (o[0], o[1])):
         print("%-34.34s %-5s %-24.24s median %9.3f  start %9.3f  last %9.3f  settled after "
-              "%5.0f of %5.0f ms  trend %+.2f%%  duty %s" % o)
+              "%5.0f of %5.0f ms  trend %+.2f%%  duty %s%s" % o)
 
 
 if __name__ == "__main__":
