@@ -31,7 +31,7 @@ import math
 import statistics
 import sys
 
-from _results import rows_under
+from _results import rounds_or_exit, rows_under
 
 
 def round_rows(round_dir):
@@ -89,16 +89,8 @@ def main(argv=None):
     ap.add_argument("--min-us", type=float, default=5.0)
     ap.add_argument("--all", action="store_true", help="every row, not only the far ones")
     a = ap.parse_args(argv)
-    if len(a.rounds) < 3:
-        sys.exit("probe_columns.py: give three or more rounds (each sd needs two degrees "
-                 "of freedom at least)")
-    rounds = []
-    for d in a.rounds:
-        rows = round_rows(d)
-        if not rows:
-            sys.exit("probe_columns.py: %s holds no measured rows (a batch or run directory "
-                     "with results.jsonl)" % d)
-        rounds.append(rows)
+    rounds = rounds_or_exit("probe_columns.py", a.rounds, round_rows,
+                            "each sd needs two degrees of freedom at least")
     rows = columns(rounds, a.min_us)
     ratio = [(p / c if c > 0 else math.inf, key, p, c, cols) for key, p, c, cols in rows]
     ratio.sort(key=lambda t: -t[0])

@@ -30,7 +30,7 @@ import math
 import statistics
 import sys
 
-from _results import rows_under
+from _results import rounds_or_exit, rows_under
 
 
 def round_rows(round_dir):
@@ -71,15 +71,8 @@ def main():
     ap.add_argument("--min-us", type=float, default=5.0)
     ap.add_argument("--all", action="store_true", help="print every row, not only ratio > 2")
     a = ap.parse_args()
-    if len(a.dirs) < 3:
-        sys.exit("process_spread.py: give three or more rounds (two give one degree of "
-                 "freedom per row, too few to tell a spread)")
-    rounds = []
-    for d in a.dirs:
-        r = round_rows(d)
-        if not r:
-            sys.exit("process_spread.py: %s holds no measured rows (results.jsonl)" % d)
-        rounds.append(r)
+    rounds = rounds_or_exit("process_spread.py", a.dirs, round_rows,
+                            "two give one degree of freedom per row, too few to tell a spread")
     got = spread(rounds, a.min_us / 1000.0)
     if not got:
         sys.exit("process_spread.py: no row is in every round at least %g us long" % a.min_us)
