@@ -377,8 +377,11 @@ def _measure_timed(fn, args, ctx, ir, tuning=False):
     s = _settings()
     if tuning:
         # A config's time ranks it and makes no row: no probes by default,
-        # and under "budget" the tuner's rep without a noise target.
-        changes = {"placement_probes": s["tune_probes"]}
+        # under "budget" the tuner's rep without a noise target, and never
+        # the rows' preload or elasticity phase (a second of replays, or a
+        # burn that leaves the board at its power cap, per config).
+        changes = {"placement_probes": s["tune_probes"], "preload_ms": 0.0,
+                   "clock_elasticity": False}
         if s["tune_rule"] == "budget":
             changes["noise_target"] = 0.0
         s["rule"] = s["rule"].but(**changes)

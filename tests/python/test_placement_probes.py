@@ -317,6 +317,26 @@ def test_the_tune_rule_stops_a_config_and_leaves_the_row(real, stub_torch, monke
     assert rec["noise_target"] == 0.001
 
 
+def test_a_config_gets_neither_the_preload_nor_the_elasticity_phase(real, stub_torch,
+                                                                    monkeypatch):
+    # The rows' --preload and --clock-elasticity are for rows: a config timed
+    # with them would cost a second of replays, or a burn, apiece.
+    monkeypatch.setenv("ZLB_PRELOAD_MS", "50")
+    monkeypatch.setenv("ZLB_CLOCK_ELASTICITY", "1")
+    seen = []
+    inner = _graph.measure
+
+    def spy(*args, rule=None, **kwargs):
+        seen.append((rule.preload_ms, rule.clock_elasticity))
+        return inner(*args, rule=rule, **kwargs)
+
+    monkeypatch.setattr(_graph, "measure", spy)
+    op, _ = _tuned_then_measured(stub_torch)
+    _, rec = measure(op)
+    assert seen == [(50.0, True), (0.0, False)]     # the row, then the config inside it
+    assert "preload" in rec["phase_ms"]
+
+
 def test_tune_rule_triton_hands_a_config_to_tritons_own_do_bench(real, stub_torch,
                                                                   monkeypatch):
     # --tune-rule triton: the H200 showed budget saving nothing (42 configs in
