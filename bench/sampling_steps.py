@@ -7,8 +7,8 @@ running median), the level of its last fifth, the milliseconds of sampling
 after which the running median stayed within TOL of that last level (0: it
 never left it), its trend (ln of the last third's median over the first
 third's), and its median; where the row was preloaded (`--preload`), the
-milliseconds it took and its preload_trend (the same ratio over the
-preload's replays). A step that comes late in a short sampling is what
+milliseconds it took, its preload_trend (the same ratio over the preload's
+replays) and its preload_profile (the level by GPU time into the preload). A step that comes late in a short sampling is what
 moves the median between processes.
 
     python3 bench/sampling_steps.py --op addmm runs/r0/A runs/r0/B ...
@@ -38,13 +38,19 @@ def settle(samples, calls, tol):
 
 
 def preload(m):
-    """'  preload MS ms, trend T%' for a preloaded row, else ''."""
+    """'  preload MS ms, trend T%[, us per call by GPU ms: L@T ...]' for a
+    preloaded row, else ''."""
     ms = (m.get("phase_ms") or {}).get("preload")
     trend = m.get("preload_trend")
     if not ms:
         return ""
-    return "  preload %.0f ms, trend %s" % (
+    out = "  preload %.0f ms, trend %s" % (
         ms, "%+.2f%%" % (100 * trend) if trend is not None else "-")
+    prof = m.get("preload_profile")
+    if prof:
+        out += ", us per call by GPU ms: " + " ".join(
+            "%.3f@%.0f" % (1e3 * level, t) for t, level in prof)
+    return out
 
 
 def rows(round_dir, op):

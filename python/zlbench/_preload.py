@@ -22,10 +22,16 @@ import math
 
 from ._stats import median
 
-# What a graph measurement's record gets: ln(median of the preload's last
-# third of replays / median of its first third), None without a preload.
-# Negative where the kernel sped up while it ran: the ramp the preload took.
-KEYS = ("preload_trend",)
+# What a graph measurement's record gets, each None without a preload:
+# preload_trend, ln(median of the preload's last third of replays / median
+# of its first third), negative where the kernel sped up while it ran (the
+# ramp the preload took); preload_profile, where that ramp went (profile()).
+KEYS = ("preload_trend", "preload_profile")
+
+# The most chunks a profile cuts the preload into, and the fewest replays
+# a chunk's median is taken over.
+PROFILE_CHUNKS = 10
+PROFILE_MIN_REPLAYS = 3
 
 
 def trend(samples):
@@ -38,15 +44,36 @@ def trend(samples):
     return math.log(median(xs[-third:]) / median(xs[:third]))
 
 
+def profile(samples, calls):
+    """[[GPU ms since the preload began at the chunk's end, median ms per
+    call of the chunk], ...]: the preload's replays (ms per call, calls a
+    replay, in the order they ran) cut into at most PROFILE_CHUNKS runs of
+    equal length (one replay apart at most), each of PROFILE_MIN_REPLAYS or
+    more; None where not even two such runs fit. How long the climb took is
+    what sets how long a preload must be: the one figure a trend of thirds
+    hides."""
+    xs = [x for x in samples or () if x and x > 0]
+    n = min(PROFILE_CHUNKS, len(xs) // PROFILE_MIN_REPLAYS)
+    if n < 2:
+        return None
+    bounds = [len(xs) * i // n for i in range(n + 1)]
+    out, spent = [], 0.0
+    for lo, hi in zip(bounds, bounds[1:]):
+        spent += sum(xs[lo:hi]) * calls
+        out.append([spent, median(xs[lo:hi])])
+    return out
+
+
 def run(torch, lib, replay, graphs, k, ms, max_wall_ms):
     """Replay graphs (round-robin, as the sampling will) back to back for ms
     milliseconds of GPU time, through replay (_graph._replay) under the bare
-    rule; {"preload_trend": ...}. Nothing with ms <= 0. A load that fails
-    raises as the sampling would (CaptureFailure)."""
+    rule; {"preload_trend": ..., "preload_profile": ...}. Nothing with
+    ms <= 0. A load that fails raises as the sampling would
+    (CaptureFailure)."""
     if ms <= 0:
         return dict.fromkeys(KEYS)
     # Not past the row's own wall limit: a slow graph's preload is cut there.
     _stats, samples, _markers = replay(torch, lib, graphs[0], k, 1, 10000, float(ms),
                                        min(max_wall_ms, 2.0 * ms + 1000.0),
                                        more=graphs[1:])
-    return {"preload_trend": trend(samples)}
+    return {"preload_trend": trend(samples), "preload_profile": profile(samples, k)}

@@ -183,7 +183,7 @@ def test_stopping_rule_options_reach_the_plugin_and_the_identity(zlb):
         # the preload ran before the sampling (the fake driver's time is not the wall's)
         laps = list(row["gems"]["phase_ms"])
         assert laps.index("preload") < laps.index("sample")
-        assert "preload_trend" in row["gems"]
+        assert "preload_trend" in row["gems"] and "preload_profile" in row["gems"]
 
 
 def test_replay_target_and_warmup_cap_reach_the_plugin_and_the_identity(zlb):

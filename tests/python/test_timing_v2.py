@@ -394,6 +394,9 @@ def test_the_preload_runs_the_graph_back_to_back_right_before_the_sampling(
     assert (main["min_time_ms"], main["noise_target"]) == (20.0, 0.001)
     assert value == 0.005
     assert rec["preload_trend"] == pytest.approx(math.log(0.96))
+    # nine replays of 512 calls: three chunks of three, each at its GPU time so far
+    assert rec["preload_profile"] == [pytest.approx(x) for x in (
+        [3 * 0.005 * 512, 0.005], [3 * 0.0099 * 512, 0.0049], [3 * 0.0147 * 512, 0.0048])]
     laps = list(rec["phase_ms"])
     assert laps.index("capture") < laps.index("preload") < laps.index("sample")
 
@@ -406,9 +409,25 @@ def test_the_preload_trend_needs_six_replays_and_reads_thirds():
     assert _preload.trend([2.0, 2.0, 9.0, 9.0, 0.0, 1.0, 1.0]) == pytest.approx(math.log(0.5))
 
 
+def test_the_preload_profile_cuts_ten_equal_chunks_and_needs_two():
+    from zlbench import _preload
+    # 100 replays of 2 calls, the first half at 2 ms a call, the second at 1
+    prof = _preload.profile([2.0] * 50 + [1.0] * 50, 2)
+    assert [m for _, m in prof] == [2.0] * 5 + [1.0] * 5
+    assert [t for t, _ in prof] == [40.0, 80.0, 120.0, 160.0, 200.0,
+                                    220.0, 240.0, 260.0, 280.0, 300.0]
+    # 25 replays: 8 chunks of 3 or 4 (25 // 3), the last the longer
+    prof = _preload.profile([1.0] * 25, 1)
+    assert len(prof) == 8 and prof[-1][0] == 25.0 and prof[0][0] == 3.0
+    # fewer than two chunks of three, or no time at all: no profile
+    assert _preload.profile([1.0] * 5, 1) is None and _preload.profile(None, 1) is None
+    assert _preload.profile([0.0, None] + [1.0] * 6, 1) == [[3.0, 1.0], [6.0, 1.0]]
+
+
 def test_no_preload_by_default(spy, stub_torch):
     _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
     assert rec["preload_trend"] is None and "preload" not in rec["phase_ms"]
+    assert rec["preload_profile"] is None
     assert not any(r["min_time_ms"] == 0.0 and r["calls"] == 512 and r["max_samples"] == 10000
                    for r in spy.requests)
 
