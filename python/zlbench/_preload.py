@@ -29,8 +29,9 @@ from ._stats import median
 KEYS = ("preload_trend", "preload_profile")
 
 # The most chunks a profile cuts the preload into, and the fewest replays
-# a chunk's median is taken over.
-PROFILE_CHUNKS = 10
+# a chunk's median is taken over: 25 ms apiece for a 1000 ms preload, fine
+# enough to replay a rule that stops a preload once its level holds.
+PROFILE_CHUNKS = 40
 PROFILE_MIN_REPLAYS = 3
 
 

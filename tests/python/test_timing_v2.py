@@ -409,13 +409,14 @@ def test_the_preload_trend_needs_six_replays_and_reads_thirds():
     assert _preload.trend([2.0, 2.0, 9.0, 9.0, 0.0, 1.0, 1.0]) == pytest.approx(math.log(0.5))
 
 
-def test_the_preload_profile_cuts_ten_equal_chunks_and_needs_two():
+def test_the_preload_profile_cuts_equal_chunks_and_needs_two():
     from zlbench import _preload
-    # 100 replays of 2 calls, the first half at 2 ms a call, the second at 1
-    prof = _preload.profile([2.0] * 50 + [1.0] * 50, 2)
-    assert [m for _, m in prof] == [2.0] * 5 + [1.0] * 5
-    assert [t for t, _ in prof] == [40.0, 80.0, 120.0, 160.0, 200.0,
-                                    220.0, 240.0, 260.0, 280.0, 300.0]
+    # 400 replays of 2 calls, the first half at 2 ms a call, the second at 1:
+    # 40 chunks of 10
+    prof = _preload.profile([2.0] * 200 + [1.0] * 200, 2)
+    assert [m for _, m in prof] == [2.0] * 20 + [1.0] * 20
+    assert [t for t, _ in prof][:2] == [40.0, 80.0] and prof[19][0] == 800.0
+    assert prof[20][0] == 820.0 and prof[-1][0] == 1200.0
     # 25 replays: 8 chunks of 3 or 4 (25 // 3), the last the longer
     prof = _preload.profile([1.0] * 25, 1)
     assert len(prof) == 8 and prof[-1][0] == 25.0 and prof[0][0] == 3.0
