@@ -1,27 +1,31 @@
 #!/bin/bash
-# Does --preload make the small GEMMs' rounds agree? One machine, three
-# configurations back to back: issue 28's protocol (bench/issue28_rounds.sh:
-# a recording, then four warm-worker replays A-D of it, the A/A tables) with
-# --preload MS for each MS in PRELOADS (default "1000 200 0": the longest
-# first, the control last), on OPS (default addmm, whose samplings step).
-# Each configuration's tables and rounds are packed into OUT/o<MS>.tgz as
-# soon as it ends (the device tool brings back eight files of OUT; one
-# configuration alone writes seven), the GPU and the wall times into
-# OUT/extra.txt.
+# Does --preload make the small GEMMs' rounds agree, and how long must it
+# be? One machine, three configurations back to back: issue 28's protocol
+# (bench/issue28_rounds.sh: a recording, then four warm-worker replays A-D
+# of it, the A/A tables) for each entry of PRELOADS (default
+# "1000 1000:0.002 0"): MS for --preload MS, MS:FRAC for --preload MS
+# --preload-steady FRAC (the preload stops once its level holds within
+# FRAC), on OPS (default addmm, whose samplings step). The whole 1000 ms
+# preload keeps a profile of 40 chunks (preload_profile), from which what a
+# shorter one would have read can be seen; the steady one says what the
+# rule buys and when it stopped (preload_steady_ms); 0 is the control. Each
+# configuration's tables and rounds are packed into OUT/o<TAG>.tgz as soon
+# as it ends (TAG: MS, or MSsFRAC without the "0."; the device tool brings
+# back eight files of OUT, and one configuration alone writes seven), the
+# GPU and the wall times into OUT/extra.txt.
 #
 #   bash bench/preload_control.sh FLAGGEMS_DIR WORK OUT
 #
-# Why 1000 ms as well as 200 (bench/README.md, "where the small GEMMs'
-# levels go"): the torch addmm 1024^3 rounds that sampled 0.6-1.6 s ended
-# at 7.503-7.511 us in two matrices, while the 13 that stopped after 0.1 s
-# read 7.53-7.75 us, most of them with no step inside their sampling: where
-# they would have settled is what a longer preload shows. REC_LIMIT and REPLAY_LIMIT
-# (60 and 48 s) bound each step. Three configurations of addmm should fit
-# one 600 s device call on an H100: 150-180 s each, from the settle-0
-# matrix's times (a worker's start about 15 s, addmm 10-16 s a round, the
-# 1000 ms preload 6 s a round). Not yet run. What to read: each
+# Why 1000 ms (bench/README.md, "where the small GEMMs' levels go"): the
+# torch addmm 1024^3 rounds that sampled 0.6-1.6 s ended at 7.503-7.511 us
+# in two matrices, while the 13 that stopped after 0.1 s read 7.53-7.75 us,
+# most of them with no step inside their sampling. REC_LIMIT and
+# REPLAY_LIMIT (60 and 48 s) bound each step. Three configurations of addmm
+# should fit one 600 s device call on an H100: 150-180 s each, from the
+# settle-0 matrix's times (a worker's start about 15 s, addmm 10-16 s a
+# round, the 1000 ms preload 6 s a round). Not yet run. What to read: each
 # configuration's aa.txt and aa_two.txt, and bench/sampling_steps.py on its
-# rounds.
+# rounds (it prints each row's preload profile).
 set -u
 FG=$1 WORK=$2 OUT=$3
 export PYTHONUNBUFFERED=1 GEMS_VENDOR=nvidia
@@ -29,9 +33,14 @@ export OPS=${OPS:-addmm} REC_LIMIT=${REC_LIMIT:-60} REPLAY_LIMIT=${REPLAY_LIMIT:
 mkdir -p "$WORK" "$OUT"
 X=$OUT/extra.txt
 { nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit,clocks.max.sm --format=csv; } > "$X" 2>&1
-for ms in ${PRELOADS:-1000 200 0}; do
+for spec in ${PRELOADS:-1000 1000:0.002 0}; do
+	ms=${spec%%:*} steady=0
+	[ "$spec" != "$ms" ] && steady=${spec#*:}
+	tag=$ms
+	[ "$steady" != 0 ] && tag=${ms}s${steady#0.}
 	t0=$(date +%s)
-	ZL_PRELOAD=$ms bash "$(dirname "$0")/issue28_rounds.sh" "$FG" "$WORK/w$ms" "$WORK/o$ms"
-	echo "preload $ms: $(( $(date +%s) - t0 )) s" >> "$X"
-	tar -czf "$OUT/o$ms.tgz" -C "$WORK" "o$ms"
+	ZL_PRELOAD=$ms ZL_PRELOAD_STEADY=$steady \
+		bash "$(dirname "$0")/issue28_rounds.sh" "$FG" "$WORK/w$tag" "$WORK/o$tag"
+	echo "preload $ms steady $steady: $(( $(date +%s) - t0 )) s" >> "$X"
+	tar -czf "$OUT/o$tag.tgz" -C "$WORK" "o$tag"
 done

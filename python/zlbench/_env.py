@@ -256,6 +256,12 @@ def preload_ms():
     return _float("ZLB_PRELOAD_MS", REQUIRED, 0.0, 10000.0)
 
 
+def preload_steady():
+    """ZLB_PRELOAD_STEADY: stop the preload once its last chunks' medians
+    lie within this fraction of each other (0: the whole preload)."""
+    return _float("ZLB_PRELOAD_STEADY", REQUIRED, 0.0, 0.05)
+
+
 PLACEMENTS_MAX = 64     # ZLBT_MAX_PLACEMENTS
 
 

@@ -118,17 +118,19 @@ class Rule:
     """The stopping rule and what a sample is (docs/protocol.md §1): the
     ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
     ZLB_CLOCK_FLOOR, ZLB_POWER_DUTY, ZLB_POWER_SETTLE_MS, ZLB_PRELOAD_MS,
-    ZLB_PLACEMENTS and ZLB_REPLAY_TARGET_MS knobs, and ZLB_PLACEMENT_PROBES and
-    ZLB_CLOCK_ELASTICITY (not rules of the number: what is timed after it). The minimum GPU time is the caller's rep. Every field is
-    given: zlb owns their defaults (its option table), this module has none."""
+    ZLB_PRELOAD_STEADY, ZLB_PLACEMENTS and ZLB_REPLAY_TARGET_MS knobs, and
+    ZLB_PLACEMENT_PROBES and ZLB_CLOCK_ELASTICITY (not rules of the number:
+    what is timed after it). The minimum GPU time is the caller's rep. Every
+    field is given: zlb owns their defaults (its option table), this module
+    has none."""
 
     FIELDS = ("min_samples", "noise_target", "max_wall_ms", "l2", "clock_floor",
-              "power_duty", "power_settle_ms", "preload_ms", "placements",
+              "power_duty", "power_settle_ms", "preload_ms", "preload_steady", "placements",
               "replay_target_ms", "placement_probes", "clock_elasticity")
 
     def __init__(self, *, min_samples, noise_target, max_wall_ms, l2, clock_floor,
-                 power_duty, power_settle_ms, preload_ms, placements, replay_target_ms,
-                 placement_probes, clock_elasticity):
+                 power_duty, power_settle_ms, preload_ms, preload_steady, placements,
+                 replay_target_ms, placement_probes, clock_elasticity):
         self.min_samples = int(min_samples)
         self.noise_target = float(noise_target)
         self.max_wall_ms = float(max_wall_ms)
@@ -137,6 +139,7 @@ class Rule:
         self.power_duty = float(power_duty)
         self.power_settle_ms = float(power_settle_ms)
         self.preload_ms = float(preload_ms)
+        self.preload_steady = float(preload_steady)
         self.placements = int(placements)
         self.replay_target_ms = float(replay_target_ms)
         self.placement_probes = int(placement_probes)
@@ -565,7 +568,8 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
             before = _spin.clock().read(torch, lib, _replay)
             clock.lap("spin")
         # After the spin: nothing idles the GPU between the load and the sampling.
-        preload = _preload.run(torch, lib, _replay, graphs, k, rule.preload_ms, max_wall)
+        preload = _preload.run(torch, lib, _replay, graphs, k, rule.preload_ms, max_wall,
+                               steady=rule.preload_steady)
         if rule.preload_ms > 0:
             clock.lap("preload")
         stats, samples, markers, power = _sample(torch, lib, graphs, k, min_samples,

@@ -16,17 +16,31 @@ the GPU to show (bench/preload_control.sh).
 
 The load is libzlbtimer's own sampling loop under the bare rule (replays
 bracketed by events, in batches), so that it is the very load the sampling
-continues; its samples are thrown away but for their trend."""
+continues; its samples are thrown away but for their trend and profile.
+With a steady rule (--preload-steady) it runs in chunks and stops once
+their levels hold, --preload its cap: a kernel that does not climb pays
+STEADY_CHUNKS chunks, one that does what it needs."""
 
 import math
+import time
 
 from ._stats import median
 
 # What a graph measurement's record gets, each None without a preload:
 # preload_trend, ln(median of the preload's last third of replays / median
 # of its first third), negative where the kernel sped up while it ran (the
-# ramp the preload took); preload_profile, where that ramp went (profile()).
-KEYS = ("preload_trend", "preload_profile")
+# ramp the preload took); preload_profile, where that ramp went (profile());
+# preload_steady_ms, with a steady rule, the GPU ms after which the level
+# held (None: it ran to its cap).
+KEYS = ("preload_trend", "preload_profile", "preload_steady_ms")
+
+# The steady rule (Rule.preload_steady, zlb --preload-steady): the preload
+# runs in chunks of this much GPU time and stops once the medians of the
+# last STEADY_CHUNKS of them lie within the rule's fraction of each other.
+# Four of 25 ms: the rounds on disk stepped 23-167 ms into their sampling,
+# so a level has to hold for about that long before it is taken as the one.
+STEADY_CHUNK_MS = 25.0
+STEADY_CHUNKS = 4
 
 # The most chunks a profile cuts the preload into, and the fewest replays
 # a chunk's median is taken over: 25 ms apiece for a 1000 ms preload, fine
@@ -65,16 +79,46 @@ def profile(samples, calls):
     return out
 
 
-def run(torch, lib, replay, graphs, k, ms, max_wall_ms):
+def held(levels, within):
+    """Whether the last STEADY_CHUNKS levels (chunk medians, in the order
+    taken) lie within the fraction within of each other."""
+    last = levels[-STEADY_CHUNKS:]
+    return len(last) == STEADY_CHUNKS and max(last) <= min(last) * (1.0 + within)
+
+
+def run(torch, lib, replay, graphs, k, ms, max_wall_ms, steady=0.0):
     """Replay graphs (round-robin, as the sampling will) back to back for ms
     milliseconds of GPU time, through replay (_graph._replay) under the bare
-    rule; {"preload_trend": ..., "preload_profile": ...}. Nothing with
-    ms <= 0. A load that fails raises as the sampling would
-    (CaptureFailure)."""
+    rule; with steady > 0 in chunks of STEADY_CHUNK_MS, stopping as soon as
+    the chunks' levels hold (held()), ms its cap. {"preload_trend": ...,
+    "preload_profile": ..., "preload_steady_ms": ...}; nothing with ms <= 0.
+    A load that fails raises as the sampling would (CaptureFailure)."""
     if ms <= 0:
         return dict.fromkeys(KEYS)
     # Not past the row's own wall limit: a slow graph's preload is cut there.
-    _stats, samples, _markers = replay(torch, lib, graphs[0], k, 1, 10000, float(ms),
-                                       min(max_wall_ms, 2.0 * ms + 1000.0),
-                                       more=graphs[1:])
-    return {"preload_trend": trend(samples), "preload_profile": profile(samples, k)}
+    wall = min(max_wall_ms, 2.0 * ms + 1000.0)
+    if steady <= 0:
+        _stats, samples, _markers = replay(torch, lib, graphs[0], k, 1, 10000, float(ms),
+                                           wall, more=graphs[1:])
+        return {"preload_trend": trend(samples), "preload_profile": profile(samples, k),
+                "preload_steady_ms": None}
+    samples, levels, spent, at = [], [], 0.0, None
+    start = time.monotonic()
+    while spent < ms:
+        left = wall - 1e3 * (time.monotonic() - start)
+        if left <= 0:
+            break
+        _stats, chunk, _markers = replay(torch, lib, graphs[0], k, 1, 10000,
+                                         min(STEADY_CHUNK_MS, ms - spent), left,
+                                         more=graphs[1:])
+        chunk = [x for x in chunk or () if x and x > 0]
+        if not chunk:
+            break
+        samples += chunk
+        spent += sum(chunk) * k
+        levels.append(median(chunk))
+        if held(levels, steady):
+            at = spent
+            break
+    return {"preload_trend": trend(samples), "preload_profile": profile(samples, k),
+            "preload_steady_ms": at}

@@ -113,6 +113,7 @@ def _settings():
                             power_duty=_env.power_duty(),
                             power_settle_ms=_env.power_settle_ms(),
                             preload_ms=_env.preload_ms(),
+                            preload_steady=_env.preload_steady(),
                             placements=_env.placements(),
                             replay_target_ms=_env.replay_target_ms(),
                             placement_probes=_env.placement_probes(),

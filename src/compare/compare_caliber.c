@@ -87,12 +87,12 @@ static const struct { const char *field, *then; } implied[] = {
 	{ "tune_placement_probes", "3" },
 	{ "tune_rule", "rows" },        /* configs were timed under the rows' rule */
 	{ "mm_cluster_fix", "false" },  /* --mm-cluster-fix came later; off by default */
-	/* The parallel sweep came later: every run before it swept on one device. */
-	{ "parallel_warmup_gpus", "1" },
+	{ "parallel_warmup_gpus", "1" },  /* the parallel sweep came later: one device */
 	{ "sweep_conflicts", "0" },
 	{ "power_duty", "0" },        /* --power-duty came later: sampled back to back */
 	{ "power_settle_ms", "0" },   /* --power-settle came later: to the duty at once */
 	{ "preload_ms", "0" },        /* --preload came later: sampled straight after the spin */
+	{ "preload_steady", "0" },    /* --preload-steady came later: the whole preload */
 	{ "clock_elasticity", "false" },  /* --clock-elasticity came later; off by default */
 	{ NULL, NULL },
 };

@@ -47,6 +47,7 @@ struct run_config {
 	char *power_duty;       /* resample power-capped measurements at this duty; 0: never */
 	char *power_settle;     /* ms of idle before that second sampling; 0: none */
 	char *preload;          /* ms of untimed back-to-back replays before sampling */
+	char *preload_steady;   /* stop the preload once its level holds within this */
 	int placements;         /* graphs per measurement, each on its own memory */
 	int placement_probes;   /* more graphs timed briefly for placement_sd */
 	int tune_placement_probes; /* the same after an autotuner's timing of a config */

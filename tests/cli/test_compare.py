@@ -1100,6 +1100,14 @@ def test_keys_added_later_mean_what_every_run_before_them_did(zlb, tmp_path):
     a, b = make_sides(tmp_path / "rb", b_kw={"caliber": {"tune_rule": "budget"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4 and "tune_rule: A=rows B=budget" in res.err, res
+    # The whole preload ran before --preload-steady: a run that stopped its
+    # preload once the level held is another caliber.
+    a, b = make_sides(tmp_path / "p", b_kw={"caliber": {"preload_steady": 0}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 0 and "[caliber]" not in res.out + res.err, res
+    a, b = make_sides(tmp_path / "p2", b_kw={"caliber": {"preload_steady": 0.002}})
+    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
+    assert res.rc == 4 and "preload_steady: A=0 B=0.002" in res.err, res
 
 
 def test_a_round_without_results_is_refused(zlb, tmp_path):

@@ -172,18 +172,19 @@ def test_capture_refusal_falls_back_per_row(zlb):
 def test_stopping_rule_options_reach_the_plugin_and_the_identity(zlb):
     r = zlb.run("softmax", "--dtypes", "float16", "--min-samples", "25", "--noise-target",
                 "0", "--max-wall", "700", "--l2", "cold", "--clock-floor", "0",
-                "--power-settle", "500", "--preload", "40")
+                "--power-settle", "500", "--preload", "40", "--preload-steady", "0.002")
     assert r.rc == 0, r
     cal = r.identity()["caliber"]
     assert (cal["min_samples"], cal["noise_target"], cal["max_wall_ms"], cal["l2_mode"],
-            cal["clock_floor"], cal["power_settle_ms"], cal["preload_ms"]) == (
-        25, 0.0, 700, "cold", 0.0, 500, 40)
+            cal["clock_floor"], cal["power_settle_ms"], cal["preload_ms"],
+            cal["preload_steady"]) == (25, 0.0, 700, "cold", 0.0, 500, 40, 0.002)
     for row in r.rows():
         assert row["gems"]["n"] >= 25
         # the preload ran before the sampling (the fake driver's time is not the wall's)
         laps = list(row["gems"]["phase_ms"])
         assert laps.index("preload") < laps.index("sample")
         assert "preload_trend" in row["gems"] and "preload_profile" in row["gems"]
+        assert "preload_steady_ms" in row["gems"]
 
 
 def test_replay_target_and_warmup_cap_reach_the_plugin_and_the_identity(zlb):
@@ -208,6 +209,7 @@ def test_print_engine_env_is_what_the_child_gets(zlb):
     assert env["ZLB_PLACEMENTS"] == "3" and env["ZLB_WARMUP_MAX_CALLS"] == "9"
     assert env["ZLB_REPLAY_TARGET_MS"] == "2" and env["ZLB_MIN_SAMPLES"] == "10"
     assert env["ZLB_POWER_SETTLE_MS"] == "0" and env["ZLB_PRELOAD_MS"] == "0"
+    assert env["ZLB_PRELOAD_STEADY"] == "0"
 
 
 def _cache_files(d):

@@ -23,7 +23,7 @@ SPY_PATH = "/spy/libzlbtimer.so"
 
 ENGINE_KNOBS = ("ZLB_DIRECT_REPEAT", "ZLB_MIN_SAMPLES", "ZLB_NOISE_TARGET", "ZLB_MAX_WALL_MS",
                 "ZLB_L2", "ZLB_CLOCK_FLOOR", "ZLB_POWER_DUTY", "ZLB_POWER_SETTLE_MS",
-                "ZLB_PRELOAD_MS", "ZLB_PLACEMENTS",
+                "ZLB_PRELOAD_MS", "ZLB_PRELOAD_STEADY", "ZLB_PLACEMENTS",
                 "ZLB_REPLAY_TARGET_MS",
                 "ZLB_WARMUP_MAX_CALLS", "ZLB_PLACEMENT_PROBES", "ZLB_TUNE_PLACEMENT_PROBES",
                 "ZLB_TUNE_RULE", "ZLB_SEED", "ZLB_USE_FLAGTUNE", "ZLB_CLOCK_ELASTICITY")
@@ -39,9 +39,9 @@ def test_knobs_come_from_zlb(monkeypatch):
     s = timing._settings()
     r = s["rule"]
     assert (r.min_samples, r.noise_target, r.max_wall_ms, r.l2, r.clock_floor, r.power_duty,
-            r.power_settle_ms, r.preload_ms, r.placements, r.replay_target_ms,
-            r.placement_probes, r.clock_elasticity) == (10, 0.001, 2000.0, "hot", 0.97, 0.5, 0.0,
-                                                        0.0, 1, 2.0, 2, False)
+            r.power_settle_ms, r.preload_ms, r.preload_steady, r.placements,
+            r.replay_target_ms, r.placement_probes, r.clock_elasticity) == (
+                10, 0.001, 2000.0, "hot", 0.97, 0.5, 0.0, 0.0, 0.0, 1, 2.0, 2, False)
     assert (s["repeat"], s["max_warm"]) == (1, 200)
     assert s["tune_probes"] == 0
     assert s["tune_rule"] == "rows"
@@ -401,6 +401,72 @@ def test_the_preload_runs_the_graph_back_to_back_right_before_the_sampling(
     assert laps.index("capture") < laps.index("preload") < laps.index("sample")
 
 
+class StepSpy(SpyLib):
+    """A spy whose preload chunks (requests of 25 ms for one replay and
+    more) read a kernel that steps down through three levels and then
+    holds 1.0 of its time, or levels given; every chunk is five replays."""
+
+    def __init__(self, levels=(1.02, 1.01, 1.005)):
+        SpyLib.__init__(self)
+        self.levels = list(levels)
+        self.chunks = 0
+
+    def time_graph(self, graph_exec, stream, calls_per_replay, min_samples, *args, **kw):
+        rc, stats, samples, err = SpyLib.time_graph(self, graph_exec, stream,
+                                                    calls_per_replay, min_samples, *args, **kw)
+        req = self.requests[-1]
+        if req["min_time_ms"] <= 25.0 and req["min_samples"] == 1:
+            level = self.levels[self.chunks] if self.chunks < len(self.levels) else 1.0
+            self.chunks += 1
+            samples = [samples[0] * level] * 5
+        return rc, stats, samples, err
+
+
+def test_the_steady_rule_stops_the_preload_once_four_chunks_hold(spy, stub_torch,
+                                                                  monkeypatch):
+    monkeypatch.setenv("ZLB_PRELOAD_MS", "1000")
+    monkeypatch.setenv("ZLB_PRELOAD_STEADY", "0.001")
+    lib = use(monkeypatch, StepSpy())
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    chunks = [r for r in lib.requests if r["min_time_ms"] == 25.0]
+    # three chunks on the way down, then four at the level: seven, not the
+    # 1000 ms cap's forty
+    assert len(chunks) == 7
+    assert all(r["graph_exec"] == 512 * 5000 and r.get("noise_target", 0) == 0 for r in chunks)
+    assert rec["preload_steady_ms"] == pytest.approx(
+        5 * 512 * 0.005 * (1.02 + 1.01 + 1.005 + 4 * 1.0))
+    # 35 replays: the first third's median is the second chunk's level
+    assert rec["preload_trend"] == pytest.approx(math.log(1.0 / 1.01))
+    assert lib.requests[-1]["min_time_ms"] == 20.0          # then the sampling
+
+
+def test_a_level_that_never_holds_runs_the_preload_to_its_cap(spy, stub_torch, monkeypatch):
+    # every chunk 0.2% below the one before: four never lie within 0.1%
+    monkeypatch.setenv("ZLB_PRELOAD_MS", "100")
+    monkeypatch.setenv("ZLB_PRELOAD_STEADY", "0.001")
+    lib = use(monkeypatch, StepSpy(levels=[1.0 - 0.002 * i for i in range(100)]))
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    chunks = [r for r in lib.requests if r["min_samples"] == 1 and r["calls"] == 512]
+    # about 12.8 ms of GPU time a chunk: eight reach the 100 ms cap, each
+    # asking for 25 ms or what is left of the cap
+    assert len(chunks) == lib.chunks == 8
+    spent, want = 0.0, []
+    for level in lib.levels[:8]:
+        want.append(min(25.0, 100.0 - spent))
+        spent += 5 * 512 * 0.005 * level
+    assert [r["min_time_ms"] for r in chunks] == [pytest.approx(w) for w in want]
+    assert want[5] == 25.0 and want[-1] < 25.0
+    assert rec["preload_steady_ms"] is None
+    assert len(rec["preload_profile"]) == 40 // 3 and rec["preload_profile"][-1][0] > 100.0
+
+
+def test_the_steady_rule_reads_the_last_four_levels():
+    from zlbench import _preload
+    assert not _preload.held([1.0, 1.0, 1.0], 0.001)           # fewer than four
+    assert _preload.held([2.0, 1.0, 1.0, 1.0005, 1.001], 0.001)
+    assert not _preload.held([1.0, 1.0, 1.0, 1.0011], 0.001)
+
+
 def test_the_preload_trend_needs_six_replays_and_reads_thirds():
     from zlbench import _preload
     assert _preload.trend([1.0] * 5) is None and _preload.trend(None) is None
@@ -428,7 +494,7 @@ def test_the_preload_profile_cuts_equal_chunks_and_needs_two():
 def test_no_preload_by_default(spy, stub_torch):
     _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
     assert rec["preload_trend"] is None and "preload" not in rec["phase_ms"]
-    assert rec["preload_profile"] is None
+    assert rec["preload_profile"] is None and rec["preload_steady_ms"] is None
     assert not any(r["min_time_ms"] == 0.0 and r["calls"] == 512 and r["max_samples"] == 10000
                    for r in spy.requests)
 
