@@ -3,12 +3,13 @@
 # be? One machine, three configurations back to back: issue 28's protocol
 # (bench/issue28_rounds.sh: a recording, then four warm-worker replays A-D
 # of it, the A/A tables) for each entry of PRELOADS (default
-# "1000 1000:0.002 0"): MS for --preload MS, MS:FRAC for --preload MS
+# "0 1000 1000:0.002"): MS for --preload MS, MS:FRAC for --preload MS
 # --preload-steady FRAC (the preload stops once its level holds within
-# FRAC), on OPS (default addmm, whose samplings step). The whole 1000 ms
-# preload keeps a profile of 40 chunks (preload_profile), from which what a
-# shorter one would have read can be seen; the steady one says what the
-# rule buys and when it stopped (preload_steady_ms); 0 is the control. Each
+# FRAC), on OPS (default addmm, whose samplings step). 0 is the control,
+# first so that a cut call keeps it; the whole 1000 ms preload keeps a
+# profile of 40 chunks (preload_profile), from which what a shorter one or
+# a steady rule would have read can be seen; the steady one says what the
+# rule buys and when it stopped (preload_steady_ms, preload_stop). Each
 # configuration's tables and rounds are packed into OUT/o<TAG>.tgz as soon
 # as it ends (TAG: MS, or MSsFRAC without the "0."; the device tool brings
 # back eight files of OUT, and one configuration alone writes seven), the
@@ -33,9 +34,15 @@ export OPS=${OPS:-addmm} REC_LIMIT=${REC_LIMIT:-60} REPLAY_LIMIT=${REPLAY_LIMIT:
 mkdir -p "$WORK" "$OUT"
 X=$OUT/extra.txt
 { nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit,clocks.max.sm --format=csv; } > "$X" 2>&1
-for spec in ${PRELOADS:-1000 1000:0.002 0}; do
+for spec in ${PRELOADS:-0 1000 1000:0.002}; do
 	ms=${spec%%:*} steady=0
 	[ "$spec" != "$ms" ] && steady=${spec#*:}
+	case "$ms:$steady" in
+	*[!0-9.:]* | :* | *: | *.*.*:* | *:*.*.* | *:*:*)
+		echo "preload_control.sh: PRELOADS entry '$spec' is not MS or MS:FRAC" \
+			"(numbers, e.g. 1000 or 1000:0.002)" >&2
+		exit 2 ;;
+	esac
 	tag=$ms
 	[ "$steady" != 0 ] && tag=${ms}s${steady#0.}
 	t0=$(date +%s)

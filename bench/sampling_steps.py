@@ -7,9 +7,11 @@ running median), the level of its last fifth, the milliseconds of sampling
 after which the running median stayed within TOL of that last level (0: it
 never left it), its trend (ln of the last third's median over the first
 third's), and its median; where the row was preloaded (`--preload`), the
-milliseconds it took, its preload_trend (the same ratio over the preload's
-replays) and its preload_profile (the level by GPU time into the preload). A step that comes late in a short sampling is what
-moves the median between processes.
+milliseconds it took, its preload_trend (the same ratio over the
+preload's replays), its preload_profile (the level by GPU time into the
+preload) and, with `--preload-steady`, why and when it stopped. A step
+that comes late in a short sampling is what moves the median between
+processes.
 
     python3 bench/sampling_steps.py --op addmm runs/r0/A runs/r0/B ...
 """
@@ -38,14 +40,17 @@ def settle(samples, calls, tol):
 
 
 def preload(m):
-    """'  preload MS ms, trend T%[, us per call by GPU ms: L@T ...]' for a
-    preloaded row, else ''."""
+    """'  preload MS ms, trend T%[, stopped: WHY at T GPU ms][, us per call by
+    GPU ms: L@T ...]' for a preloaded row, else ''."""
     ms = (m.get("phase_ms") or {}).get("preload")
     trend = m.get("preload_trend")
     if not ms:
         return ""
     out = "  preload %.0f ms, trend %s" % (
         ms, "%+.2f%%" % (100 * trend) if trend is not None else "-")
+    if m.get("preload_stop"):
+        at = m.get("preload_steady_ms")
+        out += ", stopped: %s%s" % (m["preload_stop"], " at %.0f GPU ms" % at if at else "")
     prof = m.get("preload_profile")
     if prof:
         out += ", us per call by GPU ms: " + " ".join(

@@ -30,17 +30,23 @@ from ._stats import median
 # preload_trend, ln(median of the preload's last third of replays / median
 # of its first third), negative where the kernel sped up while it ran (the
 # ramp the preload took); preload_profile, where that ramp went (profile());
-# preload_steady_ms, with a steady rule, the GPU ms after which the level
-# held (None: it ran to its cap).
-KEYS = ("preload_trend", "preload_profile", "preload_steady_ms")
+# with a steady rule, preload_steady_ms, the timed GPU ms after which the
+# level held, and preload_stop, why the preload ended (STOPS).
+KEYS = ("preload_trend", "preload_profile", "preload_steady_ms", "preload_stop")
+
+# Why a steady preload ended: its level held, it reached --preload, it
+# reached the row's wall limit, or a chunk gave no time.
+STOPS = ("held", "cap", "wall", "no time")
 
 # The steady rule (Rule.preload_steady, zlb --preload-steady): the preload
 # runs in chunks of this much GPU time and stops once the medians of the
 # last STEADY_CHUNKS of them lie within the rule's fraction of each other.
-# Four of 25 ms: the rounds on disk stepped 23-167 ms into their sampling,
-# so a level has to hold for about that long before it is taken as the one.
+# Eight of 25 ms: on the rounds on disk a torch addmm of 1024^3 held one
+# level for 167 ms of its sampling before it stepped down 0.9% (r0's D), so
+# a level has to hold longer than that to be taken as the one. A row that
+# does not climb pays 200 ms: 12 s on issue 28's 60 row-sides.
 STEADY_CHUNK_MS = 25.0
-STEADY_CHUNKS = 4
+STEADY_CHUNKS = 8
 
 # The most chunks a profile cuts the preload into, and the fewest replays
 # a chunk's median is taken over: 25 ms apiece for a 1000 ms preload, fine
@@ -49,33 +55,51 @@ PROFILE_CHUNKS = 40
 PROFILE_MIN_REPLAYS = 3
 
 
-def trend(samples):
+def rounds(samples, calls, placements):
+    """The replays as [(timed GPU ms, level)], one per whole round of
+    placements (libzlbtimer stores a batch's samples round-robin, sample i
+    of placement i % placements, whatever order the blocks ran in): the
+    round's GPU time and the median ms per call of its samples. A round
+    with a replay that gave no time is left out; so is a last partial one."""
+    p = max(1, placements)
+    xs = list(samples or ())
+    out = []
+    for lo in range(0, len(xs) - p + 1, p):
+        r = xs[lo:lo + p]
+        if all(x and x > 0 for x in r):
+            out.append((sum(r) * calls, median(r)))
+    return out
+
+
+def trend(samples, placements=1):
     """ln(median of the last third / median of the first third) of the
-    replays in the order they ran; None for fewer than six."""
-    xs = [x for x in samples or () if x and x > 0]
+    rounds' levels (rounds()) in the order they ran; None for fewer than
+    six rounds."""
+    xs = [level for _, level in rounds(samples, 1, placements)]
     if len(xs) < 6:
         return None
     third = len(xs) // 3
     return math.log(median(xs[-third:]) / median(xs[:third]))
 
 
-def profile(samples, calls):
-    """[[GPU ms since the preload began at the chunk's end, median ms per
-    call of the chunk], ...]: the preload's replays (ms per call, calls a
-    replay, in the order they ran) cut into at most PROFILE_CHUNKS runs of
-    equal length (one replay apart at most), each of PROFILE_MIN_REPLAYS or
-    more; None where not even two such runs fit. How long the climb took is
-    what sets how long a preload must be: the one figure a trend of thirds
+def profile(samples, calls, placements=1):
+    """[[timed GPU ms since the preload began at the chunk's end, median ms
+    per call of the chunk], ...]: the preload's rounds (rounds()) in the
+    order they ran, cut into at most PROFILE_CHUNKS runs of equal length
+    (one round apart at most), each of PROFILE_MIN_REPLAYS replays or more;
+    None where not even two such runs fit. How long the climb took is what
+    sets how long a preload must be: the one figure a trend of thirds
     hides."""
-    xs = [x for x in samples or () if x and x > 0]
-    n = min(PROFILE_CHUNKS, len(xs) // PROFILE_MIN_REPLAYS)
+    units = rounds(samples, calls, placements)
+    per = -(-PROFILE_MIN_REPLAYS // max(1, placements))     # rounds a chunk at least
+    n = min(PROFILE_CHUNKS, len(units) // per)
     if n < 2:
         return None
-    bounds = [len(xs) * i // n for i in range(n + 1)]
+    bounds = [len(units) * i // n for i in range(n + 1)]
     out, spent = [], 0.0
     for lo, hi in zip(bounds, bounds[1:]):
-        spent += sum(xs[lo:hi]) * calls
-        out.append([spent, median(xs[lo:hi])])
+        spent += sum(ms for ms, _ in units[lo:hi])
+        out.append([spent, median([level for _, level in units[lo:hi]])])
     return out
 
 
@@ -88,37 +112,41 @@ def held(levels, within):
 
 def run(torch, lib, replay, graphs, k, ms, max_wall_ms, steady=0.0):
     """Replay graphs (round-robin, as the sampling will) back to back for ms
-    milliseconds of GPU time, through replay (_graph._replay) under the bare
+    milliseconds of timed GPU time (each call to replay also runs its graphs
+    once untimed first), through replay (_graph._replay) under the bare
     rule; with steady > 0 in chunks of STEADY_CHUNK_MS, stopping as soon as
-    the chunks' levels hold (held()), ms its cap. {"preload_trend": ...,
-    "preload_profile": ..., "preload_steady_ms": ...}; nothing with ms <= 0.
-    A load that fails raises as the sampling would (CaptureFailure)."""
+    the chunks' levels hold (held()), ms its cap. The record's KEYS;
+    nothing with ms <= 0. A load that fails raises as the sampling would
+    (CaptureFailure)."""
     if ms <= 0:
         return dict.fromkeys(KEYS)
+    p = len(graphs)
     # Not past the row's own wall limit: a slow graph's preload is cut there.
     wall = min(max_wall_ms, 2.0 * ms + 1000.0)
     if steady <= 0:
         _stats, samples, _markers = replay(torch, lib, graphs[0], k, 1, 10000, float(ms),
                                            wall, more=graphs[1:])
-        return {"preload_trend": trend(samples), "preload_profile": profile(samples, k),
-                "preload_steady_ms": None}
-    samples, levels, spent, at = [], [], 0.0, None
+        return {"preload_trend": trend(samples, p), "preload_profile": profile(samples, k, p),
+                "preload_steady_ms": None, "preload_stop": None}
+    samples, levels, spent, at, stop = [], [], 0.0, None, "cap"
     start = time.monotonic()
     while spent < ms:
         left = wall - 1e3 * (time.monotonic() - start)
         if left <= 0:
+            stop = "wall"
             break
         _stats, chunk, _markers = replay(torch, lib, graphs[0], k, 1, 10000,
                                          min(STEADY_CHUNK_MS, ms - spent), left,
                                          more=graphs[1:])
-        chunk = [x for x in chunk or () if x and x > 0]
-        if not chunk:
+        units = rounds(chunk, k, p)
+        if not units:
+            stop = "no time"
             break
-        samples += chunk
-        spent += sum(chunk) * k
-        levels.append(median(chunk))
+        samples += list(chunk)[:len(chunk) - len(chunk) % p]
+        spent += sum(gpu for gpu, _ in units)
+        levels.append(median([level for _, level in units]))
         if held(levels, steady):
-            at = spent
+            at, stop = spent, "held"
             break
-    return {"preload_trend": trend(samples), "preload_profile": profile(samples, k),
-            "preload_steady_ms": at}
+    return {"preload_trend": trend(samples, p), "preload_profile": profile(samples, k, p),
+            "preload_steady_ms": at, "preload_stop": stop}

@@ -182,8 +182,10 @@ def pytest_configure(config):
                        r.min_samples, r.noise_target, r.max_wall_ms, r.l2,
                        r.clock_floor, r.placements,
                        s["lib"] if s["replay"] == "driver" else "-"))
-        detail += " replay_target_ms=%g placement_probes=%d clock_elasticity=%d" % (
-            r.replay_target_ms, r.placement_probes, r.clock_elasticity)
+        detail += (" replay_target_ms=%g placement_probes=%d clock_elasticity=%d "
+                   "preload_ms=%g preload_steady=%g" % (
+                       r.replay_target_ms, r.placement_probes, r.clock_elasticity,
+                       r.preload_ms, r.preload_steady))
         if plan is not None:
             detail += " graph_plan=%d" % plan.size
     _io.plugin(NAME, "ready", detail)

@@ -289,11 +289,12 @@ const struct opt_def run_option_defs[] = {
 	 * sampled 0.6-1.6 s settled at 7.503-7.511 us, those that stopped at
 	 * 0.1 s read 7.53-7.75, and a preload as long as the slowest row needs
 	 * costs every row that much (1000 ms is a minute on issue 28's
-	 * 60-row matrix). With a fraction here the preload stops once its
-	 * last four 25 ms chunks agree within it, and --preload is its cap.
+	 * 60 row-sides). With a fraction here the preload stops once its
+	 * last eight 25 ms chunks agree within it (python/zlbench/_preload.py
+	 * says why eight), and --preload is its cap.
 	 */
 	{ "preload-steady", NULL, "ZL_PRELOAD_STEADY", "0", OPT_REAL, NULL, 0, 0, "FRAC",
-	  "stop the preload once the medians of its last four 25 ms chunks lie within this "
+	  "stop the preload once the medians of its last eight 25 ms chunks lie within this "
 	  "fraction of each other (--preload is then its cap); 0: the whole --preload", NULL,
 	  0.0, 0.05,
 	  BIND(STR, preload_steady), .export_env = "ZLB_PRELOAD_STEADY",

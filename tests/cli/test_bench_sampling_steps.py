@@ -35,7 +35,7 @@ def test_a_step_is_placed_in_time_and_a_preload_is_named(tmp_path):
                   "power_duty": 1.0},
         "gems": {"samples_ms": flat, "median_ms": 6.50e-3, "calls_per_replay": 512,
                  "power_duty": 1.0, "phase_ms": {"preload": 1000.4},
-                 "preload_trend": -0.0123,
+                 "preload_trend": -0.0123, "preload_stop": "held", "preload_steady_ms": 212.4,
                  "preload_profile": [[250.2, 6.58e-3], [1000.1, 6.501e-3]]}})
     gems, torch = run("--op", "addmm", root)
     assert "start     7.600  last     7.510" in torch, torch
@@ -44,8 +44,8 @@ def test_a_step_is_placed_in_time_and_a_preload_is_named(tmp_path):
     assert "settled after %5.0f of" % settled in torch, torch
     assert "trend -1.19%" in torch and "preload" not in torch, torch
     assert "settled after     0 of" in gems and "trend +0.00%" in gems, gems
-    assert gems.endswith("preload 1000 ms, trend -1.23%, us per call by GPU ms: "
-                         "6.580@250 6.501@1000"), gems
+    assert gems.endswith("preload 1000 ms, trend -1.23%, stopped: held at 212 GPU ms, "
+                         "us per call by GPU ms: 6.580@250 6.501@1000"), gems
 
 
 def test_other_operators_and_short_rows_are_left_out(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import PYTHON, events, measure_plain_copy, subprocess_env
 
-from zlbench import _env, _graph, _stats, _state, timing
+from zlbench import _env, _graph, _preload, _stats, _state, timing
 
 SPY_PATH = "/spy/libzlbtimer.so"
 
@@ -406,8 +406,8 @@ class StepSpy(SpyLib):
     more) read a kernel that steps down through three levels and then
     holds 1.0 of its time, or levels given; every chunk is five replays."""
 
-    def __init__(self, levels=(1.02, 1.01, 1.005)):
-        SpyLib.__init__(self)
+    def __init__(self, levels=(1.02, 1.01, 1.005), abi=2):
+        SpyLib.__init__(self, abi=abi)
         self.levels = list(levels)
         self.chunks = 0
 
@@ -422,20 +422,21 @@ class StepSpy(SpyLib):
         return rc, stats, samples, err
 
 
-def test_the_steady_rule_stops_the_preload_once_four_chunks_hold(spy, stub_torch,
-                                                                  monkeypatch):
+def test_the_steady_rule_stops_the_preload_once_eight_chunks_hold(spy, stub_torch,
+                                                                   monkeypatch):
     monkeypatch.setenv("ZLB_PRELOAD_MS", "1000")
     monkeypatch.setenv("ZLB_PRELOAD_STEADY", "0.001")
     lib = use(monkeypatch, StepSpy())
     _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
     chunks = [r for r in lib.requests if r["min_time_ms"] == 25.0]
-    # three chunks on the way down, then four at the level: seven, not the
-    # 1000 ms cap's forty
-    assert len(chunks) == 7
+    # three chunks on the way down, then eight at the level: eleven, not the
+    # 1000 ms cap's seventy-odd
+    assert len(chunks) == 11 == _preload.STEADY_CHUNKS + 3
     assert all(r["graph_exec"] == 512 * 5000 and r.get("noise_target", 0) == 0 for r in chunks)
     assert rec["preload_steady_ms"] == pytest.approx(
-        5 * 512 * 0.005 * (1.02 + 1.01 + 1.005 + 4 * 1.0))
-    # 35 replays: the first third's median is the second chunk's level
+        5 * 512 * 0.005 * (1.02 + 1.01 + 1.005 + 8 * 1.0))
+    assert rec["preload_stop"] == "held"
+    # 55 replays: the first third's median is the second chunk's level
     assert rec["preload_trend"] == pytest.approx(math.log(1.0 / 1.01))
     assert lib.requests[-1]["min_time_ms"] == 20.0          # then the sampling
 
@@ -456,19 +457,71 @@ def test_a_level_that_never_holds_runs_the_preload_to_its_cap(spy, stub_torch, m
         spent += 5 * 512 * 0.005 * level
     assert [r["min_time_ms"] for r in chunks] == [pytest.approx(w) for w in want]
     assert want[5] == 25.0 and want[-1] < 25.0
-    assert rec["preload_steady_ms"] is None
+    assert rec["preload_steady_ms"] is None and rec["preload_stop"] == "cap"
     assert len(rec["preload_profile"]) == 40 // 3 and rec["preload_profile"][-1][0] > 100.0
 
 
-def test_the_steady_rule_reads_the_last_four_levels():
-    from zlbench import _preload
-    assert not _preload.held([1.0, 1.0, 1.0], 0.001)           # fewer than four
-    assert _preload.held([2.0, 1.0, 1.0, 1.0005, 1.001], 0.001)
-    assert not _preload.held([1.0, 1.0, 1.0, 1.0011], 0.001)
+def test_every_steady_chunk_replays_every_placement_in_whole_rounds(spy, stub_torch,
+                                                                     monkeypatch):
+    monkeypatch.setenv("ZLB_PLACEMENTS", "2")
+    monkeypatch.setenv("ZLB_PRELOAD_MS", "1000")
+    monkeypatch.setenv("ZLB_PRELOAD_STEADY", "0.001")
+    lib = use(monkeypatch, StepSpy(abi=3))
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    chunks = [r for r in lib.requests if r["min_time_ms"] == 25.0]
+    assert len(chunks) == 11 and all(len(r["more_placements"]) == 1 for r in chunks)
+    # five samples a chunk are two whole rounds of the two placements: four count
+    assert rec["preload_steady_ms"] == pytest.approx(
+        4 * 512 * 0.005 * (1.02 + 1.01 + 1.005 + 8 * 1.0))
+    assert rec["preload_stop"] == "held"
+
+
+def test_a_steady_preload_stops_at_the_rows_wall_limit(spy, stub_torch, monkeypatch):
+    # the row's wall limit (500 ms) bounds the preload; each chunk here
+    # takes 150 ms of the preload's clock
+    monkeypatch.setenv("ZLB_MAX_WALL_MS", "500")
+    monkeypatch.setenv("ZLB_PRELOAD_MS", "1000")
+    monkeypatch.setenv("ZLB_PRELOAD_STEADY", "0.001")
+    ticks = iter(range(0, 10 ** 6, 150))
+    monkeypatch.setattr(_preload, "time", type("Clock", (), {
+        "monotonic": staticmethod(lambda: next(ticks) / 1e3)}))
+    lib = use(monkeypatch, StepSpy(levels=[1.0 - 0.002 * i for i in range(100)]))
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    chunks = [r for r in lib.requests if r["min_time_ms"] == 25.0]
+    # the clock reads 0 at the start, then 150 more at each look: three
+    # chunks, each with what was left of the 500 ms, then none
+    assert [r["max_wall_ms"] for r in chunks] == pytest.approx([350.0, 200.0, 50.0])
+    assert rec["preload_stop"] == "wall" and rec["preload_steady_ms"] is None
+
+
+def test_a_chunk_without_time_ends_the_steady_preload(spy, stub_torch, monkeypatch):
+    monkeypatch.setenv("ZLB_PRELOAD_MS", "1000")
+    monkeypatch.setenv("ZLB_PRELOAD_STEADY", "0.001")
+    lib = use(monkeypatch, StepSpy(levels=[1.0, 1.0, 0.0]))
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    assert lib.chunks == 3
+    assert rec["preload_stop"] == "no time" and rec["preload_steady_ms"] is None
+    assert rec["n"] > 0                                    # the row is still sampled
+
+
+def test_the_steady_rule_reads_the_last_eight_levels():
+    eight = [1.0, 1.0, 1.0, 1.0005, 1.0009, 1.0, 1.0003, 1.0]
+    assert not _preload.held(eight[1:], 0.001)                 # fewer than eight
+    assert _preload.held([2.0] + eight, 0.001)
+    assert not _preload.held(eight[:-1] + [1.0011], 0.001)
+
+
+def test_rounds_keep_whole_rounds_of_placements():
+    # two placements, stored round-robin: a round is two samples; a round
+    # with a replay that gave no time, and a last partial one, are left out
+    units = _preload.rounds([1.0, 3.0, 2.0, 0.0, 1.0, 1.0, 5.0], 10, 2)
+    assert units == [(40.0, 2.0), (20.0, 1.0)]
+    assert _preload.trend([1.0, 3.0] * 6, 2) == 0.0
+    # six rounds of 40 GPU ms; a chunk takes two (three replays at least)
+    assert _preload.profile([1.0, 3.0] * 6, 10, 2) == [[80.0, 2.0], [160.0, 2.0], [240.0, 2.0]]
 
 
 def test_the_preload_trend_needs_six_replays_and_reads_thirds():
-    from zlbench import _preload
     assert _preload.trend([1.0] * 5) is None and _preload.trend(None) is None
     assert _preload.trend([1.0] * 6) == 0.0
     # the middle third does not count; a zero (no time) is left out
@@ -476,7 +529,6 @@ def test_the_preload_trend_needs_six_replays_and_reads_thirds():
 
 
 def test_the_preload_profile_cuts_equal_chunks_and_needs_two():
-    from zlbench import _preload
     # 400 replays of 2 calls, the first half at 2 ms a call, the second at 1:
     # 40 chunks of 10
     prof = _preload.profile([2.0] * 200 + [1.0] * 200, 2)
