@@ -83,13 +83,5 @@ def test_without_all_only_the_far_rows_are_listed_in_falling_ratio(tmp_path):
     # with the floor at 1 us the 2 us row joins (its centre never moved: ratio inf)
     lines = run(*dirs, "--min-us", "1").stdout.splitlines()
     assert lines[1].split()[1] == "tiny" and lines[1].split()[5] == "inf", lines
-
-
-def test_too_few_rounds_or_an_empty_one_is_refused(tmp_path):
-    dirs = rounds(tmp_path)
-    r = run(*dirs[:2])
-    assert r.returncode != 0 and "three or more rounds" in r.stderr, r
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    r = run(*dirs[:2], empty)
-    assert r.returncode != 0 and "holds no measured rows" in r.stderr and str(empty) in r.stderr
+    # (its refusals of too few rounds, or an empty one, are tested with
+    # process_spread.py's: test_bench_process_spread.py)

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 
 SCRIPT = REPO / "bench" / "process_spread.py"
@@ -67,13 +69,19 @@ def test_all_prints_every_row_and_the_floor_moves(tmp_path):
     assert any("tiny" in l for l in lines) and lines[-1].startswith("3 rounds, 4 rows >= 1 us")
 
 
-def test_too_few_rounds_or_an_empty_one_is_refused(tmp_path):
+@pytest.mark.parametrize("script", ["process_spread.py", "probe_columns.py"])
+def test_too_few_rounds_or_an_empty_one_is_refused(tmp_path, script):
+    # both read their rounds through _results.rounds_or_exit
     dirs = rounds(tmp_path, 0.01)
-    r = run(*dirs[:2])
-    assert r.returncode != 0 and "three or more rounds" in r.stderr, r
+
+    def script_run(*args):
+        return subprocess.run([sys.executable, str(REPO / "bench" / script), *map(str, args)],
+                              capture_output=True, text=True, timeout=60)
+    r = script_run(*dirs[:2])
+    assert r.returncode != 0 and "%s: give three or more rounds" % script in r.stderr, r
     empty = tmp_path / "empty"
     empty.mkdir()
-    r = run(*dirs[:2], empty)
+    r = script_run(*dirs[:2], empty)
     assert r.returncode != 0 and "holds no measured rows" in r.stderr and str(empty) in r.stderr
 
 

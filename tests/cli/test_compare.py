@@ -1086,28 +1086,25 @@ def test_keys_added_later_mean_what_every_run_before_them_did(zlb, tmp_path):
     a, b = make_sides(tmp_path / "w", b_kw={"caliber": {"isolation": "worker"}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 4 and "isolation: A=process B=worker (a warm worker" in res.err, res
-    # Tuning probed as rows did (3) before --tune-placement-probes; 0 since.
-    a, b = make_sides(tmp_path / "t", b_kw={"caliber": {"tune_placement_probes": 3}})
+
+
+# A key added later, the value its absence means (every run before it ran
+# so), and another value, which is another caliber.
+IMPLIED = [
+    ("tune_placement_probes", 3, 0),    # tuning probed as rows did before the knob; 0 since
+    ("tune_rule", "rows", "budget"),    # configs were timed under the rows' rule
+    ("preload_steady", 0, 0.002),       # the whole preload ran before --preload-steady
+]
+
+
+@pytest.mark.parametrize("key,then,other", IMPLIED)
+def test_a_key_added_later_reads_as_what_it_meant_before(zlb, tmp_path, key, then, other):
+    a, b = make_sides(tmp_path / "same", b_kw={"caliber": {key: then}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
     assert res.rc == 0 and "[caliber]" not in res.out + res.err, res
-    a, b = make_sides(tmp_path / "t0", b_kw={"caliber": {"tune_placement_probes": 0}})
+    a, b = make_sides(tmp_path / "other", b_kw={"caliber": {key: other}})
     res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 4 and "tune_placement_probes: A=3 B=0" in res.err, res
-    # Configs were timed under the rows' rule before --tune-rule.
-    a, b = make_sides(tmp_path / "r", b_kw={"caliber": {"tune_rule": "rows"}})
-    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 0 and "[caliber]" not in res.out + res.err, res
-    a, b = make_sides(tmp_path / "rb", b_kw={"caliber": {"tune_rule": "budget"}})
-    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 4 and "tune_rule: A=rows B=budget" in res.err, res
-    # The whole preload ran before --preload-steady: a run that stopped its
-    # preload once the level held is another caliber.
-    a, b = make_sides(tmp_path / "p", b_kw={"caliber": {"preload_steady": 0}})
-    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 0 and "[caliber]" not in res.out + res.err, res
-    a, b = make_sides(tmp_path / "p2", b_kw={"caliber": {"preload_steady": 0.002}})
-    res = compare(zlb, a, b, "--out", zlb.cwd / "out")
-    assert res.rc == 4 and "preload_steady: A=0 B=0.002" in res.err, res
+    assert res.rc == 4 and "%s: A=%s B=%s" % (key, then, other) in res.err, res
 
 
 def test_a_round_without_results_is_refused(zlb, tmp_path):
