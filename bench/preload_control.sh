@@ -25,8 +25,10 @@
 # should fit one 600 s device call on an H100: 150-180 s each, from the
 # settle-0 matrix's times (a worker's start about 15 s, addmm 10-16 s a
 # round, the 1000 ms preload 6 s a round). Not yet run. What to read: each
-# configuration's aa.txt and aa_two.txt, and bench/sampling_steps.py on its
-# rounds (it prints each row's preload profile).
+# configuration's aa.txt and aa_two.txt, bench/sampling_steps.py on its
+# rounds (it prints each row's preload profile), and bench/preload_window.py
+# on the whole 1000 ms preload's rounds: where a steady rule of other
+# windows would have stopped.
 set -u
 FG=$1 WORK=$2 OUT=$3
 export PYTHONUNBUFFERED=1 GEMS_VENDOR=nvidia
