@@ -58,9 +58,11 @@ done
 # The calibration (CAL_LIMIT > 0): the same configs replayed once more with
 # --clock-elasticity, last, so that its burns perturb no measured round; the
 # tables are then made with and without its s (zlb compare --elasticity-from).
+# Without a preload whatever the rounds had: it is read for its s alone,
+# which compare takes from a run of the same device, not of the same caliber.
 CALFROM=()
 if [ "${CAL_LIMIT:-0}" -gt 0 ]; then
-	ZL_CLOCK_ELASTICITY=1 step CAL "$CAL_LIMIT" ./build/zlb batch --ops $OPS "${C[@]}" \
+	ZL_CLOCK_ELASTICITY=1 ZL_PRELOAD=0 step CAL "$CAL_LIMIT" ./build/zlb batch --ops $OPS "${C[@]}" \
 		--batch-dir "$R/CAL" --isolation worker --replay-root "$R/REC"
 	CALFROM=(--elasticity-from "$R/CAL")
 	python3 bench/aa_table.py "${done_rounds[@]}" --rows --coverage "${CALFROM[@]}" \
