@@ -67,15 +67,16 @@ A failure in steps 2-5 raises CaptureFailure(phase, error) with phase
 the timing plugin decides between fatal and falling back to direct timing.
 Graphs are released before returning, whatever happened.
 
-What is arithmetic on times lives beside it: _graph_size (K, placements,
-warm-up calls), _power (when to sample again at the power duty) and
-_probe_read (a probe's draw from its pairs); the effective clock's spin
-graph is _spin's and the preload _preload's, each handed _replay. What
-stays here touches the GPU: capture, replay, the probes' graphs, the steps a replay repeats after
-its recording (_mirror_estimates, _settle_k), and the graphs measure owns
-until it releases them; over 700 lines because those steps share that
-ownership and _replay (and the capture/replay calls the tests watch through
-the library they replace): moved out, each would import _graph back.
+What is not GPU work lives beside it: _rule (the rule measure is handed,
+plain data), _graph_size (K, placements, warm-up calls), _power (when to
+sample again at the power duty) and _probe_read (a probe's draw from its
+pairs); the effective clock's spin graph is _spin's and the preload
+_preload's, each handed _replay. What stays here touches the GPU: capture,
+replay, the probes' graphs, the steps a replay repeats after its recording
+(_mirror_estimates, _settle_k), and the graphs measure owns until it
+releases them; about 800 lines because those steps share that ownership
+and _replay (and the capture/replay calls the tests watch through the
+library they replace): moved out, each would import _graph back.
 """
 
 import time
@@ -112,51 +113,6 @@ class CaptureFailure(Exception):
         self.phase = phase
         self.error = error
         self.launches = None      # the first eager call's, under IR capture
-
-
-class Rule:
-    """The stopping rule and what a sample is (docs/protocol.md §1): the
-    ZLB_MIN_SAMPLES, ZLB_NOISE_TARGET, ZLB_MAX_WALL_MS, ZLB_L2,
-    ZLB_CLOCK_FLOOR, ZLB_POWER_DUTY, ZLB_POWER_SETTLE_MS, ZLB_PRELOAD_MS,
-    ZLB_PRELOAD_STEADY, ZLB_PLACEMENTS and ZLB_REPLAY_TARGET_MS knobs, and
-    ZLB_PLACEMENT_PROBES and ZLB_CLOCK_ELASTICITY (not rules of the number:
-    what is timed after it). The minimum GPU time is the caller's rep. Every
-    field is given: zlb owns their defaults (its option table), this module
-    has none."""
-
-    FIELDS = ("min_samples", "noise_target", "max_wall_ms", "l2", "clock_floor",
-              "power_duty", "power_settle_ms", "preload_ms", "preload_steady", "placements",
-              "replay_target_ms", "placement_probes", "clock_elasticity")
-
-    def __init__(self, *, min_samples, noise_target, max_wall_ms, l2, clock_floor,
-                 power_duty, power_settle_ms, preload_ms, preload_steady, placements,
-                 replay_target_ms, placement_probes, clock_elasticity):
-        self.min_samples = int(min_samples)
-        self.noise_target = float(noise_target)
-        self.max_wall_ms = float(max_wall_ms)
-        self.l2 = l2
-        self.clock_floor = float(clock_floor)
-        self.power_duty = float(power_duty)
-        self.power_settle_ms = float(power_settle_ms)
-        self.preload_ms = float(preload_ms)
-        self.preload_steady = float(preload_steady)
-        self.placements = int(placements)
-        self.replay_target_ms = float(replay_target_ms)
-        self.placement_probes = int(placement_probes)
-        self.clock_elasticity = bool(clock_elasticity)
-
-    def as_dict(self):
-        return {k: getattr(self, k) for k in self.FIELDS}
-
-    def but(self, **changes):
-        """A copy with the given fields changed."""
-        d = self.as_dict()
-        d.update(changes)
-        return Rule(**d)
-
-    def __repr__(self):
-        return "Rule(%s)" % ", ".join("%s=%r" % kv for kv in self.as_dict().items())
-
 
 
 # --- the CUDA RNG stand-in --------------------------------------------------
@@ -442,10 +398,10 @@ def measure(torch, lib, fn, warmup_ms, rep_ms, grad_to_none, max_warm, on_rng=No
     without ir); the hook is off again before the warm-up. A CaptureFailure
     raised later carries them as .launches.
 
-    rule is required (Rule). shape: a GraphShape to capture instead of
+    rule is required (_rule.Rule). shape: a GraphShape to capture instead of
     settling K and the placements here."""
     if rule is None:
-        raise ValueError("measure() needs the rule zlb passed (Rule)")
+        raise ValueError("measure() needs the rule zlb passed (_rule.Rule)")
 
     def call():
         if grad_to_none is not None:

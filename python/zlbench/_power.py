@@ -1,5 +1,5 @@
 """The power cap and a measurement: when a graph measurement is sampled again
-with the GPU idle part of the time (Rule.power_duty), and what its record
+with the GPU idle part of the time (_rule.Rule.power_duty), and what its record
 keeps of the first sampling. Pure functions of a sampling's statistics;
 _graph does the sampling."""
 
@@ -22,7 +22,7 @@ def power_capped(stats):
     limit; the power controller then settles on a clock of its own, another
     in every process (a 700 W H100 ran fp16 addmm of 2048^3 at 1470-1710
     MHz in four), and the time follows it. Sampled again with the GPU idle
-    part of the time (Rule.power_duty), it runs at the clock the board
+    part of the time (_rule.Rule.power_duty), it runs at the clock the board
     allows below the cap, the same in every process."""
     return any(r in POWER_LIMITS for r in (stats.get("clock_reasons") or ()))
 

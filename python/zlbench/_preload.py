@@ -1,5 +1,5 @@
 """The preload: untimed back-to-back replays of a measurement's graphs
-right before it is sampled (Rule.preload_ms, zlb --preload; off by default).
+right before it is sampled (_rule.Rule.preload_ms, zlb --preload; off by default).
 
 Why: between a row's warm-up and its sampling the GPU idles through the
 capture (40-100 ms), and a tensor-core kernel restarted after such an idle
@@ -38,7 +38,7 @@ KEYS = ("preload_trend", "preload_profile", "preload_steady_ms", "preload_stop")
 # reached the row's wall limit, or a chunk gave no time.
 STOPS = ("held", "cap", "wall", "no time")
 
-# The steady rule (Rule.preload_steady, zlb --preload-steady): the preload
+# The steady rule (_rule.Rule.preload_steady, zlb --preload-steady): the preload
 # runs in chunks of this much GPU time and stops once the medians of the
 # last STEADY_CHUNKS of them lie within the rule's fraction of each other.
 # Eight of 25 ms: on the rounds on disk a torch addmm of 1024^3 held one

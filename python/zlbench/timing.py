@@ -80,7 +80,7 @@ import pytest
 
 from .results import shape_text
 from . import (_capture_errors, _device, _elasticity, _env, _eventtimer, _graph, _graph_plan,
-               _io, _markers, _preload, _record, _spin, _state, _stats, _tune_tally)
+               _io, _markers, _preload, _record, _rule, _spin, _state, _stats, _tune_tally)
 
 NAME = "zlbench.timing"
 RETURN_MODES = ("min", "max", "mean", "median", "all")
@@ -106,7 +106,7 @@ def _settings():
         "lib": _env.timer_lib(),
         "tune_probes": _env.tune_placement_probes(),
         "tune_rule": _env.tune_rule(),
-        "rule": _graph.Rule(min_samples=_env.min_samples(),
+        "rule": _rule.Rule(min_samples=_env.min_samples(),
                             noise_target=_env.noise_target(),
                             max_wall_ms=_env.max_wall_ms(), l2=_env.l2(),
                             clock_floor=_env.clock_floor(),
