@@ -1,10 +1,10 @@
 """bench/preload_window.py: the steady rule replayed on a whole preload's
 profile; where it stops, and how far that is from the level the preload
 ended on, must be that arithmetic."""
-import json
 import subprocess
 import sys
 
+from bench_rounds import write_row
 from conftest import REPO
 
 SCRIPT = REPO / "bench" / "preload_window.py"
@@ -14,13 +14,8 @@ def profile(levels, ms=25.0):
     return [[ms * (i + 1), level] for i, level in enumerate(levels)]
 
 
-def write_round(root, sides, op="addmm"):
-    d = root / "main" / op
-    d.mkdir(parents=True, exist_ok=True)
-    rec = {"kind": "row", "op": op, "shape_detail": "[1024]", **sides}
-    with open(d / "results.jsonl", "a") as f:
-        f.write(json.dumps(rec) + "\n")
-    return root
+def write_round(root, sides):
+    return write_row(root, "addmm", sides)
 
 
 def run(*args):

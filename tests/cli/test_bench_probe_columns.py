@@ -2,12 +2,12 @@
 computes it) against the sd of its measured graph's centre over the rounds
 and each probe column's own sd; the numbers it prints must be that
 arithmetic on what the rounds hold."""
-import json
 import math
 import statistics
 import subprocess
 import sys
 
+from bench_rounds import write_row
 from conftest import REPO
 
 SCRIPT = REPO / "bench" / "probe_columns.py"
@@ -17,13 +17,9 @@ def write_round(root, rows):
     """rows: [(op, side, centre_ms, draws)] as one batch, shape [2048]."""
     by_op = {}
     for op, side, ms, draws in rows:
-        rec = by_op.setdefault(op, {"kind": "row", "op": op, "shape_detail": "[2048]",
-                                    "dtype": "torch.float16"})
-        rec[side] = {"centre_ms": ms, "placement_probe_draws": draws}
-    for op, rec in by_op.items():
-        d = root / "main" / op
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "results.jsonl").write_text(json.dumps(rec) + "\n")
+        by_op.setdefault(op, {})[side] = {"centre_ms": ms, "placement_probe_draws": draws}
+    for op, sides in by_op.items():
+        write_row(root, op, sides, shape="[2048]")
     return root
 
 

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from bench_rounds import write_row
 from conftest import REPO
 
 SCRIPT = REPO / "bench" / "process_spread.py"
@@ -15,16 +16,12 @@ SCRIPT = REPO / "bench" / "process_spread.py"
 
 def write_round(root, rows):
     """rows: [(op, shape, side, median_ms, placement_sd, noise)] as one batch."""
-    by_op = {}
+    by_row = {}
     for op, shape, side, ms, psd, noise in rows:
-        rec = by_op.setdefault((op, shape), {"kind": "row", "op": op, "shape_detail": shape,
-                                             "dtype": "torch.float16"})
-        rec[side] = {"median_ms": ms, "placement_sd": psd, "noise": noise}
-    for (op, _), rec in by_op.items():
-        d = root / "main" / op
-        d.mkdir(parents=True, exist_ok=True)
-        with open(d / "results.jsonl", "a") as f:
-            f.write(json.dumps(rec) + "\n")
+        by_row.setdefault((op, shape), {})[side] = {"median_ms": ms, "placement_sd": psd,
+                                                    "noise": noise}
+    for (op, shape), sides in by_row.items():
+        write_row(root, op, sides, shape=shape)
     return root
 
 

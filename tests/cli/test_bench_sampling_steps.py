@@ -1,9 +1,9 @@
 """bench/sampling_steps.py: where inside its sampling a row's time settled,
 read from its samples in the order they ran, and the preload a row had."""
-import json
 import subprocess
 import sys
 
+from bench_rounds import write_row
 from conftest import REPO
 
 SCRIPT = REPO / "bench" / "sampling_steps.py"
@@ -11,11 +11,7 @@ SCRIPT = REPO / "bench" / "sampling_steps.py"
 
 def write_round(root, sides):
     """sides: {side: measurement dict} of one addmm row."""
-    d = root / "main" / "addmm"
-    d.mkdir(parents=True)
-    rec = {"kind": "row", "op": "addmm", "shape_detail": "[1024]", **sides}
-    (d / "results.jsonl").write_text(json.dumps(rec) + "\n")
-    return root
+    return write_row(root, "addmm", sides)
 
 
 def run(*args):
