@@ -45,6 +45,14 @@ STOPS = ("held", "cap", "wall", "no time")
 # level for 167 ms of its sampling before it stepped down 0.9% (r0's D), so
 # a level has to hold longer than that to be taken as the one. A row that
 # does not climb pays 200 ms: 12 s on issue 28's 60 row-sides.
+#
+# The loop of chunks runs here, each chunk one libzlbtimer call, while the
+# sampling's stopping rules live in libzlbtimer: the rule is an experiment,
+# off by default, that no GPU has run, and its window is to be set from
+# the profiles of one (bench/preload_window.py). Should it become the
+# default it belongs in libzlbtimer's request beside stop_when_capped, one
+# call instead of one per 25 ms, and its untimed first replay per chunk
+# with it.
 STEADY_CHUNK_MS = 25.0
 STEADY_CHUNKS = 8
 
