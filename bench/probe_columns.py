@@ -52,7 +52,11 @@ def round_rows(round_dir):
 
 def aligned_sd(table):
     """The residual sd of the additive fit to table[p][j] (processes x
-    columns), as stats_compare.c's placement_aligned computes it."""
+    columns), as stats_compare.c's placement_aligned computes it: on r0's
+    four rounds it equalled `zlb compare A -- B C D`'s placement_sd_a on
+    all 60 row-sides. Computed here rather than asked of zlb compare so
+    that the script reads any rounds, a compare's pairing or not, beside
+    the columns compare does not report."""
     np_, nc = len(table), len(table[0])
     grand = sum(map(sum, table)) / (np_ * nc)
     row = [sum(r) / nc for r in table]
