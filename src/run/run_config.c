@@ -573,6 +573,15 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 		cfg->op = xstrdup("softmax");
 	if (cfg->quiet && cfg->verbose)
 		return error("--quiet and --verbose contradict each other; give one");
+	/*
+	 * The steady rule only cuts a preload short: without one it does
+	 * nothing, yet would be recorded as a caliber of its own and keep
+	 * the run from comparing with plain --preload 0 runs.
+	 */
+	if (strtod(cfg->preload_steady, NULL) > 0 && strtod(cfg->preload, NULL) == 0)
+		return error("--preload-steady %s stops a preload early, and --preload is 0: "
+			     "give --preload MS as its cap (1000 is bench/README's), or drop "
+			     "--preload-steady", cfg->preload_steady);
 	return 0;
 }
 

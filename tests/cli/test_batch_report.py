@@ -69,6 +69,13 @@ def test_quiet_shows_the_result_and_the_failures(world):  # noqa: F811
     assert r.rc == 2 and "--quiet and --verbose contradict each other" in r.err, r
 
 
+def test_a_refused_run_option_is_one_sentence_before_any_operator(world):  # noqa: F811
+    r = batch(world, "--ops", "b_pass", "b_fail", "--preload-steady", "0.002")
+    assert r.rc == 2, r
+    assert r.err.count("--preload-steady 0.002 stops a preload early") == 1, r.err
+    assert "b_pass" not in r.out and "b_fail" not in r.out, r.out
+
+
 def test_children_keep_their_whole_output(world):  # noqa: F811
     # the retry policy reads each child's console log for upstream's sentences
     r = batch(world, "--ops", "b_pass")

@@ -187,6 +187,17 @@ def test_stopping_rule_options_reach_the_plugin_and_the_identity(zlb):
         assert "preload_steady_ms" in row["gems"]
 
 
+def test_a_steady_rule_without_a_preload_is_refused(zlb):
+    # it would do nothing, yet be a caliber apart from plain --preload 0
+    r = zlb.run("softmax", "--dtypes", "float16", "--preload-steady", "0.002")
+    assert r.rc == 2, r
+    assert "--preload-steady 0.002 stops a preload early, and --preload is 0" in r.err, r
+    assert not (zlb.cwd / "runs").exists() or not any((zlb.cwd / "runs").iterdir())
+    r = zlb.run("softmax", "--dtypes", "float16", "--preload-steady", "0")
+    assert r.rc == 0, r
+    assert r.identity()["caliber"]["preload_steady"] == 0
+
+
 def test_replay_target_and_warmup_cap_reach_the_plugin_and_the_identity(zlb):
     r = zlb.run("softmax", "--dtypes", "float16", "--replay-target", "0.5",
                 "--warmup-max-calls", "7")
