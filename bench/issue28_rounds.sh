@@ -62,7 +62,7 @@ done
 # which compare takes from a run of the same device, not of the same caliber.
 CALFROM=()
 if [ "${CAL_LIMIT:-0}" -gt 0 ]; then
-	ZL_CLOCK_ELASTICITY=1 ZL_PRELOAD=0 step CAL "$CAL_LIMIT" ./build/zlb batch --ops $OPS "${C[@]}" \
+	ZL_CLOCK_ELASTICITY=1 ZL_PRELOAD=0 ZL_PRELOAD_STEADY=0 step CAL "$CAL_LIMIT" ./build/zlb batch --ops $OPS "${C[@]}" \
 		--batch-dir "$R/CAL" --isolation worker --replay-root "$R/REC"
 	CALFROM=(--elasticity-from "$R/CAL")
 	python3 bench/aa_table.py "${done_rounds[@]}" --rows --coverage "${CALFROM[@]}" \

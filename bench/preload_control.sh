@@ -34,8 +34,9 @@ FG=$1 WORK=$2 OUT=$3
 export PYTHONUNBUFFERED=1 GEMS_VENDOR=nvidia
 export OPS=${OPS:-addmm} REC_LIMIT=${REC_LIMIT:-60} REPLAY_LIMIT=${REPLAY_LIMIT:-48}
 mkdir -p "$WORK" "$OUT"
-X=$OUT/extra.txt
-{ nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit,clocks.max.sm --format=csv; } > "$X" 2>&1
+# Every entry is checked before any runs: a bad last one must not cost the
+# device time of the ones before it.
+SPECS=()
 for spec in ${PRELOADS:-0 1000 1000:0.002}; do
 	ms=${spec%%:*} steady=0
 	[ "$spec" != "$ms" ] && steady=${spec#*:}
@@ -45,6 +46,17 @@ for spec in ${PRELOADS:-0 1000 1000:0.002}; do
 			"(numbers, e.g. 1000 or 1000:0.002)" >&2
 		exit 2 ;;
 	esac
+	if [ "$steady" != 0 ] && awk -v ms="$ms" 'BEGIN { exit !(ms == 0) }'; then
+		echo "preload_control.sh: PRELOADS entry '$spec' has a steady rule without a" \
+			"preload (zlb refuses it); give MS > 0 as its cap" >&2
+		exit 2
+	fi
+	SPECS+=("$ms:$steady")
+done
+X=$OUT/extra.txt
+{ nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit,clocks.max.sm --format=csv; } > "$X" 2>&1
+for spec in "${SPECS[@]}"; do
+	ms=${spec%%:*} steady=${spec#*:}
 	tag=$ms
 	[ "$steady" != 0 ] && tag=${ms}s${steady#0.}
 	t0=$(date +%s)
