@@ -50,3 +50,16 @@ def test_zlb_opt_reaches_both_zlb_batches_and_is_recorded(zlb, tmp_path):
         assert all(v >= 0 for v in phases.values()), phases
         assert sum(phases.values()) <= modes[mode]["op"]["add"]["pytest_s"], modes[mode]
         assert "%s: of " % mode in r.stdout and "outside the engine" in r.stdout, r.stdout
+
+
+def test_every_phase_the_rows_have_is_reported_and_none_is_left_outside():
+    # A preloaded batch's preload (or a phase added later) must not read as
+    # time outside the engine, which the harness would seem to save.
+    sys.path.insert(0, str(REPO / "bench"))
+    import worker_mode
+    ops = {"a": {"pytest_s": 10.0, "phase_s": {"sample": 2.0, "preload": 3.0, "later": 1.0}},
+           "b": {"pytest_s": 5.0, "phase_s": {"sample": 1.0}},
+           "c": {"pytest_s": 4.0, "phase_s": None}}          # no row timed by the engine
+    assert worker_mode.phase_report(ops) == (
+        "of 15.0 s in pytest over 2 operators: preload 3.0 s, sample 3.0 s, later 1.0 s, "
+        "outside the engine 8.0 s")
