@@ -189,7 +189,7 @@ int dismiss_load(const char *path, struct dismiss_list *dl)
 	if (r) {
 		strbuf_release(&sb);
 		if (r == 1) {
-			r = error("cannot read dismiss list %s: no such file", path);
+			error("cannot read dismiss list %s: no such file", path);
 			errno = ENOENT;
 		}
 		return -1;

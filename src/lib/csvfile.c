@@ -140,7 +140,7 @@ int csv_read_file(const char *path, struct csv_table *t)
 	if (ret) {
 		strbuf_release(&sb);
 		if (ret == 1) {
-			ret = error("the table '%s' does not exist", path);
+			error("the table '%s' does not exist", path);
 			errno = ENOENT;
 		}
 		return -1;
