@@ -30,6 +30,13 @@ finished (its other operators stay PENDING), and the ratios are taken over the
 operators every compared mode finished. Modes run in one call or several with
 the same --work (the state lives there).
 
+--repeat N runs the modes N times, every other pass in the reverse order
+(worker, harness, then harness, worker: ABBA), and prints each pass's
+worker/harness ratio and their mean: one pass read 1.07x, 1.12x and 1.17x
+on the same H100 build, the mode that ran second slower by up to 17%, so a
+single pass cannot tell 1.1x from either side of it. The last pass's
+figures are the ones reported in full.
+
 --zlb-opt gives both zlb batches one more option: --zlb-opt=--tune-rule=budget
 measures the worker against the harness with the autotuners timed as Triton's
 do_bench times them (the harness has no other way).
@@ -171,8 +178,13 @@ def main():
     ap.add_argument("--zlb-opt", action="append", default=[], metavar="--OPTION=VALUE",
                     help="given to both zlb batches (e.g. --zlb-opt=--tune-rule=budget); "
                          "recorded with the results")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run the modes N times, every other pass in reverse order, and "
+                         "report each pass's worker/harness ratio and their mean")
     ap.add_argument("--out")
     a = ap.parse_args()
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1 (got %d)" % a.repeat)
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     fg = str(Path(a.flaggems_dir).resolve())
@@ -188,50 +200,16 @@ def main():
             shutil.copyfile(state, a.out)
 
     nodes = nodes_for(a.zlb, fg, a.ops, work)
-    for mode in a.modes.split(","):
-        ops = a.ops[:limits.get(mode, len(a.ops))]
-        source = None if mode == a.tuner_from else a.tuner_from
-        env = dict(os.environ)
-        env["FLAGGEMS_CACHE_DIR"] = str(tuner_dir(work, mode, source))
-        if mode in ZLB_MODES:
-            bdir = work / mode
-            shutil.rmtree(bdir, ignore_errors=True)
-            rc, wall = run([a.zlb, "batch", "--batch-dir", str(bdir), "--flaggems-dir", fg,
-                            "--dtypes", a.dtypes, "--isolation", mode, "--progress", "plain",
-                            "--op-timeout", a.op_timeout, *a.zlb_opt, "--ops", *ops],
-                           work / (mode + ".log"), env=env, budget=budgets.get(mode))
-            per_op = {r["op"]: dict({"seconds": float(r["seconds"] or 0), "status": r["status"],
-                                     "attempts": int(r["attempts"] or 0),
-                                     "remarks": r["remarks"]}, **run_split(bdir, r))
-                      for r in statuses(bdir)}
-        elif mode == "harness":
-            hn = [nodes[op] for op in ops if op in nodes]
-            triton = work / "harness.triton"
-            shutil.rmtree(triton, ignore_errors=True)
-            env["TRITON_CACHE_DIR"] = str(triton)
-            times_file = work / "harness.times.jsonl"
-            times_file.unlink(missing_ok=True)
-            env["ZLB_BENCH_TIMES"] = str(times_file)
-            env["PYTHONPATH"] = os.pathsep.join(
-                p for p in (env.get("PYTHONPATH"), str(REPO / "bench")) if p)
-            rc, wall = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s",
-                            "-p", "_harness_times", *hn, "--level", "core",
-                            "--mode", "kernel", "--dtypes", a.dtypes],
-                           work / "harness.log", env=env, cwd=fg, budget=budgets.get(mode))
-            times = harness_times(times_file) if times_file.exists() else {}
-            per_op = {}
-            for op in ops:
-                t = times.get(nodes.get(op))
-                per_op[op] = ({"seconds": t[0], "status": t[1]} if t
-                              else {"seconds": 0.0, "status": "PENDING"})
-        else:
-            sys.exit("unknown mode %r" % mode)
-        done = [op for op, v in per_op.items() if v["status"] != "PENDING"]
-        res["modes"][mode] = {"rc": rc, "wall_s": wall, "ops": len(ops), "finished": len(done),
-                              "per_op_s": wall / max(1, len(done)), "op": per_op}
+    modes = a.modes.split(",")
+    res["passes"] = []
+    for n in range(a.repeat):
+        order = modes if n % 2 == 0 else modes[::-1]
+        for mode in order:
+            run_mode(a, mode, ops_for(a, limits, mode), fg, nodes, work, budgets, res)
+            save()
+        res["passes"].append({"order": order, "per_op_s": per_operator(res["modes"], a.ops),
+                              "wall_s": {m: v["wall_s"] for m, v in res["modes"].items()}})
         save()
-        print("%-8s rc=%s wall %7.1f s  %d of %d operators finished  %6.2f s per operator"
-              % (mode, rc, wall, len(done), len(ops), wall / max(1, len(done))), flush=True)
 
     if all((work / m / "ops_status.csv").exists() for m in ZLB_MODES):
         rc, _ = run([a.zlb, "compare", str(work / "process"), str(work / "worker"),
@@ -242,7 +220,59 @@ def main():
         save()
         print(text[-1500:])
     report(res, a.suite_size)
+    if len(res["passes"]) > 1:
+        passes_report(res["passes"])
     save()
+
+
+def ops_for(a, limits, mode):
+    """The operators mode runs: the first N with --limit MODE=N."""
+    return a.ops[:limits.get(mode, len(a.ops))]
+
+
+def run_mode(a, mode, ops, fg, nodes, work, budgets, res):
+    """Run one mode over ops and put what it took into res["modes"][mode]."""
+    source = None if mode == a.tuner_from else a.tuner_from
+    env = dict(os.environ)
+    env["FLAGGEMS_CACHE_DIR"] = str(tuner_dir(work, mode, source))
+    if mode in ZLB_MODES:
+        bdir = work / mode
+        shutil.rmtree(bdir, ignore_errors=True)
+        rc, wall = run([a.zlb, "batch", "--batch-dir", str(bdir), "--flaggems-dir", fg,
+                        "--dtypes", a.dtypes, "--isolation", mode, "--progress", "plain",
+                        "--op-timeout", a.op_timeout, *a.zlb_opt, "--ops", *ops],
+                       work / (mode + ".log"), env=env, budget=budgets.get(mode))
+        per_op = {r["op"]: dict({"seconds": float(r["seconds"] or 0), "status": r["status"],
+                                 "attempts": int(r["attempts"] or 0),
+                                 "remarks": r["remarks"]}, **run_split(bdir, r))
+                  for r in statuses(bdir)}
+    elif mode == "harness":
+        hn = [nodes[op] for op in ops if op in nodes]
+        triton = work / "harness.triton"
+        shutil.rmtree(triton, ignore_errors=True)
+        env["TRITON_CACHE_DIR"] = str(triton)
+        times_file = work / "harness.times.jsonl"
+        times_file.unlink(missing_ok=True)
+        env["ZLB_BENCH_TIMES"] = str(times_file)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (env.get("PYTHONPATH"), str(REPO / "bench")) if p)
+        rc, wall = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s",
+                        "-p", "_harness_times", *hn, "--level", "core",
+                        "--mode", "kernel", "--dtypes", a.dtypes],
+                       work / "harness.log", env=env, cwd=fg, budget=budgets.get(mode))
+        times = harness_times(times_file) if times_file.exists() else {}
+        per_op = {}
+        for op in ops:
+            t = times.get(nodes.get(op))
+            per_op[op] = ({"seconds": t[0], "status": t[1]} if t
+                          else {"seconds": 0.0, "status": "PENDING"})
+    else:
+        sys.exit("unknown mode %r" % mode)
+    done = [op for op, v in per_op.items() if v["status"] != "PENDING"]
+    res["modes"][mode] = {"rc": rc, "wall_s": wall, "ops": len(ops), "finished": len(done),
+                          "per_op_s": wall / max(1, len(done)), "op": per_op}
+    print("%-8s rc=%s wall %7.1f s  %d of %d operators finished  %6.2f s per operator"
+          % (mode, rc, wall, len(done), len(ops), wall / max(1, len(done))), flush=True)
 
 
 # The engine's phases in the order they run; a phase the rows have and this
@@ -268,11 +298,49 @@ def phase_report(ops):
         rest)
 
 
+def common_ops(ms, ops):
+    """The operators every mode in ms finished, in ops' order."""
+    finished = lambda m, op: ms[m]["op"].get(op, {}).get("status", "PENDING") != "PENDING"
+    return [op for op in ops if all(finished(m, op) for m in ms)]
+
+
+def per_operator(ms, ops):
+    """mode -> wall seconds per operator over the operators every mode
+    finished: the mode's own seconds for them, plus its fixed cost (wall
+    less the sum of its operators' seconds: imports, collection, worker
+    starts) spread evenly. {} when no operator was finished by all."""
+    common = common_ops(ms, ops)
+    if not common:
+        return {}
+    per = {}
+    for m in ms:
+        own = sum(v["seconds"] for v in ms[m]["op"].values() if v["status"] != "PENDING")
+        fixed = max(0.0, ms[m]["wall_s"] - own) / max(1, ms[m]["finished"])
+        per[m] = sum(ms[m]["op"][op]["seconds"] for op in common) / len(common) + fixed
+    return per
+
+
+def passes_report(passes):
+    """Each pass's worker/harness ratio in the order it ran, and their mean:
+    the mode that runs second on a warm board may read slower, so the
+    passes alternate and the mean is the figure."""
+    ratios = []
+    for i, p in enumerate(passes, 1):
+        per = p["per_op_s"]
+        if "worker" in per and "harness" in per:
+            ratios.append(per["worker"] / per["harness"])
+            print("pass %d (%s): worker %.2f s, harness %.2f s per operator, %.2fx" % (
+                i, ", ".join(p["order"]), per["worker"], per["harness"], ratios[-1]))
+    if ratios:
+        print("worker vs FlagGems' one-process harness over %d passes: mean %.2fx "
+              "(%.2f-%.2fx)" % (len(ratios), sum(ratios) / len(ratios), min(ratios),
+                                 max(ratios)))
+
+
 def report(res, suite_size):
     ms = res["modes"]
     names = [m for m in ("process", "worker", "harness") if m in ms]
-    finished = lambda m, op: ms[m]["op"].get(op, {}).get("status", "PENDING") != "PENDING"
-    common = [op for op in res["ops"] if all(finished(m, op) for m in names)]
+    common = common_ops(ms, res["ops"])
     print("\n%-34s" % "operator" + "".join("%18s" % m for m in names))
     for op in res["ops"]:
         cells = []
@@ -297,14 +365,7 @@ def report(res, suite_size):
             print("%s: %s" % (m, where))
     if not common:
         return
-    # Wall per operator over the operators every mode finished: the mode's
-    # own seconds for them, plus its fixed cost (wall less the sum of its
-    # operators' seconds: imports, collection, worker starts) spread evenly.
-    per = {}
-    for m in names:
-        own = sum(v["seconds"] for v in ms[m]["op"].values() if v["status"] != "PENDING")
-        fixed = max(0.0, ms[m]["wall_s"] - own) / max(1, ms[m]["finished"])
-        per[m] = sum(ms[m]["op"][op]["seconds"] for op in common) / len(common) + fixed
+    per = per_operator(ms, res["ops"])
     res["common"] = {"ops": common, "per_op_s": per}
     print("\nover the %d operators every mode finished, wall per operator (one GPU, so "
           "GPU-seconds too):" % len(common))

@@ -63,3 +63,23 @@ def test_every_phase_the_rows_have_is_reported_and_none_is_left_outside():
     assert worker_mode.phase_report(ops) == (
         "of 15.0 s in pytest over 2 operators: preload 3.0 s, sample 3.0 s, later 1.0 s, "
         "outside the engine 8.0 s")
+
+
+def test_repeated_passes_alternate_their_order_and_each_gives_its_ratio(zlb, tmp_path):
+    # One pass read 1.07x-1.17x on one build: whichever mode runs second may
+    # be slower, so passes go ABBA and the figure is their mean.
+    out = tmp_path / "wm.json"
+    cmd = [sys.executable, str(REPO / "bench" / "worker_mode.py"), "--zlb", zlb.bin,
+           "--flaggems-dir", str(FAKE_MAIN), "--ops", "add", "--modes", "worker,harness",
+           "--tuner-from", "none", "--work", str(tmp_path / "w"), "--out", str(out)]
+    r = subprocess.run(cmd + ["--repeat", "2"], env=zlb.env, capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    passes = json.loads(out.read_text())["passes"]
+    assert [p["order"] for p in passes] == [["worker", "harness"], ["harness", "worker"]]
+    ratios = [p["per_op_s"]["worker"] / p["per_op_s"]["harness"] for p in passes]
+    assert "pass 1 (worker, harness)" in r.stdout and "pass 2 (harness, worker)" in r.stdout
+    assert ("over 2 passes: mean %.2fx" % (sum(ratios) / 2)) in r.stdout, r.stdout
+    r = subprocess.run(cmd + ["--repeat", "0"], env=zlb.env, capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
+    assert r.returncode == 2 and "--repeat must be at least 1 (got 0)" in r.stderr, r.stderr
