@@ -21,6 +21,12 @@ same probes kept in each, this prints:
             else moves a process, such as the clock)
   columns   each probe column's sd of its draw over the rounds, in %
   P/centres their ratio
+  new MiB   where the rounds recorded it (placement_probe_pool_mib), each
+            round's growth of the allocator's reserved memory while its
+            measured graph / each probe was captured: 0 where a graph took
+            cached blocks, more where it took new memory from the driver,
+            to see whether the column that lands anywhere is the one that
+            took new memory
 The rows are printed in falling P/centres (--all: every row; else those over
 2 or under 1/2), then how many rows are over 2 and under 1/2. From four
 rounds each sd has 3 degrees of freedom, so one row's ratio is weak
@@ -35,7 +41,8 @@ from _results import rounds_or_exit, rows_under
 
 
 def round_rows(round_dir):
-    """(op, shape_detail, dtype, side) -> (centre_ms, probe draws or None)."""
+    """(op, shape_detail, dtype, side) -> (centre_ms, probe draws or None,
+    pool growths in MiB or None)."""
     out = {}
     for rec in rows_under(round_dir):
         for side in ("gems", "torch"):
@@ -46,7 +53,8 @@ def round_rows(round_dir):
             if not centre or centre <= 0:
                 continue
             key = (rec.get("op"), str(rec.get("shape_detail")), rec.get("dtype"), side)
-            out[key] = (centre, m.get("placement_probe_draws"))
+            out[key] = (centre, m.get("placement_probe_draws"),
+                        m.get("placement_probe_pool_mib"))
     return out
 
 
@@ -67,8 +75,9 @@ def aligned_sd(table):
 
 
 def columns(rounds, min_us):
-    """[(key, P sd, centres sd, [column sds])] over the rows every round
-    measured with the same probes kept (all as fractions)."""
+    """[(key, P sd, centres sd, [column sds], [each round's pool growths or
+    None])] over the rows every round measured with the same probes kept
+    (sds as fractions)."""
     keys = set(rounds[0])
     for r in rounds[1:]:
         keys &= set(r)
@@ -77,14 +86,24 @@ def columns(rounds, min_us):
         got = [r[key] for r in rounds]
         if got[0][0] * 1e3 < min_us:
             continue
-        draws = [d for _, d in got]
+        draws = [d for _, d, _ in got]
         if any(not d or any(x is None for x in d) or len(d) != len(draws[0]) for d in draws):
             continue
         table = [[0.0] + list(d) for d in draws]
         cols = [statistics.stdev([d[j] for d in draws]) for j in range(len(draws[0]))]
-        centres = statistics.stdev([math.log(c) for c, _ in got])
-        out.append((key, aligned_sd(table), centres, cols))
+        centres = statistics.stdev([math.log(c) for c, _, _ in got])
+        out.append((key, aligned_sd(table), centres, cols, [g for _, _, g in got]))
     return out
+
+
+def pools_text(pools):
+    """'  new MiB 0/0/256 ...', a round's growths joined by '/' ('-' for a
+    round without them, '?' for a graph without a reading); '' when no
+    round has them."""
+    if not any(pools):
+        return ""
+    cell = lambda g: "/".join("?" if x is None else "%g" % round(x, 1) for x in g) if g else "-"
+    return "  new MiB " + " ".join(cell(g) for g in pools)
 
 
 def main(argv=None):
@@ -96,15 +115,16 @@ def main(argv=None):
     rounds = rounds_or_exit("probe_columns.py", a.rounds, round_rows,
                             "each sd needs two degrees of freedom at least")
     rows = columns(rounds, a.min_us)
-    ratio = [(p / c if c > 0 else math.inf, key, p, c, cols) for key, p, c, cols in rows]
+    ratio = [(p / c if c > 0 else math.inf, key, p, c, cols, pools)
+             for key, p, c, cols, pools in rows]
     ratio.sort(key=lambda t: -t[0])
     print("%-5s %-20s %-28s %7s %7s %9s  %s" % ("side", "op", "shape", "P %", "centres",
                                                  "P/centres", "columns %"))
-    for r, (op, shape, _, side), p, c, cols in ratio:
+    for r, (op, shape, _, side), p, c, cols, pools in ratio:
         if a.all or r > 2 or r < 0.5:
-            print("%-5s %-20s %-28s %7.3f %7.3f %9.2f  %s" % (
+            print("%-5s %-20s %-28s %7.3f %7.3f %9.2f  %s%s" % (
                 side, op, shape[:28], 100 * p, 100 * c, r,
-                " ".join("%.3f" % (100 * s) for s in cols)))
+                " ".join("%.3f" % (100 * s) for s in cols), pools_text(pools)))
     print("%d rounds, %d rows >= %g us with probes in each: P over 2x the centres' sd on %d, "
           "under 1/2 on %d" % (len(rounds), len(rows), a.min_us,
                                sum(1 for t in ratio if t[0] > 2),

@@ -492,6 +492,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
     max_samples = max(MAX_SAMPLES, min_samples)
     graphs = []
     try:
+        reserved_before = _reserved(torch)
         graphs.append(_capture_or_fail(torch, call, k_first, on_rng, inspector, lib=lib))
         if not cold:
             k = _settle_k(torch, lib, call, on_rng, inspector, graphs, k_first,
@@ -518,6 +519,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         # surer: on an H200, 32 placements made every replay of a 64k add
         # 14% slower and of a 1024x1024 softmax 3% slower than 8 did (more
         # graphs and outputs cycled through L2, presumably): another caliber.
+        measured_grew = _reserved(torch) - reserved_before
         clock.lap("capture")
         before = None
         if spin_ok:
@@ -540,7 +542,8 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         probe["placement_probes"] = 0
         if len(graphs) == 1 and rule.placement_probes > 0 and lib.v2:
             probe = _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall,
-                                      duty=power["power_duty"] if power["power_duty"] else 0.0)
+                                      duty=power["power_duty"] if power["power_duty"] else 0.0,
+                                      measured_grew=measured_grew)
             clock.lap("probes")
         elasticity = dict.fromkeys(_elasticity.KEYS)
         # Hot replays say nothing of a cold row's s: its calls read from HBM.
@@ -664,7 +667,8 @@ def _mirror_estimates(torch, lib, call, on_rng, max_wall):
 # What _probe_placements adds to a record.
 PROBE_KEYS = ("placement_probes", "placement_sd", "placement_probe_ms", "placement_probe_mhz",
               "placement_probe_ref_ms", "placement_probe_draws", "placement_probe_error",
-              "placement_probe_protocol", "placement_probe_build", "placement_probe_pairs")
+              "placement_probe_protocol", "placement_probe_build", "placement_probe_pairs",
+              "placement_probe_pool_mib")
 # A probe of K calls is built from a capture of PROBE_UNIT calls repeated
 # K / PROBE_UNIT times (zlbt_graph_repeat) where K is a larger multiple:
 # capturing costs the host what as many eager calls do (130-400 us a call
@@ -727,7 +731,8 @@ def _probe_graph(torch, lib, call, k, on_rng, how):
     return _capture_or_fail(torch, call, k, on_rng, lib=lib)
 
 
-def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=0.0):
+def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=0.0,
+                      measured_grew=None):
     """Steps 5b: time rule.placement_probes more graphs of the same k calls,
     each captured on memory of its own while the measured one (graphs[0])
     is alive. One graph is one draw of where a small kernel's buffers land;
@@ -754,7 +759,11 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
     "placement_probe_build": how the probe graphs were built, "repeat" or
     "capture" (_probe_graph), "capture: <why>" where a repeat failed,
     "placement_probe_pairs": each probe's pairs as timed, so that a draw can
-    be read again off the GPU}. A
+    be read again off the GPU, "placement_probe_pool_mib": how far the
+    allocator's reserved memory grew while the measured graphs
+    (measured_grew, bytes; None where not given) and then each probe graph
+    were captured, in MiB: 0 where a graph took blocks the allocator had
+    cached, more where it asked the driver for new memory}. A
     probe that fails leaves the measurement as it is. The graphs are
     appended to graphs, which the caller releases.
 
@@ -766,16 +775,25 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
     want = 1 + rule.placement_probes
     repeats = getattr(lib, "has_graph_repeat", False) and _probe_unit(k)
     how = {"build": "repeat" if repeats else "capture", "why": None}
+    # Whether a probe's buffers came from the allocator's cache or from new
+    # memory: on the H100 matrices one probe of torch's rms_norm 4096x8192
+    # landed anywhere between processes (its draws' sd 1.5-2.1%) while the
+    # measured graph and the other probe each landed in one place
+    # (bench/README.md, "what the probes' P is made of").
+    grew = [None if measured_grew is None else measured_grew / float(1 << 20)]
     try:
         before = _reserved(torch)
         graphs.append(_probe_graph(torch, lib, call, k, on_rng, how))
         pool = _reserved(torch) - before
+        grew.append(pool / float(1 << 20))
         asked, want = want, placements_for(want, pool, _free_bytes(torch))
         if want < asked:
             error = ("memory: a graph reserves %.0f MiB, room for %d probe%s of %d" % (
                 pool / (1 << 20), want - 1, "" if want == 2 else "s", asked - 1))
         while len(graphs) < want:
+            before = _reserved(torch)
             graphs.append(_probe_graph(torch, lib, call, k, on_rng, how))
+            grew.append((_reserved(torch) - before) / float(1 << 20))
         for i in range(1, want):
             pairs = []
             for order in probe_pair_order(PROBE_PAIRS):
@@ -802,4 +820,5 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
             "placement_probe_protocol": PROBE_PROTOCOL,
             "placement_probe_build": how["build"] if not how["why"] else
             "capture: %s" % how["why"],
-            "placement_probe_pairs": [probe_pairs_record(pairs) for pairs in probes] or None}
+            "placement_probe_pairs": [probe_pairs_record(pairs) for pairs in probes] or None,
+            "placement_probe_pool_mib": grew if probes else None}

@@ -81,3 +81,20 @@ def test_without_all_only_the_far_rows_are_listed_in_falling_ratio(tmp_path):
     assert lines[1].split()[1] == "tiny" and lines[1].split()[5] == "inf", lines
     # (its refusals of too few rounds, or an empty one, are tested with
     # process_spread.py's: test_bench_process_spread.py)
+
+
+def test_each_rounds_new_memory_is_shown_beside_the_columns(tmp_path):
+    # Which graphs took new memory from the driver, round by round: the
+    # column that lands anywhere should be the one that did.
+    pools = [[0.0, 0.0, 256.0], [0.0, 0.0, 256.0], [0.0, 256.0, 256.0], None]
+    dirs = []
+    for i in range(4):
+        m = {"centre_ms": RMS[i][0], "placement_probe_draws": RMS[i][1]}
+        if pools[i] is not None:
+            m["placement_probe_pool_mib"] = pools[i]
+        dirs.append(write_row(tmp_path / ("r%d" % i), "rms_norm", {"torch": m}, shape="[2048]"))
+    r = run(*dirs, "--all")
+    assert r.returncode == 0, r.stderr
+    (rms,) = [l for l in r.stdout.splitlines() if l.startswith("torch rms_norm")]
+    assert rms.endswith("  new MiB 0/0/256 0/0/256 0/256/256 -"), rms
+    # rounds that never recorded it print the columns alone (the first test)

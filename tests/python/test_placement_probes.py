@@ -187,6 +187,27 @@ def test_probes_capped_by_their_memory(real, stub_torch, monkeypatch):
     assert rec["placement_sd"] == pytest.approx(_graph.log_sd([5000, 5100, 4900]), rel=1e-4)
 
 
+def test_each_graph_says_whether_it_took_new_memory(real, stub_torch, monkeypatch):
+    # The allocator grows by what a graph's capture could not take from its
+    # cache: here the measured graph (graph 2) and the first probe reuse
+    # cached blocks, the second probe gets 256 MiB of new memory.
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "2")
+    stub = stub_torch._stub
+    op = stub.make_op("op", capture_cost_ns=by_graph([5100, 4900]))
+    grows = {0: 2 << 20, 1: 2 << 20, 2: 0, 3: 0, 4: 256 << 20}
+    monkeypatch.setattr(stub_torch.cuda, "memory_reserved",
+                        lambda *a: sum(grows[i] for i in range(len(op.graphs))), raising=False)
+    monkeypatch.setattr(stub_torch.cuda, "mem_get_info",
+                        lambda *a: (80 << 30, 141 << 30), raising=False)
+    _, rec = measure(op)
+    assert len(op.graphs) == 5 and rec["placement_probes"] == 2
+    assert rec["placement_probe_pool_mib"] == [0.0, 0.0, 256.0]
+    # No probe, no growth to tell of.
+    monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "0")
+    _, rec = measure(stub.make_op("op2"))
+    assert rec["placement_probe_pool_mib"] is None
+
+
 def test_cold_l2_probes_flush_too(real, stub_torch, monkeypatch):
     monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "2")
     monkeypatch.setenv("ZLB_L2", "cold")
