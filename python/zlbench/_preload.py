@@ -30,8 +30,9 @@ from ._stats import median
 # preload_trend, ln(median of the preload's last third of replays / median
 # of its first third), negative where the kernel sped up while it ran (the
 # ramp the preload took); preload_profile, where that ramp went (profile());
-# with a steady rule, preload_steady_ms, the timed GPU ms after which the
-# level held, and preload_stop, why the preload ended (STOPS).
+# with a steady rule, preload_steady_ms, the timed GPU ms at which the hold
+# was confirmed (the end of the window of chunks that held; the level was
+# reached a window earlier), and preload_stop, why the preload ended (STOPS).
 KEYS = ("preload_trend", "preload_profile", "preload_steady_ms", "preload_stop")
 
 # Why a steady preload ended: its level held, it reached --preload, it
@@ -55,6 +56,12 @@ STOPS = ("held", "cap", "wall", "no time")
 # with it.
 STEADY_CHUNK_MS = 25.0
 STEADY_CHUNKS = 8
+
+# The most replays one libzlbtimer call of the preload keeps. It stops at
+# its min_time_ms unless this comes first: a cold row's replays of one
+# call (a few us) reach it in tens of ms, so the whole preload asks again
+# until its time is spent.
+PRELOAD_MAX_SAMPLES = 10000
 
 # The most chunks a profile cuts the preload into, and the fewest replays
 # a chunk's median is taken over: 25 ms apiece for a 1000 ms preload, fine
@@ -131,19 +138,30 @@ def run(torch, lib, replay, graphs, k, ms, max_wall_ms, steady=0.0):
     p = len(graphs)
     # Not past the row's own wall limit: a slow graph's preload is cut there.
     wall = min(max_wall_ms, 2.0 * ms + 1000.0)
+    samples, spent = [], 0.0
+    start = time.monotonic()
     if steady <= 0:
-        _stats, samples, _markers = replay(torch, lib, graphs[0], k, 1, 10000, float(ms),
-                                           wall, more=graphs[1:])
+        while spent < ms:
+            left = wall - 1e3 * (time.monotonic() - start)
+            if left <= 0:
+                break
+            _stats, chunk, _markers = replay(torch, lib, graphs[0], k, 1, PRELOAD_MAX_SAMPLES,
+                                             float(ms - spent), left, more=graphs[1:])
+            chunk = list(chunk or ())
+            units = rounds(chunk, k, p)
+            samples += chunk[:len(chunk) - len(chunk) % p]
+            spent += sum(gpu for gpu, _ in units)
+            if not units or len(chunk) < PRELOAD_MAX_SAMPLES:
+                break               # it ran its time (or the wall), or gave none
         return {"preload_trend": trend(samples, p), "preload_profile": profile(samples, k, p),
                 "preload_steady_ms": None, "preload_stop": None}
-    samples, levels, spent, at, stop = [], [], 0.0, None, "cap"
-    start = time.monotonic()
+    levels, at, stop = [], None, "cap"
     while spent < ms:
         left = wall - 1e3 * (time.monotonic() - start)
         if left <= 0:
             stop = "wall"
             break
-        _stats, chunk, _markers = replay(torch, lib, graphs[0], k, 1, 10000,
+        _stats, chunk, _markers = replay(torch, lib, graphs[0], k, 1, PRELOAD_MAX_SAMPLES,
                                          min(STEADY_CHUNK_MS, ms - spent), left,
                                          more=graphs[1:])
         units = rounds(chunk, k, p)

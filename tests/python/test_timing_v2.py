@@ -401,6 +401,34 @@ def test_the_preload_runs_the_graph_back_to_back_right_before_the_sampling(
     assert laps.index("capture") < laps.index("preload") < laps.index("sample")
 
 
+class CapSpy(SpyLib):
+    """A spy whose preload requests (one replay and more, no noise target)
+    end on their max_samples, as a cold row's replays of a few us do."""
+
+    def time_graph(self, graph_exec, stream, calls_per_replay, min_samples, *args, **kw):
+        rc, stats, samples, err = SpyLib.time_graph(self, graph_exec, stream,
+                                                    calls_per_replay, min_samples, *args, **kw)
+        req = self.requests[-1]
+        if req["min_samples"] == 1 and not req.get("noise_target"):
+            samples = [samples[0]] * req["max_samples"]
+        return rc, stats, samples, err
+
+
+def test_a_preload_capped_by_its_samples_asks_again_until_its_time_is_spent(
+        spy, stub_torch, monkeypatch):
+    # Five replays of 512 x 5 us a call are 12.8 ms: a 50 ms preload takes
+    # four calls, each for what is left of it.
+    monkeypatch.setenv("ZLB_PRELOAD_MS", "50")
+    monkeypatch.setattr(_preload, "PRELOAD_MAX_SAMPLES", 5)
+    lib = use(monkeypatch, CapSpy())
+    _, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    loads = [r for r in lib.requests if r["min_samples"] == 1 and r["max_samples"] == 5]
+    assert [r["min_time_ms"] for r in loads] == [pytest.approx(50.0 - 12.8 * i)
+                                                 for i in range(4)]
+    assert rec["preload_profile"][-1][0] == pytest.approx(4 * 12.8)
+    assert rec["preload_stop"] is None
+
+
 class StepSpy(SpyLib):
     """A spy whose preload chunks (requests of 25 ms for one replay and
     more) read a kernel that steps down through three levels and then
