@@ -294,10 +294,21 @@ def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wal
 
 
 def _reserved(torch):
+    """The allocator's reserved bytes; 0 where it cannot say."""
+    got = _reserved_or_none(torch)
+    return 0 if got is None else got
+
+
+def _reserved_or_none(torch):
     try:
         return int(_device.module(torch).memory_reserved())
     except Exception:
-        return 0
+        return None
+
+
+def _grew_mib(before, after):
+    """after - before in MiB; None where either was not read."""
+    return None if before is None or after is None else (after - before) / float(1 << 20)
 
 
 def _free_bytes(torch):
@@ -492,7 +503,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
     max_samples = max(MAX_SAMPLES, min_samples)
     graphs = []
     try:
-        reserved_before = _reserved(torch)
+        reserved_before = _reserved_or_none(torch)
         graphs.append(_capture_or_fail(torch, call, k_first, on_rng, inspector, lib=lib))
         if not cold:
             k = _settle_k(torch, lib, call, on_rng, inspector, graphs, k_first,
@@ -519,7 +530,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         # surer: on an H200, 32 placements made every replay of a 64k add
         # 14% slower and of a 1024x1024 softmax 3% slower than 8 did (more
         # graphs and outputs cycled through L2, presumably): another caliber.
-        measured_grew = _reserved(torch) - reserved_before
+        measured_grew = _grew_mib(reserved_before, _reserved_or_none(torch))
         clock.lap("capture")
         before = None
         if spin_ok:
@@ -760,10 +771,11 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
     "capture" (_probe_graph), "capture: <why>" where a repeat failed,
     "placement_probe_pairs": each probe's pairs as timed, so that a draw can
     be read again off the GPU, "placement_probe_pool_mib": how far the
-    allocator's reserved memory grew while the measured graphs
-    (measured_grew, bytes; None where not given) and then each probe graph
-    were captured, in MiB: 0 where a graph took blocks the allocator had
-    cached, more where it asked the driver for new memory}. A
+    allocator's reserved memory grew, in MiB, while the measured graphs were
+    made (measured_grew: every capture of them, one thrown away for another
+    K included) and then while each probe graph was captured: 0 where a
+    graph took blocks the allocator had cached, more where it asked the
+    driver for new memory, None where the allocator could not say}. A
     probe that fails leaves the measurement as it is. The graphs are
     appended to graphs, which the caller releases.
 
@@ -780,20 +792,21 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
     # landed anywhere between processes (its draws' sd 1.5-2.1%) while the
     # measured graph and the other probe each landed in one place
     # (bench/README.md, "what the probes' P is made of").
-    grew = [None if measured_grew is None else measured_grew / float(1 << 20)]
+    grew = [measured_grew]
     try:
-        before = _reserved(torch)
+        before = _reserved_or_none(torch)
         graphs.append(_probe_graph(torch, lib, call, k, on_rng, how))
-        pool = _reserved(torch) - before
-        grew.append(pool / float(1 << 20))
+        after = _reserved_or_none(torch)
+        grew.append(_grew_mib(before, after))
+        pool = (after or 0) - (before or 0)
         asked, want = want, placements_for(want, pool, _free_bytes(torch))
         if want < asked:
             error = ("memory: a graph reserves %.0f MiB, room for %d probe%s of %d" % (
                 pool / (1 << 20), want - 1, "" if want == 2 else "s", asked - 1))
         while len(graphs) < want:
-            before = _reserved(torch)
+            before = _reserved_or_none(torch)
             graphs.append(_probe_graph(torch, lib, call, k, on_rng, how))
-            grew.append((_reserved(torch) - before) / float(1 << 20))
+            grew.append(_grew_mib(before, _reserved_or_none(torch)))
         for i in range(1, want):
             pairs = []
             for order in probe_pair_order(PROBE_PAIRS):

@@ -189,22 +189,27 @@ def test_probes_capped_by_their_memory(real, stub_torch, monkeypatch):
 
 def test_each_graph_says_whether_it_took_new_memory(real, stub_torch, monkeypatch):
     # The allocator grows by what a graph's capture could not take from its
-    # cache: here the measured graph (graph 2) and the first probe reuse
-    # cached blocks, the second probe gets 256 MiB of new memory.
+    # cache: here the measured graph (graph 2) takes 6 MiB of new memory,
+    # the first probe reuses cached blocks, the second gets 256 MiB.
     monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "2")
     stub = stub_torch._stub
     op = stub.make_op("op", capture_cost_ns=by_graph([5100, 4900]))
-    grows = {0: 2 << 20, 1: 2 << 20, 2: 0, 3: 0, 4: 256 << 20}
+    grows = {0: 2 << 20, 1: 2 << 20, 2: 6 << 20, 3: 0, 4: 256 << 20}
     monkeypatch.setattr(stub_torch.cuda, "memory_reserved",
                         lambda *a: sum(grows[i] for i in range(len(op.graphs))), raising=False)
     monkeypatch.setattr(stub_torch.cuda, "mem_get_info",
                         lambda *a: (80 << 30, 141 << 30), raising=False)
     _, rec = measure(op)
     assert len(op.graphs) == 5 and rec["placement_probes"] == 2
-    assert rec["placement_probe_pool_mib"] == [0.0, 0.0, 256.0]
+    assert rec["placement_probe_pool_mib"] == [6.0, 0.0, 256.0]
+    # An allocator that cannot say is no reading, not "nothing new".
+    monkeypatch.delattr(stub_torch.cuda, "memory_reserved")
+    _, rec = measure(stub.make_op("op2", capture_cost_ns=by_graph([5100, 4900])))
+    assert rec["placement_probes"] == 2
+    assert rec["placement_probe_pool_mib"] == [None, None, None]
     # No probe, no growth to tell of.
     monkeypatch.setenv("ZLB_PLACEMENT_PROBES", "0")
-    _, rec = measure(stub.make_op("op2"))
+    _, rec = measure(stub.make_op("op3"))
     assert rec["placement_probe_pool_mib"] is None
 
 
