@@ -578,10 +578,14 @@ int run_config_parse(struct run_config *cfg, int argc, char **argv,
 	 * nothing, yet would be recorded as a caliber of its own and keep
 	 * the run from comparing with plain --preload 0 runs.
 	 */
-	if (strtod(cfg->preload_steady, NULL) > 0 && strtod(cfg->preload, NULL) == 0)
-		return error("--preload-steady %s stops a preload early, and --preload is 0: "
-			     "give --preload MS as its cap (1000 is bench/README's), or drop "
-			     "--preload-steady", cfg->preload_steady);
+	if (strtod(cfg->preload_steady, NULL) > 0 && strtod(cfg->preload, NULL) == 0) {
+		int env = opt_source_of(run_option_defs, raw, "preload-steady") == OPT_FROM_ENV;
+
+		return error("%s%s%s stops a preload early, and --preload (ZL_PRELOAD) is 0: "
+			     "give --preload MS as its cap (1000 is bench/README's), or drop it",
+			     env ? "ZL_PRELOAD_STEADY=" : "--preload-steady ",
+			     cfg->preload_steady, env ? " (the environment)" : "");
+	}
 	return 0;
 }
 

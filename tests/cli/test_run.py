@@ -191,8 +191,12 @@ def test_a_steady_rule_without_a_preload_is_refused(zlb):
     # it would do nothing, yet be a caliber apart from plain --preload 0
     r = zlb.run("softmax", "--dtypes", "float16", "--preload-steady", "0.002")
     assert r.rc == 2, r
-    assert "--preload-steady 0.002 stops a preload early, and --preload is 0" in r.err, r
+    assert "--preload-steady 0.002 stops a preload early, and --preload (ZL_PRELOAD) is 0" \
+        in r.err, r
     assert not (zlb.cwd / "runs").exists() or not any((zlb.cwd / "runs").iterdir())
+    # from the environment, it says so
+    r = zlb.run("softmax", "--dtypes", "float16", env={"ZL_PRELOAD_STEADY": "0.002"})
+    assert r.rc == 2 and "ZL_PRELOAD_STEADY=0.002 (the environment) stops" in r.err, r
     r = zlb.run("softmax", "--dtypes", "float16", "--preload-steady", "0")
     assert r.rc == 0, r
     assert r.identity()["caliber"]["preload_steady"] == 0
