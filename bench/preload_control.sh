@@ -33,32 +33,42 @@ set -u
 FG=$1 WORK=$2 OUT=$3
 export PYTHONUNBUFFERED=1 GEMS_VENDOR=nvidia
 export OPS=${OPS:-addmm} REC_LIMIT=${REC_LIMIT:-60} REPLAY_LIMIT=${REPLAY_LIMIT:-48}
-mkdir -p "$WORK" "$OUT"
 # Every entry is checked before any runs: a bad last one must not cost the
 # device time of the ones before it.
-SPECS=()
+SPECS=() TAGS=" "
 for spec in ${PRELOADS:-0 1000 1000:0.002}; do
 	ms=${spec%%:*} steady=0
 	[ "$spec" != "$ms" ] && steady=${spec#*:}
-	case "$ms:$steady" in
-	*[!0-9.:]* | :* | *: | *.*.*:* | *:*.*.* | *:*:*)
-		echo "preload_control.sh: PRELOADS entry '$spec' is not MS or MS:FRAC" \
-			"(numbers, e.g. 1000 or 1000:0.002)" >&2
-		exit 2 ;;
-	esac
-	if [ "$steady" != 0 ] && awk -v ms="$ms" 'BEGIN { exit !(ms == 0) }'; then
-		echo "preload_control.sh: PRELOADS entry '$spec' has a steady rule without a" \
-			"preload (zlb refuses it); give MS > 0 as its cap" >&2
+	# numbers within zlb's own ranges (--preload 0-10000, --preload-steady
+	# 0-0.05), and no steady rule without a preload: zlb would refuse every
+	# batch of the entry, and the rounds script would go on regardless
+	why=$(awk -v ms="$ms" -v st="$steady" 'BEGIN {
+		num = "^([0-9]+[.]?[0-9]*|[.][0-9]+)$"
+		if (ms !~ num || st !~ num) print "is not MS or MS:FRAC (numbers, e.g. 1000 or 1000:0.002)"
+		else if (ms + 0 > 10000) print "asks for more than --preload allows (10000 ms)"
+		else if (st + 0 > 0.05) print "asks for more than --preload-steady allows (0.05)"
+		else if (st + 0 > 0 && ms + 0 == 0) print "has a steady rule without a preload (zlb refuses it); give MS > 0 as its cap"
+	}')
+	if [ -n "$why" ]; then
+		echo "preload_control.sh: PRELOADS entry '$spec' $why" >&2
 		exit 2
 	fi
-	SPECS+=("$ms:$steady")
+	tag=$(awk -v ms="$ms" -v st="$steady" 'BEGIN {
+		t = sprintf("%g", ms); if (st + 0 > 0) { s = sprintf("%g", st); sub(/^0[.]/, "", s); t = t "s" s }
+		print t }')
+	case "$TAGS" in
+	*" $tag "*)
+		echo "preload_control.sh: PRELOADS entry '$spec' repeats configuration $tag" >&2
+		exit 2 ;;
+	esac
+	TAGS="$TAGS$tag "
+	SPECS+=("$ms:$steady:$tag")
 done
+mkdir -p "$WORK" "$OUT"
 X=$OUT/extra.txt
 { nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit,clocks.max.sm --format=csv; } > "$X" 2>&1
 for spec in "${SPECS[@]}"; do
-	ms=${spec%%:*} steady=${spec#*:}
-	tag=$ms
-	[ "$steady" != 0 ] && tag=${ms}s${steady#0.}
+	IFS=: read -r ms steady tag <<< "$spec"
 	t0=$(date +%s)
 	ZL_PRELOAD=$ms ZL_PRELOAD_STEADY=$steady \
 		bash "$(dirname "$0")/issue28_rounds.sh" "$FG" "$WORK/w$tag" "$WORK/o$tag"
