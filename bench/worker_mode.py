@@ -34,8 +34,10 @@ the same --work (the state lives there).
 (worker, harness, then harness, worker: ABBA), and prints each pass's
 worker/harness ratio and their mean: one pass read 1.07x, 1.12x and 1.17x
 on the same H100 build, the mode that ran second slower by up to 17%, so a
-single pass cannot tell 1.1x from either side of it. The last pass's
-figures are the ones reported in full.
+single pass cannot tell 1.1x from either side of it. It needs both modes
+and --tuner-from none (reversed, a mode that copies another's tuner
+database would run before it). The last pass's figures are the ones
+reported in full; `passes` in the state holds this call's passes.
 
 --zlb-opt gives both zlb batches one more option: --zlb-opt=--tune-rule=budget
 measures the worker against the harness with the autotuners timed as Triton's
@@ -185,6 +187,14 @@ def main():
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error("--repeat must be at least 1 (got %d)" % a.repeat)
+    if a.repeat > 1 and not {"worker", "harness"} <= set(a.modes.split(",")):
+        ap.error("--repeat %d compares the worker with the harness pass by pass: give "
+                 "--modes with both" % a.repeat)
+    if a.repeat > 1 and a.tuner_from != "none":
+        # reversed, the mode that copies a tuner database would run before
+        # the one it copies, and take the previous pass's or none at all
+        ap.error("--repeat %d reverses the modes' order every other pass: give --tuner-from "
+                 "none, so that each mode tunes from an empty database every pass" % a.repeat)
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     fg = str(Path(a.flaggems_dir).resolve())
@@ -201,14 +211,16 @@ def main():
 
     nodes = nodes_for(a.zlb, fg, a.ops, work)
     modes = a.modes.split(",")
-    res["passes"] = []
+    res["passes"] = []          # this call's: a later call with the same --work starts anew
     for n in range(a.repeat):
         order = modes if n % 2 == 0 else modes[::-1]
         for mode in order:
             run_mode(a, mode, ops_for(a, limits, mode), fg, nodes, work, budgets, res)
             save()
-        res["passes"].append({"order": order, "per_op_s": per_operator(res["modes"], a.ops),
-                              "wall_s": {m: v["wall_s"] for m, v in res["modes"].items()}})
+        # this pass's modes only: the state file may hold others from earlier calls
+        res["passes"].append({"order": order,
+                              "per_op_s": per_operator({m: res["modes"][m] for m in order}, a.ops),
+                              "wall_s": {m: res["modes"][m]["wall_s"] for m in order}})
         save()
 
     if all((work / m / "ops_status.csv").exists() for m in ZLB_MODES):

@@ -77,9 +77,19 @@ def test_repeated_passes_alternate_their_order_and_each_gives_its_ratio(zlb, tmp
     assert r.returncode == 0, r.stdout + r.stderr
     passes = json.loads(out.read_text())["passes"]
     assert [p["order"] for p in passes] == [["worker", "harness"], ["harness", "worker"]]
+    # each pass its own runs, not the last one's figures twice
+    assert passes[0]["wall_s"]["worker"] != passes[1]["wall_s"]["worker"]
+    assert passes[0]["wall_s"]["harness"] != passes[1]["wall_s"]["harness"]
     ratios = [p["per_op_s"]["worker"] / p["per_op_s"]["harness"] for p in passes]
     assert "pass 1 (worker, harness)" in r.stdout and "pass 2 (harness, worker)" in r.stdout
     assert ("over 2 passes: mean %.2fx" % (sum(ratios) / 2)) in r.stdout, r.stdout
     r = subprocess.run(cmd + ["--repeat", "0"], env=zlb.env, capture_output=True, text=True,
                        timeout=60, cwd=tmp_path)
     assert r.returncode == 2 and "--repeat must be at least 1 (got 0)" in r.stderr, r.stderr
+    # passes compare the two, each tuning from nothing
+    bad = [(["--repeat", "2", "--modes", "worker"], "give --modes with both"),
+           (["--repeat", "2", "--tuner-from", "worker"], "give --tuner-from none")]
+    for extra, why in bad:
+        r = subprocess.run(cmd + extra, env=zlb.env, capture_output=True, text=True,
+                           timeout=60, cwd=tmp_path)
+        assert r.returncode == 2 and why in r.stderr, (extra, r.stderr)
