@@ -41,7 +41,8 @@
  * paired, 7 files), or the code of the first round that failed, or 10, or
  * 130 when interrupted.
  *
- * ab.json (schema_version 2; 1 had no R, A1 recorded and was compared),
+ * ab.json (schema_version 3; 2 had no "calibrate"; 1 had no R, A1 recorded and
+ * was compared),
  * rewritten after every step:
  *   { "schema_version": 2, "kind": "zlb-ab", "zlb_version", "status"
  *       ("running" | "completed" | "no_ir_diff" | "round_failed" |
@@ -52,6 +53,7 @@
  *                           "checkout" } },
  *     "rounds", "rounds_done", "order": ["R", "A1", "B1", ...],
  *     "tuner_cache": "isolated" | "shared", "run_options": [...],
+ *     "calibrate": whether R read the rows' clock elasticity for the comparison,
  *     "recording": <R's run dir> | null,
  *     "runs": [ { side ("R" | "A" | "B"), round (0 for R), runs_dir,
  *                 dir | null, autotune_mode, replay_from, exit_code } ],
@@ -76,7 +78,7 @@
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 
-#define AB_SCHEMA_VERSION 2
+#define AB_SCHEMA_VERSION 3
 #define AB_RECORDING "R"	/* the recording's directory and name */
 #define AB_FILE "ab.json"
 #define AB_DEFAULT_ROUNDS 3
@@ -109,6 +111,12 @@ struct ab_spec {
 	double threshold;		/* compare's band (fraction); < 0: its default */
 	/* compare --elasticity-from: a calibration batch's s for the rounds (NULL: none) */
 	const char *elasticity_from;
+	/*
+	 * --calibrate: R also reads each hot row's clock elasticity (zlb run
+	 * --clock-elasticity) and the comparison takes R's s for the rounds.
+	 * R is the one run not compared, so its burns touch no measured round.
+	 */
+	int calibrate;
 };
 
 void ab_spec_init(struct ab_spec *s);

@@ -83,7 +83,12 @@ int ab_run_compare(struct ab_state *st)
 	hint = xstrfmt("The runs are kept: zlb compare --allow-caliber-mismatch %s/A %s/B "
 		       "compares anyway", st->dir, st->dir);
 	run_opts.caliber_hint = hint;
-	run_opts.elasticity_from = p->spec->elasticity_from;
+	/*
+	 * R's own s (--calibrate) is whatever R read: a row whose burn did not
+	 * move the clock has none, and one with none at all is said, not refused.
+	 */
+	run_opts.elasticity_from = p->spec->calibrate ? st->recording : p->spec->elasticity_from;
+	run_opts.elasticity_optional = p->spec->calibrate;
 	rc = compare_run(&c, &run_opts, p->rep, &stage);
 	free(hint);
 	json_object_set_new(cj, "caliber_problems", json_strvec(&c.caliber_problems));

@@ -91,6 +91,7 @@ static json_t *initial_json(const struct ab_state *st)
 	json_object_set_new(j, "allow_no_ir_diff", json_boolean(p->spec->allow_no_ir_diff));
 	json_object_set_new(j, "shape_set", ab_str_or_null(p->shape_set));
 	json_object_set_new(j, "run_options", json_strvec(p->run_args));
+	json_object_set_new(j, "calibrate", json_boolean(p->spec->calibrate));
 	json_object_set_new(j, "recording", json_null());
 	json_object_set_new(j, "runs", json_array());
 	json_object_set_new(j, "switch_check", json_array());
@@ -147,6 +148,9 @@ static void print_header(const struct ab_state *st)
 	say(st, 0, TERM_BOLD, "  autotune: R records the configs A's tuners choose (tuner cache %s) "
 	    "and is not compared; every round of A and B replays R", p->isolate_tuner_cache ?
 	    "isolated per run" : "shared with the machine");
+	if (p->spec->calibrate)
+		say(st, 0, TERM_BOLD, "  calibration: R also reads each hot row's clock elasticity "
+		    "(--clock-elasticity), which the comparison corrects the rounds' clocks by");
 	strbuf_reset(&sb);
 	for (size_t i = 0; i < p->run_args->nr; i++)
 		strbuf_addf(&sb, "%s%s", i ? " " : "", p->run_args->v[i]);
@@ -302,6 +306,8 @@ static int run_round(struct ab_state *st, int s, int k, struct round_result *r)
 		strvec_pushl(&argv, "--flaggems-dir", side->flaggems_dir, NULL);
 	if (replay)
 		strvec_pushl(&argv, "--replay-from", st->recording, NULL);
+	else if (p->spec->calibrate)
+		strvec_push(&argv, "--clock-elasticity=1");
 	ab_side_env(side, p->envp, &env);
 
 	say(st, 0, TERM_BOLD, "%s", "");

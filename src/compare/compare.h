@@ -202,7 +202,8 @@ int compare_load_results(struct compare *c);
  * dir read for the same row and kind (zlb run --clock-elasticity): their
  * median, its standard error the larger of theirs and their sd. s is a
  * kernel's on one GPU: runs on another device than c's are refused, and
- * so is a dir with no run or no s at all. On an H100 the engine read s
+ * so is a dir with no run or (unless optional: a note, and 0) no s at
+ * all. On an H100 the engine read s
  * near what four matrices of processes showed, but its burn put the rows
  * after it under the power cap: read once in a run of its own, s costs
  * the compared runs nothing (bench/README, "the clock elasticity, read in
@@ -210,7 +211,7 @@ int compare_load_results(struct compare *c);
  * calibration's; the slack (STATS_ELASTICITY_SLACK) is what covers it.
  * Returns the rows given an s (a note says so), or -1 (error()).
  */
-int compare_take_elasticity(struct compare *c, const char *dir);
+int compare_take_elasticity(struct compare *c, const char *dir, int optional);
 
 /*
  * Step 4. Also sets each row's op_runs: the rounds it could have on a side,

@@ -73,7 +73,7 @@ static const struct compare_run *other_device(const struct compare *c, int sides
 	return NULL;
 }
 
-int compare_take_elasticity(struct compare *c, const char *dir)
+int compare_take_elasticity(struct compare *c, const char *dir, int optional)
 {
 	struct compare cal;
 	const struct compare_run *odd;
@@ -113,6 +113,16 @@ int compare_take_elasticity(struct compare *c, const char *dir)
 
 			read += calibrated_of(&cal.rows[i], k, &e);
 		}
+	if (!read && optional) {
+		char *note = xstrfmt("clock elasticity: %s read none (no hot row's burn moved "
+				     "its clock, or no clock could be read): the rounds are "
+				     "compared without it", dir);
+
+		strvec_push(&c->notes, note);
+		free(note);
+		ret = 0;
+		goto out;
+	}
 	if (!read) {
 		error("--elasticity-from %s: none of its rows read a clock elasticity (run it "
 		      "with zlb run or zlb batch --clock-elasticity)", dir);

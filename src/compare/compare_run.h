@@ -31,6 +31,8 @@ struct compare_run_opts {
 	const struct compare_view *view;  /* the table's rows, order and width; NULL: all, no limit */
 	/* runs whose clock elasticity rounds without one take (compare_take_elasticity); NULL: none */
 	const char *elasticity_from;
+	/* elasticity_from read no s: a note and no correction, not a refusal (zlb ab --calibrate) */
+	int elasticity_optional;
 };
 
 enum compare_stage {

@@ -100,7 +100,8 @@ def test_dead_axis_warns_and_stops_after_round_one(zlb):
     assert "--allow-no-ir-diff" in r.out
     assert not (r.dir / "compare.json").exists()
     j = r.json
-    assert j["schema_version"] == 2 and j["kind"] == "zlb-ab"
+    assert j["schema_version"] == 3 and j["kind"] == "zlb-ab"
+    assert j["calibrate"] is False
     assert j["status"] == "no_ir_diff" and j["exit_code"] == 10
     assert j["rounds"] == 3 and j["rounds_done"] == 1
     assert j["axis"] == "ZL_DEAD=0,1"
@@ -115,6 +116,27 @@ def test_dead_axis_warns_and_stops_after_round_one(zlb):
         [("R", 0, str(r.recording()), 0), ("A", 1, str(a[1]), 0), ("B", 1, str(b[1]), 0)]
     assert j["order"] == ["R", "A1", "B1", "A2", "B2", "A3", "B3"]
     assert j["compare"] is None
+
+
+def test_calibrate_reads_s_in_the_recording_alone_and_compares_with_it(zlb):
+    # R reads each hot row's clock elasticity; the rounds do not, and the
+    # comparison takes R's. Under the fake driver no burn moves a clock, so
+    # R reads none: the comparison says so and goes on without it.
+    r = Ab(zlb, ["softmax", "--axis", "ZL_DEAD=0,1", "--rounds", "1", "--allow-no-ir-diff",
+                 "--calibrate", *QUICK])
+    assert r.rc == 0, r
+    assert r.json["calibrate"] is True
+    assert "calibration: R also reads each hot row's clock elasticity" in r.out
+    rec = r.identity(r.recording())
+    assert rec["caliber"]["clock_elasticity"] is True
+    for run in (r.runs("A")[1], r.runs("B")[1]):
+        assert r.identity(run)["caliber"]["clock_elasticity"] is False, run
+    # R's rows ran the phase (its record's keys are there, s or its reason)
+    rows = [json.loads(l) for l in (r.recording() / "results.jsonl").read_text().splitlines()]
+    rows = [x for x in rows if x.get("kind") == "row"]
+    assert rows and all("clock_elasticity_why" in x["gems"] for x in rows)
+    assert f"clock elasticity: {r.recording()} read none" in r.out, r
+    assert r.json["compare"]["exit_code"] == 0
 
 
 def test_dead_axis_allowed_runs_every_round_and_compares(zlb):
@@ -368,6 +390,12 @@ def test_ctrl_c_stops_the_round_and_marks_ab_json(zlb):
      "'/nonexistent/cal' is not a directory"),
     (["softmax", "--axis", "ZL_X=0,1", "--shared-tuner-cache", "--isolate-tuner-cache"], {},
      "contradict"),
+    (["softmax", "--axis", "ZL_X=0,1", "--calibrate", "--elasticity-from", "/tmp"], {},
+     "--calibrate reads s in R and --elasticity-from /tmp takes it from there: give one"),
+    (["softmax", "--axis", "ZL_X=0,1", "--calibrate", "--clock-elasticity"], {},
+     "--calibrate reads s in R alone, and --clock-elasticity in every round"),
+    (["softmax", "--axis", "ZL_X=0,1", "--calibrate", "--l2", "cold"], {},
+     "--l2 cold has none to read"),
 ])
 def test_bad_input_exit_2_and_create_nothing(zlb, args, env, needle):
     r = zlb.cmd("ab", *args, env=env)
