@@ -21,10 +21,16 @@
 # rounds so far are packed after each replay, so a command cut short keeps
 # them. CAL_LIMIT (seconds, 0: none) adds a calibration batch after D that
 # reads each row's clock elasticity (--clock-elasticity, 150 s or so on an
-# H100), OUT/aa_cal.txt (the single pairs with its s) and aa_two.txt with it.
-# About 85 s for REC and 60-75 s for each replay on an H100 (build 1d294ad).
+# H100), OUT/aa_cal.txt (the single pairs with its s) and aa_two.txt with it;
+# REC_ELASTICITY=1 has the recording read s instead (about 55 s more REC on
+# an H100, no batch of its own), with the same tables. About 85 s for REC
+# and 60-75 s for each replay on an H100 (build 1d294ad).
 set -u
 FG=$1 R=$2 OUT=$3 PBUDGET=${4:-0}
+if [ "${REC_ELASTICITY:-0}" = 1 ] && [ "${CAL_LIMIT:-0}" -gt 0 ]; then
+	echo "issue28_rounds.sh: REC_ELASTICITY=1 and CAL_LIMIT=$CAL_LIMIT both calibrate; give one" >&2
+	exit 2
+fi
 export PYTHONUNBUFFERED=1 GEMS_VENDOR=nvidia
 mkdir -p "$R" "$OUT"
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active \
@@ -43,7 +49,19 @@ pack() {
 	tar -czf "$OUT/rounds.tgz" --exclude=ir --exclude=ttgir --exclude=triton_cache \
 		--exclude=tuner_cache --exclude='*.tgz' -C "$R" "$@"
 }
-step REC ${REC_LIMIT:-130} ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/REC" --isolation worker
+# REC_ELASTICITY=1: the recording reads each row's clock elasticity itself, as
+# zlb ab --calibrate has R do. No replay is measured in it, so its burns reach
+# no compared round, and the tables take its s (--elasticity-from REC) for
+# about 0.85 s a row of REC instead of a calibration batch of its own
+# (CAL_LIMIT, below: the two are one choice). Its rows run after burns, so
+# the K the replays capture is the one REC settled on under them, alike
+# for every replay.
+if [ "${REC_ELASTICITY:-0}" = 1 ]; then
+	ZL_CLOCK_ELASTICITY=1 step REC ${REC_LIMIT:-130} ./build/zlb batch --ops $OPS "${C[@]}" \
+		--batch-dir "$R/REC" --isolation worker
+else
+	step REC ${REC_LIMIT:-130} ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/REC" --isolation worker
+fi
 done_rounds=()
 for b in A B C D; do
 	step $b ${REPLAY_LIMIT:-110} ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/$b" --isolation worker \
@@ -61,6 +79,11 @@ done
 # Without a preload whatever the rounds had: it is read for its s alone,
 # which compare takes from a run of the same device, not of the same caliber.
 CALFROM=()
+if [ "${REC_ELASTICITY:-0}" = 1 ]; then
+	CALFROM=(--elasticity-from "$R/REC")
+	python3 bench/aa_table.py "${done_rounds[@]}" --rows --coverage "${CALFROM[@]}" \
+		> "$OUT/aa_cal.txt" 2>&1
+fi
 if [ "${CAL_LIMIT:-0}" -gt 0 ]; then
 	ZL_CLOCK_ELASTICITY=1 ZL_PRELOAD=0 ZL_PRELOAD_STEADY=0 step CAL "$CAL_LIMIT" ./build/zlb batch --ops $OPS "${C[@]}" \
 		--batch-dir "$R/CAL" --isolation worker --replay-root "$R/REC"
@@ -87,7 +110,7 @@ done > "$OUT/fallbacks.txt" 2>&1
 tee -a "$OUT/log.txt" < "$OUT/fallbacks.txt"
 # the rounds' records without their bulk, so that compare can be read again
 # off the GPU machine
-pack REC A B C D ${CALFROM:+CAL} -C "$OUT" smi.csv && rm -f "$OUT/smi.csv"
+pack REC A B C D $([ -d "$R/CAL" ] && echo CAL) -C "$OUT" smi.csv && rm -f "$OUT/smi.csv"
 if [ "$PBUDGET" -gt 0 ]; then
 	step P "$PBUDGET" ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/P" \
 		--isolation process --replay-root "$R/REC"
