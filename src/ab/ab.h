@@ -44,7 +44,7 @@
  * ab.json (schema_version 3; 2 had no "calibrate"; 1 had no R, A1 recorded and
  * was compared),
  * rewritten after every step:
- *   { "schema_version": 2, "kind": "zlb-ab", "zlb_version", "status"
+ *   { "schema_version": 3, "kind": "zlb-ab", "zlb_version", "status"
  *       ("running" | "completed" | "no_ir_diff" | "round_failed" |
  *        "interrupted" | "error"), "exit_code" (null while running),
  *     "op", "ab_dir", "started_at", "finished_at", "axis" (text),
@@ -114,7 +114,9 @@ struct ab_spec {
 	/*
 	 * --calibrate: R also reads each hot row's clock elasticity (zlb run
 	 * --clock-elasticity) and the comparison takes R's s for the rounds.
-	 * R is the one run not compared, so its burns touch no measured round.
+	 * R is the one run not compared, so its burns reach no measured row;
+	 * what reaches the rounds is what R chose after them, the configs its
+	 * tuners timed and the calls per replay it settled, alike for A and B.
 	 */
 	int calibrate;
 };

@@ -89,6 +89,7 @@ int ab_run_compare(struct ab_state *st)
 	 */
 	run_opts.elasticity_from = p->spec->calibrate ? st->recording : p->spec->elasticity_from;
 	run_opts.elasticity_optional = p->spec->calibrate;
+	run_opts.elasticity_via = p->spec->calibrate ? "zlb ab --calibrate" : NULL;
 	rc = compare_run(&c, &run_opts, p->rep, &stage);
 	free(hint);
 	json_object_set_new(cj, "caliber_problems", json_strvec(&c.caliber_problems));

@@ -69,13 +69,16 @@ static const struct opt_def ab_option_defs[] = {
 	 * single pairs read SAME on 81.5-88.9% of gems rows where they read
 	 * 74.1-85.2% without (bench/README, "the clock elasticity, read in the
 	 * process"). R is that run here: it is not compared, and the burns it
-	 * leaves behind reach no measured round.
+	 * leaves behind reach no measured row; the configs and calls per
+	 * replay the rounds replay were chosen in R after them, alike for A
+	 * and B.
 	 */
 	{ "calibrate", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "the recording R also reads each hot row's clock elasticity (zlb run "
 	  "--clock-elasticity, 0.6-0.9 s a row on an H100), and the comparison corrects the "
 	  "rounds for their sides' effective clocks by it instead of widening; R is not "
-	  "compared, so its burns touch no measured round" },
+	  "compared, so its burns reach no measured row (the configs and calls per replay "
+	  "the rounds replay were chosen in R after them, alike for both sides)" },
 	{ NULL },
 };
 

@@ -29,6 +29,10 @@ static const struct opt_def report_option_defs[] = {
 	{ "allow-caliber-mismatch", NULL, NULL, NULL, OPT_BOOL, NULL, 0, 0, NULL,
 	  "A B: report even when the sides were not measured the same way; the "
 	  "differences head the page in red" },
+	{ "elasticity-from", NULL, NULL, NULL, OPT_STRING, NULL, 0, 0, "DIR",
+	  "A/B: rows whose rounds read no clock elasticity take the s the runs under DIR "
+	  "read (as zlb compare --elasticity-from). An A/B directory whose comparison took "
+	  "s from its own recording (zlb ab --calibrate) is read so without it" },
 	{ NULL },
 };
 
@@ -146,6 +150,22 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 		ro.threshold = strtod(thr, NULL) / 100;
+	}
+	ro.elasticity_from = opt_get(report_option_defs, &opts, "elasticity-from");
+	if (ro.elasticity_from) {
+		enum report_input kind = REPORT_INPUT_PAIR;
+
+		if (pos.nr == 1 && !report_detect(pos.v[0], &kind) && kind != REPORT_INPUT_AB) {
+			rc = usage_error("report", "--elasticity-from is for an A/B; %s is a %s",
+					 pos.v[0], kind == REPORT_INPUT_RUN ? "run" : "batch");
+			goto out;
+		}
+		if (!is_dir(ro.elasticity_from)) {
+			rc = usage_error("report", "--elasticity-from takes the directory of a "
+					 "calibration (runs made with --clock-elasticity); '%s' is "
+					 "not one", ro.elasticity_from);
+			goto out;
+		}
 	}
 	allow = opt_get(report_option_defs, &opts, "allow-caliber-mismatch");
 	ro.allow_caliber = allow && opt_parse_bool(allow) == 1;

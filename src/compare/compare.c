@@ -96,6 +96,7 @@ void compare_release(struct compare *c)
 	strvec_clear(&c->warnings);
 	strvec_clear(&c->notes);
 	json_decref(c->caliber_fields);
+	free(c->elasticity_from);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -173,6 +173,8 @@ struct compare {
 	int single_round_rows;		/* rows where a side had one round */
 	int by_operator;		/* the sides hold several operators (two batches) */
 	int regression;			/* a gems row SLOWER */
+	/* the runs whose s the rounds took (compare_take_elasticity), or NULL */
+	char *elasticity_from;
 };
 
 void compare_init(struct compare *c, const struct compare_opts *o);
@@ -209,9 +211,11 @@ int compare_load_results(struct compare *c);
  * the compared runs nothing (bench/README, "the clock elasticity, read in
  * the process"). B's kernel may follow its clock otherwise than the
  * calibration's; the slack (STATS_ELASTICITY_SLACK) is what covers it.
- * Returns the rows given an s (a note says so), or -1 (error()).
+ * via names the source in the note and the refusals ("--elasticity-from",
+ * "zlb ab --calibrate"); c->elasticity_from keeps dir once s was taken
+ * from it. Returns the rows given an s (a note says so), or -1 (error()).
  */
-int compare_take_elasticity(struct compare *c, const char *dir, int optional);
+int compare_take_elasticity(struct compare *c, const char *dir, const char *via, int optional);
 
 /*
  * Step 4. Also sets each row's op_runs: the rounds it could have on a side,

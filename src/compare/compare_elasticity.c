@@ -73,7 +73,7 @@ static const struct compare_run *other_device(const struct compare *c, int sides
 	return NULL;
 }
 
-int compare_take_elasticity(struct compare *c, const char *dir, int optional)
+int compare_take_elasticity(struct compare *c, const char *dir, const char *via, int optional)
 {
 	struct compare cal;
 	const struct compare_run *odd;
@@ -84,24 +84,24 @@ int compare_take_elasticity(struct compare *c, const char *dir, int optional)
 	compare_init(&cal, &c->opts);
 	n = compare_add_path(&cal, 0, dir);
 	if (n < 0) {
-		error("--elasticity-from %s is not a directory", dir);
+		error("%s %s is not a directory", via, dir);
 		goto out;
 	}
 	if (n == 0) {
-		error("--elasticity-from %s holds no run (a run directory, or a directory of "
-		      "runs, made with zlb run or zlb batch --clock-elasticity)", dir);
+		error("%s %s holds no run (a run directory, or a directory of "
+		      "runs, made with zlb run or zlb batch --clock-elasticity)", via, dir);
 		goto out;
 	}
 	compare_load_identities(&cal);
 	device = cal.side[0].nr ? device_of(&cal.side[0].runs[0]) : NULL;
 	if (!device || (odd = other_device(&cal, 1, device))) {
-		error("--elasticity-from %s: its runs do not all name one device in their "
-		      "identity; read s on one GPU", dir);
+		error("%s %s: its runs do not all name one device in their "
+		      "identity; read s on one GPU", via, dir);
 		goto out;
 	}
 	if ((odd = other_device(c, 2, device))) {
-		error("--elasticity-from %s ran on %s, and run %s on %s: s is a kernel's on one "
-		      "GPU; read it on the GPU the sides ran on", dir, device, odd->dir,
+		error("%s %s ran on %s, and run %s on %s: s is a kernel's on one "
+		      "GPU; read it on the GPU the sides ran on", via, dir, device, odd->dir,
 		      device_of(odd) ? device_of(odd) : "(no device recorded)");
 		goto out;
 	}
@@ -114,9 +114,9 @@ int compare_take_elasticity(struct compare *c, const char *dir, int optional)
 			read += calibrated_of(&cal.rows[i], k, &e);
 		}
 	if (!read && optional) {
-		char *note = xstrfmt("clock elasticity: %s read none (no hot row's burn moved "
-				     "its clock, or no clock could be read): the rounds are "
-				     "compared without it", dir);
+		char *note = xstrfmt("clock elasticity: %s read none (%s; each row's "
+				     "clock_elasticity_why in its results.jsonl says why): the "
+				     "rounds are compared without it", dir, via);
 
 		strvec_push(&c->notes, note);
 		free(note);
@@ -124,8 +124,8 @@ int compare_take_elasticity(struct compare *c, const char *dir, int optional)
 		goto out;
 	}
 	if (!read) {
-		error("--elasticity-from %s: none of its rows read a clock elasticity (run it "
-		      "with zlb run or zlb batch --clock-elasticity)", dir);
+		error("%s %s: none of its rows read a clock elasticity (run it "
+		      "with zlb run or zlb batch --clock-elasticity)", via, dir);
 		goto out;
 	}
 	for (size_t i = 0; i < c->nr_rows; i++) {
@@ -155,11 +155,13 @@ int compare_take_elasticity(struct compare *c, const char *dir, int optional)
 	}
 	{
 		char *note = xstrfmt("clock elasticity: %zu round%s of %zu row%s took s from %s "
-				     "(--elasticity-from)", rounds, rounds == 1 ? "" : "s", given,
-				     given == 1 ? "" : "s", dir);
+				     "(%s)", rounds, rounds == 1 ? "" : "s", given,
+				     given == 1 ? "" : "s", dir, via);
 		strvec_push(&c->notes, note);
 		free(note);
 	}
+	free(c->elasticity_from);
+	c->elasticity_from = xstrdup(dir);
 	ret = (int)given;
 out:
 	compare_release(&cal);

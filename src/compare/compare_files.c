@@ -225,6 +225,9 @@ json_t *compare_to_json(const struct compare *c, int caliber_allowed, int exit_c
 	json_object_set_new(set, "bootstrap", json_integer(c->opts.nboot));
 	json_object_set_new(set, "seed", json_integer((json_int_t)c->opts.seed));
 	json_object_set_new(set, "confidence", json_real(c->opts.confidence));
+	/* where the rounds without s took it: what a report must take again */
+	json_object_set_new(set, "elasticity_from", c->elasticity_from ?
+			    json_string(c->elasticity_from) : json_null());
 	json_object_set_new(o, "settings", set);
 	json_object_set_new(o, "a", side_json(&c->side[0]));
 	json_object_set_new(o, "b", side_json(&c->side[1]));

@@ -92,7 +92,8 @@ int compare_run(struct compare *c, const struct compare_run_opts *o, struct repo
 		return ZLB_EXIT_NO_DATA;
 	}
 	if (o->elasticity_from &&
-	    compare_take_elasticity(c, o->elasticity_from, o->elasticity_optional) < 0) {
+	    compare_take_elasticity(c, o->elasticity_from, o->elasticity_via ? o->elasticity_via :
+				    "--elasticity-from", o->elasticity_optional) < 0) {
 		refuse(rep, o, "%s: %s", o->who, last_error());
 		*stage = COMPARE_STOPPED_ROWS;
 		strbuf_release(&sb);

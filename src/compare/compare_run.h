@@ -33,6 +33,8 @@ struct compare_run_opts {
 	const char *elasticity_from;
 	/* elasticity_from read no s: a note and no correction, not a refusal (zlb ab --calibrate) */
 	int elasticity_optional;
+	/* how elasticity_from was named, in notes and refusals; NULL: "--elasticity-from" */
+	const char *elasticity_via;
 };
 
 enum compare_stage {

@@ -43,9 +43,11 @@ struct report_opts {
 	double threshold;
 	int allow_caliber;	/* A B: report even when calibers differ (shown in red) */
 	const char *generated_at;	/* the footer's time, or NULL */
+	/* A/B: rounds without s take the s of the runs under this (compare's --elasticity-from) */
+	const char *elasticity_from;
 };
 
-#define REPORT_OPTS_INIT { NULL, -1, 0, NULL }
+#define REPORT_OPTS_INIT { NULL, -1, 0, NULL, NULL }
 
 /*
  * What path is: a run, a batch or an A/B directory. Returns 0, or -1 with

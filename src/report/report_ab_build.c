@@ -3,6 +3,7 @@
  * through the compare library, as zlb compare and zlb ab make it, then
  * the IR of each operator measured on both sides.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +18,35 @@
 #include "rundir/exit_codes.h"
 
 /*
+ * Where an A/B directory's comparison took its clock elasticity from
+ * (compare.json settings.elasticity_from), taken again only when it lies
+ * inside the A/B directory (zlb ab --calibrate: its recording R) and holds
+ * no link out of it: a path read from a file leads nowhere else. Returns
+ * that path (fresh), or NULL, with a warning naming what was left out.
+ */
+static char *ab_elasticity_from(const char *ab_dir, const char *given)
+{
+	char root[PATH_MAX], at[PATH_MAX];
+	size_t n;
+
+	if (!given)
+		return NULL;
+	if (realpath(ab_dir, root) && realpath(given, at) && (n = strlen(root)) &&
+	    !strncmp(at, root, n) && at[n] == '/' && !report_check_tree(at, 4))
+		return xstrdup(at);
+	warning("the A/B's comparison took the clock elasticity of %s, which is not in %s: "
+		"the page compares without it; give --elasticity-from %s to show zlb ab's "
+		"verdicts", given, ab_dir, given);
+	return NULL;
+}
+
+/*
  * An A/B directory's own settings (its compare.json), so the page shows
  * the verdicts zlb ab printed. Only numbers in their ranges are taken;
- * anything else keeps compare's default.
+ * anything else keeps compare's default. *elast: where its rounds took s
+ * as compare.json says (fresh), or NULL.
  */
-static void ab_settings(const char *ab_dir, struct compare_opts *opts)
+static void ab_settings(const char *ab_dir, struct compare_opts *opts, char **elast)
 {
 	char *p = path_join(ab_dir, COMPARE_JSON);
 	json_t *doc = NULL, *set;
@@ -48,6 +73,8 @@ static void ab_settings(const char *ab_dir, struct compare_opts *opts)
 		if (json_is_integer(json_object_get(set, "seed")) &&
 		    json_integer_value(json_object_get(set, "seed")) >= 0)
 			opts->seed = (uint64_t)json_integer_value(json_object_get(set, "seed"));
+		if (json_str(set, "elasticity_from"))
+			*elast = xstrdup(json_str(set, "elasticity_from"));
 	}
 	json_decref(doc);
 	free(p);
@@ -90,9 +117,13 @@ static void pair_ir(struct report_ab *m, const char *link_base)
 	strvec_clear(&seen);
 }
 
-/* Step by step as compare_run(), without its terminal text. */
+/*
+ * Step by step as compare_run(), without its terminal text. elast: the
+ * runs whose s the rounds without one take (via: how it was named;
+ * optional: none read is a note), or NULL.
+ */
 static int compare_sides(struct compare *c, const char *const *sides, const char *const *shown,
-			 int allow)
+			 int allow, const char *elast, const char *via, int optional)
 {
 	for (int s = 0; s < 2; s++) {
 		int n = compare_add_path(c, s, sides[s]);
@@ -128,6 +159,8 @@ static int compare_sides(struct compare *c, const char *const *sides, const char
 				      "compare", s ? "B" : "A", c->side[s].runs[i].dir);
 				return ZLB_EXIT_NO_DATA;
 			}
+	if (elast && compare_take_elasticity(c, elast, via, optional) < 0)
+		return ZLB_EXIT_USAGE;
 	compare_analyse(c);
 	return ZLB_EXIT_OK;
 }
@@ -139,17 +172,21 @@ int report_ab_build(const char *ab_dir, const char *const *paths,
 	struct compare c;
 	struct report_ab m;
 	struct strbuf result = STRBUF_INIT;
-	char *sides[2] = { NULL, NULL };
+	char *sides[2] = { NULL, NULL }, *elast = NULL;
 	const char *shown[2];
 	json_t *doc = NULL, *ab = NULL;
 	int rc, code;
 
 	if (ab_dir) {
-		char *p = path_join(ab_dir, "ab.json");
+		char *p = path_join(ab_dir, "ab.json"), *said = NULL;
+
 		if (json_read_file(p, &ab) < 0)
 			ab = NULL;	/* the page goes without the A/B's own story */
 		free(p);
-		ab_settings(ab_dir, &opts);
+		ab_settings(ab_dir, &opts, &said);
+		if (!o->elasticity_from)
+			elast = ab_elasticity_from(ab_dir, said);
+		free(said);
 		sides[0] = path_join(ab_dir, "A");
 		sides[1] = path_join(ab_dir, "B");
 	} else {
@@ -164,12 +201,18 @@ int report_ab_build(const char *ab_dir, const char *const *paths,
 		if (report_check_tree(sides[s], 4)) {
 			free(sides[0]);
 			free(sides[1]);
+			free(elast);
 			json_decref(ab);
 			return ZLB_EXIT_NO_DATA;
 		}
 
 	compare_init(&c, &opts);
-	rc = compare_sides(&c, (const char *const *)sides, shown, o->allow_caliber);
+	if (o->elasticity_from)
+		rc = compare_sides(&c, (const char *const *)sides, shown, o->allow_caliber,
+				   o->elasticity_from, "--elasticity-from", 0);
+	else
+		rc = compare_sides(&c, (const char *const *)sides, shown, o->allow_caliber,
+				   elast, "the A/B's own", 1);
 	if (rc)
 		goto out;
 	code = compare_render_result(&c, &result, 0);
@@ -193,5 +236,6 @@ out:
 	strbuf_release(&result);
 	free(sides[0]);
 	free(sides[1]);
+	free(elast);
 	return rc;
 }

@@ -715,6 +715,8 @@ def test_elasticity_from_a_calibration_run_corrects_rounds_that_read_none(zlb, t
     assert took["elasticity"] == pytest.approx(0.8) and took["verdict"] == "SAME", took
     assert none["elasticity"] is None and none["verdict"] == "UNSURE", none
     assert "clock elasticity: 2 rounds of 1 row took s from" in res.out
+    # and compare.json says where, for a report to take it again
+    assert res.json["settings"]["elasticity_from"] == str(cal)
 
     # Refused with a sentence and exit 2: no directory, no run, no s read,
     # another GPU.
@@ -906,7 +908,8 @@ def test_csv_and_json_content(zlb, tmp_path):
     j = res.json
     assert j["schema_version"] == 1 and j["kind"] == "zlb-compare"
     assert j["settings"] == {"threshold": 0.01, "fdr": 0.05, "drift_floor": 0.001,
-                             "bootstrap": 2000, "seed": 1, "confidence": 0.95}
+                             "bootstrap": 2000, "seed": 1, "confidence": 0.95,
+                             "elasticity_from": None}
     assert j["a"]["rounds"] == 3 and j["b"]["rounds"] == 3
     assert j["a"]["runs"][0]["caliber"]["autotune_mode"] == "record"
     assert len(res.csv) == 10

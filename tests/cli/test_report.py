@@ -122,6 +122,51 @@ def test_ab_dir_forest_calibers_and_ir_links(zlb):
     assert "default-src 'none'" in html
 
 
+def calibrated_ab(tmp_path, inside=True):
+    """A copy of the example A/B whose comparison took s from a calibration
+    run: inside the A/B directory (zlb ab --calibrate's R), or beside it."""
+    ab = tmp_path / "ab"
+    shutil.copytree(AB, ab)
+    cal = (ab / "R" if inside else tmp_path / "cal") / "cal_run"
+    shutil.copytree(first_run(AB, "A"), cal)
+    rows = [json.loads(l) for l in (cal / "results.jsonl").read_text().splitlines()]
+    for r in rows:
+        for side in ("gems", "torch"):
+            if isinstance(r.get(side), dict):
+                r[side].update(clock_elasticity=0.8, clock_elasticity_se=0.01,
+                               clock_elasticity_pairs=90)
+    (cal / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    doc = json.loads((ab / "compare.json").read_text())
+    doc["settings"]["elasticity_from"] = str(cal)
+    (ab / "compare.json").write_text(json.dumps(doc))
+    return ab, cal
+
+
+def test_ab_page_takes_s_where_the_ab_took_it_from_its_own_recording(zlb, tmp_path):
+    # zlb ab --calibrate compared with its R's s: the page compares so again
+    ab, cal = calibrated_ab(tmp_path)
+    r, out = report(zlb, ab)
+    assert r.rc == 0, r
+    assert re.search(r"clock elasticity: \d+ rounds? of \d+ rows? took s from %s \(the "
+                     r"A/B's own\)" % re.escape(str(cal)), Page(out.read_text()).plain), r
+
+
+def test_ab_page_follows_no_path_out_of_the_ab_but_takes_one_given(zlb, tmp_path):
+    ab, cal = calibrated_ab(tmp_path, inside=False)
+    r, out = report(zlb, ab)
+    assert r.rc == 0, r
+    assert f"took the clock elasticity of {cal}, which is not in {ab}" in r.err, r
+    assert "took s from" not in Page(out.read_text()).plain
+    # given on the command line, it is the user's to name
+    r, out = report(zlb, ab, "--elasticity-from", cal)
+    assert r.rc == 0 and "which is not in" not in r.err, r
+    assert f"took s from {cal} (--elasticity-from)" in Page(out.read_text()).plain
+    r, _ = report(zlb, ab, "--elasticity-from", tmp_path / "nowhere")
+    assert r.rc == 2 and "'%s' is not one" % (tmp_path / "nowhere") in r.err, r
+    r, _ = report(zlb, first_run(AB, "A"), "--elasticity-from", cal)
+    assert r.rc == 2 and "--elasticity-from is for an A/B" in r.err, r
+
+
 def test_ab_replay_fallback_flag_names_side_reason_and_kernel(zlb, tmp_path):
     a = tmp_path / "A"
     b = tmp_path / "B"
