@@ -17,7 +17,7 @@
 #
 #   bash bench/issue28_rounds.sh FLAGGEMS_DIR WORK OUT [SECONDS_FOR_P]
 #
-# REC_LIMIT and REPLAY_LIMIT (seconds; 130 and 110) bound each step; the
+# REC_LIMIT and REPLAY_LIMIT (seconds; 130, 200 with REC_ELASTICITY=1, and 110) bound each step; the
 # rounds so far are packed after each replay, so a command cut short keeps
 # them. CAL_LIMIT (seconds, 0: none) adds a calibration batch after D that
 # reads each row's clock elasticity (--clock-elasticity, 150 s or so on an
@@ -57,7 +57,8 @@ pack() {
 # the K the replays capture is the one REC settled on under them, alike
 # for every replay.
 if [ "${REC_ELASTICITY:-0}" = 1 ]; then
-	ZL_CLOCK_ELASTICITY=1 step REC ${REC_LIMIT:-130} ./build/zlb batch --ops $OPS "${C[@]}" \
+	# r42's recording took 151 s with the phase, 94 without
+	ZL_CLOCK_ELASTICITY=1 step REC ${REC_LIMIT:-200} ./build/zlb batch --ops $OPS "${C[@]}" \
 		--batch-dir "$R/REC" --isolation worker
 else
 	step REC ${REC_LIMIT:-130} ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/REC" --isolation worker
@@ -78,7 +79,7 @@ done
 # tables are then made with and without its s (zlb compare --elasticity-from).
 # Without a preload whatever the rounds had: it is read for its s alone,
 # which compare takes from a run of the same device, not of the same caliber.
-CALFROM=()
+CALFROM=() CALDIR=
 if [ "${REC_ELASTICITY:-0}" = 1 ]; then
 	CALFROM=(--elasticity-from "$R/REC")
 	python3 bench/aa_table.py "${done_rounds[@]}" --rows --coverage "${CALFROM[@]}" \
@@ -87,7 +88,7 @@ fi
 if [ "${CAL_LIMIT:-0}" -gt 0 ]; then
 	ZL_CLOCK_ELASTICITY=1 ZL_PRELOAD=0 ZL_PRELOAD_STEADY=0 step CAL "$CAL_LIMIT" ./build/zlb batch --ops $OPS "${C[@]}" \
 		--batch-dir "$R/CAL" --isolation worker --replay-root "$R/REC"
-	CALFROM=(--elasticity-from "$R/CAL")
+	CALFROM=(--elasticity-from "$R/CAL") CALDIR=CAL
 	python3 bench/aa_table.py "${done_rounds[@]}" --rows --coverage "${CALFROM[@]}" \
 		> "$OUT/aa_cal.txt" 2>&1
 	pack REC "${done_rounds[@]##*/}" CAL
@@ -110,7 +111,7 @@ done > "$OUT/fallbacks.txt" 2>&1
 tee -a "$OUT/log.txt" < "$OUT/fallbacks.txt"
 # the rounds' records without their bulk, so that compare can be read again
 # off the GPU machine
-pack REC A B C D $([ -d "$R/CAL" ] && echo CAL) -C "$OUT" smi.csv && rm -f "$OUT/smi.csv"
+pack REC A B C D $CALDIR -C "$OUT" smi.csv && rm -f "$OUT/smi.csv"
 if [ "$PBUDGET" -gt 0 ]; then
 	step P "$PBUDGET" ./build/zlb batch --ops $OPS "${C[@]}" --batch-dir "$R/P" \
 		--isolation process --replay-root "$R/REC"

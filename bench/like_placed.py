@@ -21,9 +21,12 @@ measured graph's kind: "new" (grew by more than --new-mib) against
 "cached". zlb compare drops a probe column from its aligned fit when any
 process has no draw in it, so the copies' P is drawn from the columns
 placed like the measured graph in every process (and falls back to the
-rows' own placement_sd where no column is left). It prints, for each row
-side, the rounds' kinds (measured/probe 1/probe 2, N for new, C for
-cached, ? for no reading) and the columns it nulled. Nothing is timed.
+rows' own placement_sd, wild probe and all, where no column is left: such
+rows are marked). It prints, for each row side, the rounds' kinds
+(measured/probe 1/probe 2, N for new, C for cached, ? for no reading) and
+the columns it nulled. A results.jsonl that is a link is replaced by a
+file in the copy (the round it came from is never written); a linked
+directory is copied as a link and not rewritten. Nothing is timed.
 """
 import argparse
 import json
@@ -76,11 +79,14 @@ def rewrite_results(path, new_mib, seen):
                 if isinstance(meas, dict):
                     got = rewrite_side(meas, new_mib)
                     if got:
-                        key = (side, rec.get("op"), str(rec.get("shape_detail")))
+                        key = (side, rec.get("op"), str(rec.get("shape_detail")),
+                               str(rec.get("dtype")))
                         seen.setdefault(key, []).append(got)
             line = json.dumps(rec)
         out.append(line)
-    with open(path, "w", encoding="utf-8") as f:
+    # a new file, never through a link copied from the round
+    os.unlink(path)
+    with open(path, "x", encoding="utf-8") as f:
         f.write("\n".join(out) + ("\n" if out else ""))
 
 
@@ -116,11 +122,14 @@ def main(argv=None):
         print("no row recorded placement_probe_pool_mib: the copies are the rounds as "
               "they were")
         return 0
-    for (side, op, shape), got in sorted(seen.items()):
+    for (side, op, shape, dtype), got in sorted(seen.items()):
         dropped = sorted({j for _, nulled in got for j in nulled})
-        print("%-5s %-20s %-28s %s  nulled probe %s" % (
-            side, op, shape[:28], " ".join(k for k, _ in got),
-            ",".join(map(str, dropped)) if dropped else "none"))
+        probes = max(len(k.split("/")) - 1 for k, _ in got)
+        print("%-5s %-20s %-28s %-14s %s  nulled probe %s%s" % (
+            side, op, shape[:28], dtype.replace("torch.", "")[:14],
+            " ".join(k for k, _ in got), ",".join(map(str, dropped)) if dropped else "none",
+            "  (no column left: compare takes placement_sd)" if probes and
+            len(dropped) >= probes else ""))
     print("%d row sides; the copies are in %s" % (len(seen), a.out))
     return 0
 

@@ -61,10 +61,27 @@ def test_probes_placed_otherwise_lose_their_draws_in_the_copies(tmp_path):
     assert draws_of(dirs[1], "rms_norm", "torch") == [-0.07, -0.01]
     assert not (copies[0] / "main" / "rms_norm" / "ir").exists()
     lines = r.stdout.splitlines()
-    assert any(l.startswith("torch rms_norm") and l.endswith("C/C/N C/N/N C/C/N  nulled "
-                                                             "probe 1,2") for l in lines), lines
+    assert any(l.startswith("torch rms_norm") and "float16" in l and
+               l.endswith("C/C/N C/N/N C/C/N  nulled probe 1,2  (no column left: compare "
+                          "takes placement_sd)") for l in lines), lines
     assert any(l.startswith("gems  gelu") and l.endswith("nulled probe none") for l in lines)
     assert lines[-1] == "2 row sides; the copies are in %s" % out
+
+
+def test_a_linked_results_file_is_replaced_in_the_copy_not_written_through(tmp_path):
+    dirs = rounds(tmp_path)
+    real = tmp_path / "elsewhere.jsonl"
+    res = dirs[0] / "main" / "rms_norm" / "results.jsonl"
+    real.write_text(res.read_text())
+    res.unlink()
+    res.symlink_to(real)
+    before = real.read_text()
+    r = run(*dirs, "--out", tmp_path / "like")
+    assert r.returncode == 0, r.stderr
+    assert real.read_text() == before
+    copy = tmp_path / "like" / "r0" / "main" / "rms_norm" / "results.jsonl"
+    assert not copy.is_symlink() and draws_of(tmp_path / "like" / "r0", "rms_norm",
+                                              "torch") == [-0.07, None]
 
 
 def test_it_writes_over_nothing(tmp_path):
