@@ -21,18 +21,27 @@
  * Where an A/B directory's comparison took its clock elasticity from
  * (compare.json settings.elasticity_from), taken again only when it lies
  * inside the A/B directory (zlb ab --calibrate: its recording R) and holds
- * no link out of it: a path read from a file leads nowhere else. Returns
+ * no link out of it: a path read from a file leads nowhere else. A path
+ * under the directory where zlb ab wrote it (ab.json's ab_dir) is read
+ * under ab_dir, so that a moved or copied A/B still finds its R. Returns
  * that path (fresh), or NULL, with a warning naming what was left out.
  */
-static char *ab_elasticity_from(const char *ab_dir, const char *given)
+static char *ab_elasticity_from(const char *ab_dir, const json_t *ab, const char *given)
 {
-	char root[PATH_MAX], at[PATH_MAX];
+	const char *was = ab ? json_str(ab, "ab_dir") : NULL;
+	char root[PATH_MAX], at[PATH_MAX], *moved = NULL;
 	size_t n;
+	int inside;
 
 	if (!given)
 		return NULL;
-	if (realpath(ab_dir, root) && realpath(given, at) && (n = strlen(root)) &&
-	    !strncmp(at, root, n) && at[n] == '/' && !report_check_tree(at, 4))
+	if (was && (n = strlen(was)) && !strncmp(given, was, n) && given[n] == '/')
+		moved = path_join(ab_dir, given + n + 1);
+	inside = realpath(ab_dir, root) && realpath(moved ? moved : given, at) &&
+		 (n = strlen(root)) && !strncmp(at, root, n) && at[n] == '/' &&
+		 !report_check_tree(at, 4);
+	free(moved);
+	if (inside)
 		return xstrdup(at);
 	warning("the A/B's comparison took the clock elasticity of %s, which is not in %s: "
 		"the page compares without it; give --elasticity-from %s to show zlb ab's "
@@ -185,7 +194,7 @@ int report_ab_build(const char *ab_dir, const char *const *paths,
 		free(p);
 		ab_settings(ab_dir, &opts, &said);
 		if (!o->elasticity_from)
-			elast = ab_elasticity_from(ab_dir, said);
+			elast = ab_elasticity_from(ab_dir, ab, said);
 		free(said);
 		sides[0] = path_join(ab_dir, "A");
 		sides[1] = path_join(ab_dir, "B");

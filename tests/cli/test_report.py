@@ -149,6 +149,22 @@ def test_ab_page_takes_s_where_the_ab_took_it_from_its_own_recording(zlb, tmp_pa
     assert r.rc == 0, r
     assert re.search(r"clock elasticity: \d+ rounds? of \d+ rows? took s from %s \(the "
                      r"A/B's own\)" % re.escape(str(cal)), Page(out.read_text()).plain), r
+    # moved, it still finds its R: a path under where zlb ab wrote it is read under the A/B
+    doc = json.loads((ab / "ab.json").read_text())
+    doc["ab_dir"] = str(tmp_path / "where_it_was")
+    (ab / "ab.json").write_text(json.dumps(doc))
+    doc = json.loads((ab / "compare.json").read_text())
+    doc["settings"]["elasticity_from"] = str(tmp_path / "where_it_was" / "R" / "cal_run")
+    (ab / "compare.json").write_text(json.dumps(doc))
+    r, out = report(zlb, ab)
+    assert r.rc == 0 and "which is not in" not in r.err, r
+    assert "took s from %s (the A/B's own)" % cal in Page(out.read_text()).plain
+    # a path that climbs out of it is not followed
+    shutil.copytree(ab / "R", tmp_path / "R")
+    doc["settings"]["elasticity_from"] = str(tmp_path / "where_it_was" / ".." / "R" / "cal_run")
+    (ab / "compare.json").write_text(json.dumps(doc))
+    r, out = report(zlb, ab)
+    assert r.rc == 0 and "which is not in" in r.err, r
 
 
 def test_ab_page_follows_no_path_out_of_the_ab_but_takes_one_given(zlb, tmp_path):
