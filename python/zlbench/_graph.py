@@ -537,8 +537,11 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
             before = _spin.clock().read(torch, lib, _replay)
             clock.lap("spin")
         # After the spin: nothing idles the GPU between the load and the sampling.
+        # the sampling's L2 (a cold row's load flushes before each replay), but
+        # neither its noise target nor its clock gate: a load, not a reading
         preload = _preload.run(torch, lib, _replay, graphs, k, rule.preload_ms, max_wall,
-                               steady=rule.preload_steady)
+                               steady=rule.preload_steady,
+                               rule=rule.but(noise_target=0.0, clock_floor=0.0))
         if rule.preload_ms > 0:
             clock.lap("preload")
         stats, samples, markers, power = _sample(torch, lib, graphs, k, min_samples,

@@ -14,9 +14,10 @@ the settled level; whether that level is then the same in every process
 (on another H100 rounds without any step still ended 0.9% apart) is for
 the GPU to show (bench/preload_control.sh).
 
-The load is libzlbtimer's own sampling loop under the bare rule (replays
-bracketed by events, in batches), so that it is the very load the sampling
-continues; its samples are thrown away but for their trend and profile.
+The load is libzlbtimer's own sampling loop (replays bracketed by events,
+in batches, the L2 hot or flushed as the sampling's; no noise target or
+clock gate), so that it is the very load the sampling continues; its
+samples are thrown away but for their trend and profile.
 With a steady rule (--preload-steady) it runs in chunks and stops once
 their levels hold, --preload its cap: a kernel that does not climb pays
 STEADY_CHUNKS chunks, one that does what it needs."""
@@ -125,11 +126,13 @@ def held(levels, within):
     return len(last) == STEADY_CHUNKS and max(last) <= min(last) * (1.0 + within)
 
 
-def run(torch, lib, replay, graphs, k, ms, max_wall_ms, steady=0.0):
+def run(torch, lib, replay, graphs, k, ms, max_wall_ms, steady=0.0, rule=None):
     """Replay graphs (round-robin, as the sampling will) back to back for ms
     milliseconds of timed GPU time (each call to replay also runs its graphs
-    once untimed first), through replay (_graph._replay) under the bare
-    rule; with steady > 0 in chunks of STEADY_CHUNK_MS, stopping as soon as
+    once untimed first), through replay (_graph._replay) under rule (None:
+    the bare rule, hot L2; the caller gives the sampling's L2 with no noise
+    target or clock gate, so that a cold row's load flushes as its sampling
+    will); with steady > 0 in chunks of STEADY_CHUNK_MS, stopping as soon as
     the chunks' levels hold (held()), ms its cap. The record's KEYS;
     nothing with ms <= 0. A load that fails raises as the sampling would
     (CaptureFailure)."""
@@ -146,7 +149,8 @@ def run(torch, lib, replay, graphs, k, ms, max_wall_ms, steady=0.0):
             if left <= 0:
                 break
             _stats, chunk, _markers = replay(torch, lib, graphs[0], k, 1, PRELOAD_MAX_SAMPLES,
-                                             float(ms - spent), left, more=graphs[1:])
+                                             float(ms - spent), left, rule=rule,
+                                             more=graphs[1:])
             chunk = list(chunk or ())
             units = rounds(chunk, k, p)
             samples += chunk[:len(chunk) - len(chunk) % p]
@@ -162,7 +166,7 @@ def run(torch, lib, replay, graphs, k, ms, max_wall_ms, steady=0.0):
             stop = "wall"
             break
         _stats, chunk, _markers = replay(torch, lib, graphs[0], k, 1, PRELOAD_MAX_SAMPLES,
-                                         min(STEADY_CHUNK_MS, ms - spent), left,
+                                         min(STEADY_CHUNK_MS, ms - spent), left, rule=rule,
                                          more=graphs[1:])
         units = rounds(chunk, k, p)
         if not units:

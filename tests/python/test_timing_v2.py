@@ -387,10 +387,12 @@ def test_the_preload_runs_the_graph_back_to_back_right_before_the_sampling(
     lib = use(monkeypatch, RampSpy())
     value, rec = measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
     *_, preload, main = lib.requests
-    # The measured graph itself, bare rule, for 50 ms of GPU time.
+    # The measured graph itself, for 50 ms of GPU time: the sampling's L2, no
+    # noise target, no clock gate.
     assert (preload["graph_exec"], preload["calls"], preload["min_time_ms"]) == (
         512 * 5000, 512, 50.0)
     assert preload.get("noise_target", 0) == 0 and preload.get("clock_check", 0) == 0
+    assert preload.get("l2_mode", _graph.ZLBT_L2_HOT) == _graph.ZLBT_L2_HOT
     assert (main["min_time_ms"], main["noise_target"]) == (20.0, 0.001)
     assert value == 0.005
     assert rec["preload_trend"] == pytest.approx(math.log(0.96))
@@ -399,6 +401,19 @@ def test_the_preload_runs_the_graph_back_to_back_right_before_the_sampling(
         [3 * 0.005 * 512, 0.005], [3 * 0.0099 * 512, 0.0049], [3 * 0.0147 * 512, 0.0048])]
     laps = list(rec["phase_ms"])
     assert laps.index("capture") < laps.index("preload") < laps.index("sample")
+
+
+def test_a_cold_rows_preload_flushes_as_its_sampling_will(spy, stub_torch, monkeypatch):
+    # the load the sampling continues: one call a replay, L2 flushed before each
+    monkeypatch.setenv("ZLB_PRELOAD_MS", "50")
+    monkeypatch.setenv("ZLB_L2", "cold")
+    lib = use(monkeypatch, RampSpy())
+    measure(stub_torch._stub.make_op("op", cost_ns=5000), rep=20)
+    *_, preload, main = lib.requests
+    assert (preload["calls"], preload["min_time_ms"]) == (1, 50.0)
+    assert preload["l2_mode"] == main["l2_mode"] == _graph.ZLBT_L2_COLD
+    assert preload["noise_target"] == 0 and preload["clock_check"] == _graph.ZLBT_CLOCK_OFF
+    assert main["clock_check"] == _graph.ZLBT_CLOCK_CHECK
 
 
 class CapSpy(SpyLib):
