@@ -68,7 +68,8 @@ the timing plugin decides between fatal and falling back to direct timing.
 Graphs are released before returning, whatever happened.
 
 What is not GPU work lives beside it: _rule (the rule measure is handed,
-plain data), _graph_size (K, placements, warm-up calls), _power (when to
+plain data), _graph_size (K, placements, warm-up calls, a probe's unit),
+_allocator (the allocator's memory, read around captures), _power (when to
 sample again at the power duty) and _probe_read (a probe's draw from its
 pairs); the effective clock's spin graph is _spin's and the preload
 _preload's, each handed _replay. What stays here touches the GPU: capture,
@@ -81,11 +82,12 @@ library they replace): moved out, each would import _graph back.
 
 import time
 
-from . import _device, _elasticity, _io, _markers, _preload, _spin, _state
+from . import _allocator, _device, _elasticity, _io, _markers, _preload, _spin, _state
 # The parts of the engine that are arithmetic on times, named through _graph
 # by its callers and tests.
-from ._graph_size import (K_SLACK, MAX_K, PLACEMENT_MEM_BYTES, call_cost_ms, k_for,  # noqa: F401
-                          placements_for, warmup_calls_for)
+from ._graph_size import (K_SLACK, MAX_K, PLACEMENT_MEM_BYTES, PROBE_UNIT,  # noqa: F401
+                          call_cost_ms, k_for, placements_for, warmup_calls_for)
+from ._graph_size import probe_unit as _probe_unit
 from ._power import (DUTY_FROM_KEYS, POWER_KEYS, POWER_LIMITS, clock_held,  # noqa: F401
                      duty_reason, power_capped, single_read_duty)
 from ._probe_read import (PROBE_PAIRS, PROBE_PROTOCOL, clock_sentence, log_sd,  # noqa: F401
@@ -293,31 +295,6 @@ def _replay(torch, lib, g, calls, min_samples, max_samples, min_time_ms, max_wal
     return stats, samples, markers
 
 
-def _reserved(torch):
-    """The allocator's reserved bytes; 0 where it cannot say."""
-    got = _reserved_or_none(torch)
-    return 0 if got is None else got
-
-
-def _reserved_or_none(torch):
-    try:
-        return int(_device.module(torch).memory_reserved())
-    except Exception:
-        return None
-
-
-def _grew_mib(before, after):
-    """after - before in MiB; None where either was not read."""
-    return None if before is None or after is None else (after - before) / float(1 << 20)
-
-
-def _free_bytes(torch):
-    try:
-        return int(_device.module(torch).mem_get_info()[0])
-    except Exception:
-        return None
-
-
 class PhaseClock:
     """Wall time of a measurement's phases, in ms: where a run's time went
     (first_call: compilation and autotuning; warmup; settle: the graphs that
@@ -503,7 +480,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
     max_samples = max(MAX_SAMPLES, min_samples)
     graphs = []
     try:
-        reserved_before = _reserved_or_none(torch)
+        reserved_before = _allocator.reserved_or_none(torch)
         graphs.append(_capture_or_fail(torch, call, k_first, on_rng, inspector, lib=lib))
         if not cold:
             k = _settle_k(torch, lib, call, on_rng, inspector, graphs, k_first,
@@ -519,9 +496,9 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
             # capture may reuse blocks the warm-up left cached (on an H200 a
             # 256 MiB softmax output grew the reserved memory by 2 MiB on the
             # first capture, by 258 MiB on the second).
-            before = _reserved(torch)
+            before = _allocator.reserved(torch)
             graphs.append(_capture_or_fail(torch, call, k, on_rng, lib=lib))
-            want = placements_for(asked, _reserved(torch) - before, _free_bytes(torch))
+            want = placements_for(asked, _allocator.reserved(torch) - before, _allocator.free_bytes(torch))
             while len(graphs) > want:
                 release(graphs.pop())
             while len(graphs) < want:
@@ -530,7 +507,7 @@ def _measure_warm(torch, lib, call, warmup_ms, rep_ms, max_warm, on_rng, rule, s
         # surer: on an H200, 32 placements made every replay of a 64k add
         # 14% slower and of a 1024x1024 softmax 3% slower than 8 did (more
         # graphs and outputs cycled through L2, presumably): another caliber.
-        measured_grew = _grew_mib(reserved_before, _reserved_or_none(torch))
+        measured_grew = _allocator.grew_mib(reserved_before, _allocator.reserved_or_none(torch))
         clock.lap("capture")
         before = None
         if spin_ok:
@@ -683,14 +660,6 @@ PROBE_KEYS = ("placement_probes", "placement_sd", "placement_probe_ms", "placeme
               "placement_probe_ref_ms", "placement_probe_draws", "placement_probe_error",
               "placement_probe_protocol", "placement_probe_build", "placement_probe_pairs",
               "placement_probe_pool_mib")
-# A probe of K calls is built from a capture of PROBE_UNIT calls repeated
-# K / PROBE_UNIT times (zlbt_graph_repeat) where K is a larger multiple:
-# capturing costs the host what as many eager calls do (130-400 us a call
-# for FlagGems' small kernels on an H100: 17 s of the 30 s three probes
-# took over ten operators), replaying a copy nothing more. The unit's
-# buffers are the K-call capture's: each call's output is freed inside the
-# capture and the next call takes the same block back.
-PROBE_UNIT = 8
 class _RepeatedGraph:
     """A probe of k calls built as copies of a captured unit of fewer: what
     _replay and release() ask of a graph (raw_cuda_graph_exec, reset). The
@@ -713,15 +682,6 @@ class _RepeatedGraph:
             finally:
                 self._exec = self._built = 0
                 release(self._unit)
-
-
-def _probe_unit(k):
-    """Calls in a probe's captured unit: the largest power of two of at most
-    PROBE_UNIT that divides k; 0 when k is no larger (capture all k)."""
-    unit = PROBE_UNIT
-    while unit > 1 and k % unit:
-        unit //= 2
-    return unit if k > unit else 0
 
 
 def _probe_graph(torch, lib, call, k, on_rng, how):
@@ -797,19 +757,19 @@ def _probe_placements(torch, lib, call, k, on_rng, graphs, rule, max_wall, duty=
     # (bench/README.md, "what the probes' P is made of").
     grew = [measured_grew]
     try:
-        before = _reserved_or_none(torch)
+        before = _allocator.reserved_or_none(torch)
         graphs.append(_probe_graph(torch, lib, call, k, on_rng, how))
-        after = _reserved_or_none(torch)
-        grew.append(_grew_mib(before, after))
+        after = _allocator.reserved_or_none(torch)
+        grew.append(_allocator.grew_mib(before, after))
         pool = (after or 0) - (before or 0)
-        asked, want = want, placements_for(want, pool, _free_bytes(torch))
+        asked, want = want, placements_for(want, pool, _allocator.free_bytes(torch))
         if want < asked:
             error = ("memory: a graph reserves %.0f MiB, room for %d probe%s of %d" % (
                 pool / (1 << 20), want - 1, "" if want == 2 else "s", asked - 1))
         while len(graphs) < want:
-            before = _reserved_or_none(torch)
+            before = _allocator.reserved_or_none(torch)
             graphs.append(_probe_graph(torch, lib, call, k, on_rng, how))
-            grew.append(_grew_mib(before, _reserved_or_none(torch)))
+            grew.append(_allocator.grew_mib(before, _allocator.reserved_or_none(torch)))
         for i in range(1, want):
             pairs = []
             for order in probe_pair_order(PROBE_PAIRS):
