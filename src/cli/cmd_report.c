@@ -108,13 +108,27 @@ static int write_page(const char *out, const struct strbuf *html)
 	return 0;
 }
 
+/*
+ * What a single path is when it is not an A/B (an option that only an A/B
+ * has: --threshold, --elasticity-from), or NULL: an A/B, a pair A B, or
+ * a path report_build will refuse on its own.
+ */
+static const char *not_an_ab(const struct strvec *pos)
+{
+	enum report_input kind = REPORT_INPUT_PAIR;
+
+	if (pos->nr == 1 && !report_detect(pos->v[0], &kind) && kind != REPORT_INPUT_AB)
+		return kind == REPORT_INPUT_RUN ? "run" : "batch";
+	return NULL;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts ro = REPORT_OPTS_INIT;
 	struct opt_values opts = { 0 };
 	struct strvec pos = STRVEC_INIT;
 	struct strbuf html = STRBUF_INIT;
-	const char *out, *thr, *allow;
+	const char *out, *thr, *allow, *what;
 	char *base = NULL;
 	json_t *now = NULL;
 	int want, rc = ZLB_EXIT_OK;
@@ -142,22 +156,18 @@ int cmd_report(int argc, char **argv)
 	}
 	thr = opt_get(report_option_defs, &opts, "threshold");
 	if (thr) {
-		enum report_input kind = REPORT_INPUT_PAIR;
-
-		if (pos.nr == 1 && !report_detect(pos.v[0], &kind) && kind != REPORT_INPUT_AB) {
+		if ((what = not_an_ab(&pos))) {
 			rc = usage_error("report", "--threshold is an A/B's band; %s is a %s",
-					 pos.v[0], kind == REPORT_INPUT_RUN ? "run" : "batch");
+					 pos.v[0], what);
 			goto out;
 		}
 		ro.threshold = strtod(thr, NULL) / 100;
 	}
 	ro.elasticity_from = opt_get(report_option_defs, &opts, "elasticity-from");
 	if (ro.elasticity_from) {
-		enum report_input kind = REPORT_INPUT_PAIR;
-
-		if (pos.nr == 1 && !report_detect(pos.v[0], &kind) && kind != REPORT_INPUT_AB) {
+		if ((what = not_an_ab(&pos))) {
 			rc = usage_error("report", "--elasticity-from is for an A/B; %s is a %s",
-					 pos.v[0], kind == REPORT_INPUT_RUN ? "run" : "batch");
+					 pos.v[0], what);
 			goto out;
 		}
 		if (!is_dir(ro.elasticity_from)) {
