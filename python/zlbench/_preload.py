@@ -141,42 +141,31 @@ def run(torch, lib, replay, graphs, k, ms, max_wall_ms, steady=0.0, rule=None):
     p = len(graphs)
     # Not past the row's own wall limit: a slow graph's preload is cut there.
     wall = min(max_wall_ms, 2.0 * ms + 1000.0)
-    samples, spent = [], 0.0
+    samples, levels, spent, at, stop = [], [], 0.0, None, "cap"
     start = time.monotonic()
-    if steady <= 0:
-        while spent < ms:
-            left = wall - 1e3 * (time.monotonic() - start)
-            if left <= 0:
-                break
-            _stats, chunk, _markers = replay(torch, lib, graphs[0], k, 1, PRELOAD_MAX_SAMPLES,
-                                             float(ms - spent), left, rule=rule,
-                                             more=graphs[1:])
-            chunk = list(chunk or ())
-            units = rounds(chunk, k, p)
-            samples += chunk[:len(chunk) - len(chunk) % p]
-            spent += sum(gpu for gpu, _ in units)
-            if not units or len(chunk) < PRELOAD_MAX_SAMPLES:
-                break               # it ran its time (or the wall), or gave none
-        return {"preload_trend": trend(samples, p), "preload_profile": profile(samples, k, p),
-                "preload_steady_ms": None, "preload_stop": None}
-    levels, at, stop = [], None, "cap"
     while spent < ms:
         left = wall - 1e3 * (time.monotonic() - start)
         if left <= 0:
             stop = "wall"
             break
+        want = min(STEADY_CHUNK_MS, ms - spent) if steady > 0 else ms - spent
         _stats, chunk, _markers = replay(torch, lib, graphs[0], k, 1, PRELOAD_MAX_SAMPLES,
-                                         min(STEADY_CHUNK_MS, ms - spent), left, rule=rule,
-                                         more=graphs[1:])
+                                         float(want), left, rule=rule, more=graphs[1:])
+        chunk = list(chunk or ())
         units = rounds(chunk, k, p)
         if not units:
             stop = "no time"
             break
-        samples += list(chunk)[:len(chunk) - len(chunk) % p]
+        samples += chunk[:len(chunk) - len(chunk) % p]
         spent += sum(gpu for gpu, _ in units)
-        levels.append(median([level for _, level in units]))
-        if held(levels, steady):
-            at, stop = spent, "held"
-            break
+        if steady > 0:
+            levels.append(median([level for _, level in units]))
+            if held(levels, steady):
+                at, stop = spent, "held"
+                break
+        elif len(chunk) < PRELOAD_MAX_SAMPLES:
+            break                   # one call ran its time (or the wall)
+    if steady <= 0:
+        at = stop = None            # no rule: nothing held, nothing to say why
     return {"preload_trend": trend(samples, p), "preload_profile": profile(samples, k, p),
             "preload_steady_ms": at, "preload_stop": stop}
